@@ -1,0 +1,3 @@
+from ci_eval.cli import main
+
+main()

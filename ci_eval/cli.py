@@ -1,0 +1,189 @@
+"""The ``ci-eval`` command: a thin layer that parses options and calls the pipeline."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ci_eval import __version__
+from ci_eval.dialects import WRITERS
+from ci_eval.discover import DEFAULT_INCLUDE, discover
+from ci_eval.errors import InputError, ValidationFailed
+from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
+
+EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INFRA = 0, 1, 2, 3
+
+app = typer.Typer(
+    name="ci-eval",
+    help=(
+        "Replay AI-agent eval sets in CI and report them where people look.\n\n"
+        "Reads Google ADK (.evalset.json, legacy .test.json), adk-rs, trpc-agent-go and watsonx "
+        "Orchestrate eval sets into one model (ADK's EvalSet).\n\n"
+        "Exit codes: 0 passed, 1 quality gate failed, 2 usage or input error, "
+        "3 infrastructure errors kept cases from being scored."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"ci-eval {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """ci-eval: eval sets in, JUnit, Markdown and a baseline gate out."""
+
+
+PathsArg = Annotated[
+    list[Path] | None,
+    typer.Argument(help="Files or directories to search (default: the current directory).",
+                   show_default=False),
+]
+IncludeOpt = Annotated[
+    list[str] | None,
+    typer.Option("--include", metavar="GLOB",
+                 help=("Only files matching GLOB (repeatable). A pattern without '/' matches the "
+                       "file name at any depth; '**' crosses folders. Default: "
+                       + ", ".join(DEFAULT_INCLUDE) + ". Orchestrate datasets have no naming "
+                       "convention: add --include '*.json' for them."),
+                 show_default=False),
+]
+ExcludeOpt = Annotated[
+    list[str] | None,
+    typer.Option("--exclude", metavar="GLOB", help="Skip files matching GLOB (repeatable).",
+                 show_default=False),
+]
+
+
+def _say(line: str, err: bool = False) -> None:
+    typer.echo(line, err=err)
+
+
+@app.command()
+def validate(paths: PathsArg = None, include: IncludeOpt = None, exclude: ExcludeOpt = None,
+             ) -> None:
+    """Check eval sets and their metric sidecars without running anything.
+
+    Prints one line per file: path, dialect, cases, invocations and the metrics that apply
+    (with the sidecar they come from). Each problem is one line
+    'path:line:col: json.path: message'. Exits 0 when every eval set is valid, 2 otherwise.
+
+    Example: ci-eval validate evals/ --include '*.json'
+    """
+    try:
+        candidates = discover(list(paths or []), include, exclude)
+    except InputError as exc:
+        _fail(exc)
+    outcomes = load_all(candidates)
+    counts = {"sets": 0, "cases": 0, "sidecars": 0, "skipped": 0, "invalid": 0}
+    for outcome in outcomes:
+        if isinstance(outcome, LoadedEvalSet):
+            counts["sets"] += 1
+            es = outcome.eval_set
+            counts["cases"] += len(es.eval_cases)
+            source = "" if outcome.metrics.source == "default" else f" from {outcome.metrics.source}"
+            if outcome.metrics.source == "default":
+                source = " (ADK defaults)"
+            _say(f"{outcome.path}: ok: {outcome.dialect}, {_n(len(es.eval_cases), 'case')}, "
+                 f"{_n(es.invocation_count(), 'invocation')}; metrics "
+                 f"{outcome.metrics.describe()}{source}")
+            for warning in outcome.warnings:
+                _say(f"{warning} (warning)")
+        elif isinstance(outcome, LoadedSidecar):
+            counts["sidecars"] += 1
+            _say(f"{outcome.path}: ok: {outcome.kind}; metrics {outcome.config.describe()}")
+        elif isinstance(outcome, Skipped):
+            counts["skipped"] += 1
+            _say(f"{outcome.path}: skipped: {outcome.reason}")
+        elif isinstance(outcome, Failed):
+            counts["invalid"] += 1
+            problems = (outcome.error.problems if isinstance(outcome.error, ValidationFailed)
+                        else [outcome.error])
+            for problem in problems:
+                _say(str(problem))
+    if not outcomes:
+        _say("no eval sets found (searched for " + ", ".join(include or DEFAULT_INCLUDE) + ")",
+             err=True)
+        raise typer.Exit(EXIT_INPUT)
+    _say(f"{_n(counts['sets'], 'eval set')} ({_n(counts['cases'], 'case')}), "
+         f"{_n(counts['sidecars'], 'sidecar')}, {counts['skipped']} skipped, "
+         f"{counts['invalid']} invalid", err=True)
+    raise typer.Exit(EXIT_INPUT if counts["invalid"] else EXIT_OK)
+
+
+@app.command()
+def convert(
+    file: Annotated[Path, typer.Argument(help="An eval set in any dialect ci-eval reads.",
+                                         show_default=False)],
+    to: Annotated[str, typer.Option("--to", metavar="DIALECT",
+                                    help="Target dialect: adk (ADK EvalSet, snake_case) or trpc "
+                                         "(trpc-agent-go, current generation).")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", metavar="OUT",
+                                                help="Write here instead of standard output.",
+                                                show_default=False)] = None,
+) -> None:
+    """Write an eval set in another dialect.
+
+    What the target cannot represent is said on standard error, one line each.
+
+    Example: ci-eval convert evals/weather.test.json --to adk -o evals/weather.evalset.json
+    """
+    writer = WRITERS.get(to)
+    if writer is None:
+        _fail(InputError(f"unknown target dialect {to!r}; choose one of: "
+                         + ", ".join(WRITERS)))
+    if not file.is_file():
+        _fail(InputError("no such file", path=str(file)))
+    [outcome] = load_all(discover([file]))
+    if isinstance(outcome, Failed):
+        _fail(outcome.error)
+    if not isinstance(outcome, LoadedEvalSet):
+        _fail(InputError("not an eval set (it is a metrics sidecar)", path=str(file)))
+    data, warnings = writer.dump(outcome.eval_set)
+    for warning in warnings:
+        _say(f"ci-eval: convert to {to}: {warning}", err=True)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            _fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(output)))
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def _fail(error: InputError) -> None:
+    _say(f"ci-eval: {error}", err=True)
+    raise typer.Exit(EXIT_INPUT)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        _say("ci-eval: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # last line of defence: one line, never a traceback
+        if os.environ.get("CI_EVAL_DEBUG"):
+            raise
+        _say(f"ci-eval: internal error: {type(exc).__name__}: {exc} "
+             "(set CI_EVAL_DEBUG=1 for a traceback, and please report it)", err=True)
+        sys.exit(EXIT_INPUT)

@@ -1,0 +1,109 @@
+"""adk-rs (skundu42/adk-rs): ADK's snake_case shape with ``id`` for set and case ids.
+
+Read with serde's rules: snake_case only, unknown keys ignored; ``session_input`` is free-form
+JSON that the adk-rs runner ignores (kept as an extension when it is not ADK-shaped).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ci_eval.dialects._common import LoadContext, check_unique_ids, validate
+from ci_eval.jsonpos import JsonDocument
+from ci_eval.model import (
+    Content,
+    EvalCase,
+    EvalSet,
+    FunctionCall,
+    IntermediateData,
+    Invocation,
+    SessionInput,
+    SourceRef,
+)
+
+
+class _Serde(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _ToolUse(_Serde):
+    name: str
+    args: dict[str, Any] | None = None
+
+
+class _Intermediate(_Serde):
+    tool_uses: list[_ToolUse] = Field(default_factory=list)
+    intermediate_responses: list[Content] = Field(default_factory=list)
+
+
+class _Invocation(_Serde):
+    invocation_id: str = ""
+    user_content: Content
+    final_response: Content
+    intermediate_data: _Intermediate | None = None
+
+
+class _Case(_Serde):
+    id: str
+    name: str | None = None
+    conversation: list[_Invocation]
+    session_input: Any = None
+
+
+class _Set(_Serde):
+    id: str
+    name: str = ""
+    eval_cases: list[_Case]
+    creation_timestamp: float = 0.0
+
+
+class AdkRsDialect:
+    name = "adk-rs"
+    label = "adk-rs eval set (id keys)"
+
+    def sniff(self, data: Any) -> bool:
+        return isinstance(data, dict) and "eval_cases" in data and "id" in data and (
+            "eval_set_id" not in data)
+
+    def load(self, doc: JsonDocument, ctx: LoadContext) -> EvalSet:
+        raw = validate(_Set, doc.data, doc)
+        cases = []
+        for raw_case, item in zip(raw.eval_cases, doc.data["eval_cases"], strict=True):
+            session_input, extensions = None, {}
+            if isinstance(raw_case.session_input, dict):
+                try:
+                    session_input = SessionInput.model_validate(raw_case.session_input)
+                except ValueError:
+                    extensions["session_input"] = raw_case.session_input
+            if raw_case.name is not None:
+                extensions["name"] = raw_case.name
+            case = EvalCase(
+                eval_id=raw_case.id,
+                session_input=session_input,
+                conversation=[_invocation(inv) for inv in raw_case.conversation],
+            )
+            case._source = SourceRef(ctx.rel_path, doc.line_of(item))
+            if extensions:
+                case.extensions["adk-rs"] = extensions
+            cases.append(case)
+        eval_set = EvalSet(eval_set_id=raw.id, name=raw.name or None, eval_cases=cases,
+                           creation_timestamp=raw.creation_timestamp)
+        check_unique_ids(eval_set, doc, doc.data["eval_cases"], "id", ["eval_cases"])
+        return eval_set
+
+
+def _invocation(inv: _Invocation) -> Invocation:
+    data = inv.intermediate_data or _Intermediate()
+    return Invocation(
+        invocation_id=inv.invocation_id,
+        user_content=inv.user_content,
+        final_response=inv.final_response,
+        intermediate_data=IntermediateData(
+            tool_uses=[FunctionCall(name=t.name, args=t.args) for t in data.tool_uses],
+            # adk-rs keeps whole Contents; ADK keeps (author, parts) pairs
+            intermediate_responses=[(c.role or "", list(c.parts or []))
+                                    for c in data.intermediate_responses],
+        ),
+    )
