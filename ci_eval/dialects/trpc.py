@@ -229,14 +229,18 @@ class TrpcDialect:
                 extras[key] = dict(msg.model_extra)
         if extras:
             ext["messageExtras"] = extras
+        data = None
+        if "tools" in item or "intermediateResponses" in item:
+            # ADK reads a missing intermediate_data as "no tool calls", as trpc reads no tools
+            data = IntermediateData(
+                tool_uses=uses, tool_responses=responses,
+                intermediate_responses=[("", _content(m).parts or [])
+                                        for m in raw.intermediate_responses])
         return Invocation(
             invocation_id=raw.invocation_id,
             user_content=_content(raw.user_content),
             final_response=_content(raw.final_response) if raw.final_response else None,
-            intermediate_data=IntermediateData(
-                tool_uses=uses, tool_responses=responses,
-                intermediate_responses=[("", _content(m).parts or [])
-                                        for m in raw.intermediate_responses]),
+            intermediate_data=data,
             creation_timestamp=raw.creation_timestamp,
         )
 
@@ -267,8 +271,8 @@ def _message(content: Content, warnings: set[str], what: str) -> dict[str, Any]:
         warnings.add("trpc has one assistant role: 'assistant' is read back as ADK's 'model'")
     parts = content.parts or []
     texts = [p.text for p in parts if p.text is not None]
-    if any(p.function_call or p.function_response or p.model_extra or p.thought
-           for p in parts):
+    if any(p.function_call or p.function_response or p.thought
+           or any(v is not None for v in (p.model_extra or {}).values()) for p in parts):
         warnings.add(f"trpc messages hold text only: non-text parts of {what} are not written")
     if len(texts) > 1:
         warnings.add(f"trpc messages hold one text: text parts of {what} are joined by newlines")
@@ -309,7 +313,7 @@ def _dump_invocation(inv: Invocation, warnings: set[str]) -> dict[str, Any]:
         tools.append(tool)
     if responses:
         warnings.add("tool responses that match no tool call by id or position are not written")
-    if tools:
+    if data is not None:
         out["tools"] = tools
     if isinstance(data, IntermediateData) and data.intermediate_responses:
         if any(author for author, _ in data.intermediate_responses):
