@@ -42,30 +42,45 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     """ci-eval: eval sets in, JUnit, Markdown and a baseline gate out."""
 
 
 PathsArg = Annotated[
     list[Path] | None,
-    typer.Argument(help="Files or directories to search (default: the current directory).",
-                   show_default=False),
+    typer.Argument(
+        help="Files or directories to search (default: the current directory).", show_default=False
+    ),
 ]
 IncludeOpt = Annotated[
     list[str] | None,
-    typer.Option("--include", metavar="GLOB",
-                 help=("Only files matching GLOB (repeatable). A pattern without '/' matches the "
-                       "file name at any depth; '**' crosses folders. Default: "
-                       + ", ".join(DEFAULT_INCLUDE) + ". Orchestrate datasets have no naming "
-                       "convention: add --include '*.json' for them."),
-                 show_default=False),
+    typer.Option(
+        "--include",
+        metavar="GLOB",
+        help=(
+            "Only files matching GLOB (repeatable). A pattern without '/' matches the "
+            "file name at any depth; '**' crosses folders. Default: "
+            + ", ".join(DEFAULT_INCLUDE)
+            + ". Orchestrate datasets have no naming "
+            "convention: add --include '*.json' for them."
+        ),
+        show_default=False,
+    ),
 ]
 ExcludeOpt = Annotated[
     list[str] | None,
-    typer.Option("--exclude", metavar="GLOB", help="Skip files matching GLOB (repeatable).",
-                 show_default=False),
+    typer.Option(
+        "--exclude",
+        metavar="GLOB",
+        help="Skip files matching GLOB (repeatable).",
+        show_default=False,
+    ),
 ]
 
 
@@ -74,8 +89,11 @@ def _say(line: str, err: bool = False) -> None:
 
 
 @app.command()
-def validate(paths: PathsArg = None, include: IncludeOpt = None, exclude: ExcludeOpt = None,
-             ) -> None:
+def validate(
+    paths: PathsArg = None,
+    include: IncludeOpt = None,
+    exclude: ExcludeOpt = None,
+) -> None:
     """Check eval sets and their metric sidecars without running anything.
 
     Prints one line per file: path, dialect, cases, invocations and the metrics that apply
@@ -95,12 +113,13 @@ def validate(paths: PathsArg = None, include: IncludeOpt = None, exclude: Exclud
             counts["sets"] += 1
             es = outcome.eval_set
             counts["cases"] += len(es.eval_cases)
-            source = "" if outcome.metrics.source == "default" else f" from {outcome.metrics.source}"
-            if outcome.metrics.source == "default":
-                source = " (ADK defaults)"
-            _say(f"{outcome.path}: ok: {outcome.dialect}, {_n(len(es.eval_cases), 'case')}, "
-                 f"{_n(es.invocation_count(), 'invocation')}; metrics "
-                 f"{outcome.metrics.describe()}{source}")
+            metrics = outcome.metrics
+            source = " (ADK defaults)" if metrics.source == "default" else f" from {metrics.source}"
+            _say(
+                f"{outcome.path}: ok: {outcome.dialect}, {_n(len(es.eval_cases), 'case')}, "
+                f"{_n(es.invocation_count(), 'invocation')}; metrics "
+                f"{outcome.metrics.describe()}{source}"
+            )
             for warning in outcome.warnings:
                 _say(f"{warning} (warning)")
         elif isinstance(outcome, LoadedSidecar):
@@ -111,30 +130,52 @@ def validate(paths: PathsArg = None, include: IncludeOpt = None, exclude: Exclud
             _say(f"{outcome.path}: skipped: {outcome.reason}")
         elif isinstance(outcome, Failed):
             counts["invalid"] += 1
-            problems = (outcome.error.problems if isinstance(outcome.error, ValidationFailed)
-                        else [outcome.error])
+            problems = (
+                outcome.error.problems
+                if isinstance(outcome.error, ValidationFailed)
+                else [outcome.error]
+            )
             for problem in problems:
                 _say(str(problem))
     if not outcomes:
-        _say("no eval sets found (searched for " + ", ".join(include or DEFAULT_INCLUDE) + ")",
-             err=True)
+        _say(
+            "no eval sets found (searched for " + ", ".join(include or DEFAULT_INCLUDE) + ")",
+            err=True,
+        )
         raise typer.Exit(EXIT_INPUT)
-    _say(f"{_n(counts['sets'], 'eval set')} ({_n(counts['cases'], 'case')}), "
-         f"{_n(counts['sidecars'], 'sidecar')}, {counts['skipped']} skipped, "
-         f"{counts['invalid']} invalid", err=True)
+    _say(
+        f"{_n(counts['sets'], 'eval set')} ({_n(counts['cases'], 'case')}), "
+        f"{_n(counts['sidecars'], 'sidecar')}, {counts['skipped']} skipped, "
+        f"{counts['invalid']} invalid",
+        err=True,
+    )
     raise typer.Exit(EXIT_INPUT if counts["invalid"] else EXIT_OK)
 
 
 @app.command()
 def convert(
-    file: Annotated[Path, typer.Argument(help="An eval set in any dialect ci-eval reads.",
-                                         show_default=False)],
-    to: Annotated[str, typer.Option("--to", metavar="DIALECT",
-                                    help="Target dialect: adk (ADK EvalSet, snake_case) or trpc "
-                                         "(trpc-agent-go, current generation).")],
-    output: Annotated[Path | None, typer.Option("-o", "--output", metavar="OUT",
-                                                help="Write here instead of standard output.",
-                                                show_default=False)] = None,
+    file: Annotated[
+        Path, typer.Argument(help="An eval set in any dialect ci-eval reads.", show_default=False)
+    ],
+    to: Annotated[
+        str,
+        typer.Option(
+            "--to",
+            metavar="DIALECT",
+            help="Target dialect: adk (ADK EvalSet, snake_case) or trpc "
+            "(trpc-agent-go, current generation).",
+        ),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--output",
+            metavar="OUT",
+            help="Write here instead of standard output.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Write an eval set in another dialect.
 
@@ -144,8 +185,7 @@ def convert(
     """
     writer = WRITERS.get(to)
     if writer is None:
-        _fail(InputError(f"unknown target dialect {to!r}; choose one of: "
-                         + ", ".join(WRITERS)))
+        _fail(InputError(f"unknown target dialect {to!r}; choose one of: " + ", ".join(WRITERS)))
     if not file.is_file():
         _fail(InputError("no such file", path=str(file)))
     [outcome] = load_all(discover([file]))
@@ -184,6 +224,9 @@ def main() -> None:
     except Exception as exc:  # last line of defence: one line, never a traceback
         if os.environ.get("CI_EVAL_DEBUG"):
             raise
-        _say(f"ci-eval: internal error: {type(exc).__name__}: {exc} "
-             "(set CI_EVAL_DEBUG=1 for a traceback, and please report it)", err=True)
+        _say(
+            f"ci-eval: internal error: {type(exc).__name__}: {exc} "
+            "(set CI_EVAL_DEBUG=1 for a traceback, and please report it)",
+            err=True,
+        )
         sys.exit(EXIT_INPUT)

@@ -52,7 +52,9 @@ class MetricConfig:
 def default_config() -> MetricConfig:
     return MetricConfig(
         metrics=[MetricSpec(name, threshold) for name, threshold in ADK_DEFAULT_CRITERIA.items()],
-        source="default", dialect="default")
+        source="default",
+        dialect="default",
+    )
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
@@ -61,8 +63,10 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 def snake_keys(value: Any) -> Any:
     """camelCase keys to snake_case, recursively (ADK accepts either in criteria)."""
     if isinstance(value, dict):
-        return {_CAMEL.sub(r"_\1", k).lower() if isinstance(k, str) else k: snake_keys(v)
-                for k, v in value.items()}
+        return {
+            _CAMEL.sub(r"_\1", k).lower() if isinstance(k, str) else k: snake_keys(v)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [snake_keys(v) for v in value]
     return value
@@ -72,8 +76,7 @@ class _AdkConfig(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
     criteria: dict[str, float | dict[str, Any]] = Field(default_factory=dict)
     custom_metrics: dict[str, Any] | None = Field(default=None, alias="customMetrics")
-    user_simulator_config: dict[str, Any] | None = Field(default=None,
-                                                         alias="userSimulatorConfig")
+    user_simulator_config: dict[str, Any] | None = Field(default=None, alias="userSimulatorConfig")
 
 
 class _TrpcMetric(BaseModel):
@@ -87,14 +90,28 @@ class _TrpcMetric(BaseModel):
 
 
 def is_adk_config(data: Any) -> bool:
-    return isinstance(data, dict) and bool(set(data) & {
-        "criteria", "custom_metrics", "customMetrics", "user_simulator_config",
-        "userSimulatorConfig"}) and not set(data) & {"eval_cases", "evalCases"}
+    return (
+        isinstance(data, dict)
+        and bool(
+            set(data)
+            & {
+                "criteria",
+                "custom_metrics",
+                "customMetrics",
+                "user_simulator_config",
+                "userSimulatorConfig",
+            }
+        )
+        and not set(data) & {"eval_cases", "evalCases"}
+    )
 
 
 def is_trpc_metrics(data: Any) -> bool:
-    return isinstance(data, list) and bool(data) and all(
-        isinstance(m, dict) and ("metricName" in m or "metric_name" in m) for m in data)
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and all(isinstance(m, dict) and ("metricName" in m or "metric_name" in m) for m in data)
+    )
 
 
 def load_adk_config(doc: JsonDocument, rel_path: str) -> MetricConfig:
@@ -112,8 +129,14 @@ def load_adk_config(doc: JsonDocument, rel_path: str) -> MetricConfig:
             metrics.append(MetricSpec(name, threshold, criterion))
         else:
             metrics.append(MetricSpec(name, float(value)))
-    extras = {k: v for k, v in (("custom_metrics", raw.custom_metrics),
-                                ("user_simulator_config", raw.user_simulator_config)) if v}
+    extras = {
+        k: v
+        for k, v in (
+            ("custom_metrics", raw.custom_metrics),
+            ("user_simulator_config", raw.user_simulator_config),
+        )
+        if v
+    }
     return MetricConfig(metrics, rel_path, "adk", snake_keys(extras))
 
 
@@ -129,6 +152,12 @@ def load_trpc_metrics(doc: JsonDocument, rel_path: str) -> MetricConfig:
         if raw.extension:
             criterion["extension"] = raw.extension
         # trpc criteria stay camelCase: its evaluators are reproduced key for key
-        metrics.append(MetricSpec(name, raw.threshold, criterion,
-                                  raw.evaluator_name if raw.evaluator_name != name else None))
+        metrics.append(
+            MetricSpec(
+                name,
+                raw.threshold,
+                criterion,
+                raw.evaluator_name if raw.evaluator_name != name else None,
+            )
+        )
     return MetricConfig(metrics, rel_path, "trpc")

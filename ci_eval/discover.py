@@ -22,10 +22,24 @@ DEFAULT_INCLUDE: tuple[str, ...] = (
     "eval_set*.json",  # agentevals
     "evalset*.json",  # agentevals UI exports
 )
-SKIP_DIRS = frozenset({
-    ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".ci-eval",
-})
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "site-packages",
+        ".ci-eval",
+    }
+)
 _FLAGS = glob.GLOBSTAR | glob.DOTGLOB
 
 
@@ -65,16 +79,19 @@ def _skip_dir(dirpath: str, name: str) -> bool:
     return os.path.isfile(os.path.join(full, "pyvenv.cfg"))  # any virtualenv
 
 
-def discover(paths: list[Path], include: list[str] | None = None,
-             exclude: list[str] | None = None, base: Path | None = None) -> list[Candidate]:
+def discover(
+    paths: list[Path],
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+    base: Path | None = None,
+) -> list[Candidate]:
     includes = _normalise(tuple(include) if include else DEFAULT_INCLUDE)
     excludes = _normalise(tuple(exclude or ()))
     found: dict[Path, Candidate] = {}
     for given in paths or [Path(".")]:
         if given.is_file():
             key = given.resolve()
-            found.setdefault(key, Candidate(given, display_path(given, base), True,
-                                            given.parent))
+            found.setdefault(key, Candidate(given, display_path(given, base), True, given.parent))
             continue
         if not given.is_dir():
             raise InputError("no such file or directory", path=str(given))
@@ -89,6 +106,7 @@ def discover(paths: list[Path], include: list[str] | None = None,
                     continue
                 key = file.resolve()
                 claimed = glob.globmatch(rel, _DEFAULT_NORMALISED, flags=_FLAGS)
-                found.setdefault(key, Candidate(file, display_path(file, base), False, given,
-                                                claimed))
+                found.setdefault(
+                    key, Candidate(file, display_path(file, base), False, given, claimed)
+                )
     return sorted(found.values(), key=lambda c: c.rel)

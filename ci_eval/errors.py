@@ -53,6 +53,11 @@ class ValidationFailed(InputError):
 
     def __init__(self, problems: list[InputError]) -> None:
         first = problems[0]
-        super().__init__(first.message, path=first.path, line=first.line, col=first.col,
-                         json_path=first.json_path)
+        super().__init__(
+            first.message,
+            path=first.path,
+            line=first.line,
+            col=first.col,
+            json_path=first.json_path,
+        )
         self.problems = problems

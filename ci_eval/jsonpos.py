@@ -58,12 +58,18 @@ class JsonDocument:
                 best = offset
         return None if best is None else self.line_col(best)
 
-    def error(self, message: str, loc: tuple[Any, ...] | list[Any] = (), base: Any = None,
-              prefix: str = "$") -> InputError:
+    def error(
+        self,
+        message: str,
+        loc: tuple[Any, ...] | list[Any] = (),
+        base: Any = None,
+        prefix: str = "$",
+    ) -> InputError:
         where = self.locate(loc, base)
         line, col = where if where else (None, None)
-        return InputError(message, path=self.path, line=line, col=col,
-                          json_path=json_path(loc, prefix))
+        return InputError(
+            message, path=self.path, line=line, col=col, json_path=json_path(loc, prefix)
+        )
 
 
 def json_path(loc: tuple[Any, ...] | list[Any], prefix: str = "$") -> str:
@@ -97,8 +103,9 @@ def parse_json(text: str, path: str) -> JsonDocument:
     try:
         data = decoder.decode(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno,
-                         col=exc.colno) from None
+        raise InputError(
+            f"not valid JSON: {exc.msg}", path=path, line=exc.lineno, col=exc.colno
+        ) from None
     except RecursionError:
         raise InputError("JSON is nested too deeply to be an eval set", path=path) from None
     return JsonDocument(data=data, text=text, path=path, positions=positions)

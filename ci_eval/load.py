@@ -56,8 +56,10 @@ def _describe_unknown(data: object) -> str:
     return f"unrecognised JSON (a {type(data).__name__})"
 
 
-def parse_document(doc: JsonDocument, rel: str,
-                   ) -> tuple[str, EvalSet, list[str]] | LoadedSidecar:
+def parse_document(
+    doc: JsonDocument,
+    rel: str,
+) -> tuple[str, EvalSet, list[str]] | LoadedSidecar:
     """Recognise and load one parsed document. Raises InputError / NotAnEvalSet."""
     data = doc.data
     if criteria.is_adk_config(data):
@@ -96,10 +98,12 @@ class SidecarFinder:
             ok = criteria.is_trpc_metrics(doc.data) if trpc else criteria.is_adk_config(doc.data)
             if not ok:
                 kind = "a trpc-agent-go metrics list" if trpc else "an ADK eval config"
-                raise InputError(f"expected {kind} here (it sits where one is looked for)",
-                                 path=rel)
-            self._cache[key] = (criteria.load_trpc_metrics(doc, rel) if trpc
-                                else criteria.load_adk_config(doc, rel))
+                raise InputError(
+                    f"expected {kind} here (it sits where one is looked for)", path=rel
+                )
+            self._cache[key] = (
+                criteria.load_trpc_metrics(doc, rel) if trpc else criteria.load_adk_config(doc, rel)
+            )
         return self._cache[key]
 
     def find(self, file: Path, eval_set_id: str, root: Path) -> MetricConfig:
@@ -109,8 +113,9 @@ class SidecarFinder:
         for name in (f"{eval_set_id}{suffix}", f"{stem}{suffix}"):
             if "/" not in name and (folder / name).is_file():
                 return self._load(folder / name, trpc=True)
-        shared = [p for p in folder.glob(f"*{suffix}")
-                  if eval_set_id.startswith(p.name[: -len(suffix)])]
+        shared = [
+            p for p in folder.glob(f"*{suffix}") if eval_set_id.startswith(p.name[: -len(suffix)])
+        ]
         if len(shared) == 1:
             return self._load(shared[0], trpc=True)
         stop = root.resolve()

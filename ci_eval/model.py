@@ -211,8 +211,9 @@ def canonical_form(eval_set: EvalSet) -> dict[str, Any]:
     for case, case_data in zip(eval_set.eval_cases, data["eval_cases"], strict=True):
         if case.extensions:
             case_data["__extensions__"] = case.extensions
-        for inv, inv_data in zip(case.invocations(), case_data.get("conversation", []),
-                                 strict=True):
+        for inv, inv_data in zip(
+            case.invocations(), case_data.get("conversation", []), strict=True
+        ):
             if inv.extensions:
                 inv_data["__extensions__"] = inv.extensions
     return data

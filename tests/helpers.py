@@ -9,6 +9,7 @@ from ci_eval.load import Outcome, SidecarFinder, load_candidate
 
 
 def load(path: Path, root: Path | None = None, claimed: bool = True) -> Outcome:
-    candidate = Candidate(path, path.as_posix(), explicit=claimed, root=root or path.parent,
-                          claimed=claimed)
+    candidate = Candidate(
+        path, path.as_posix(), explicit=claimed, root=root or path.parent, claimed=claimed
+    )
     return load_candidate(candidate, SidecarFinder())

@@ -70,7 +70,8 @@ def test_adk_output_is_what_adk_reads(path: Path) -> None:
     written = json.dumps(dump_adk(ours.eval_set))
     reread = adk_eval_set.EvalSet.model_validate_json(written)  # ADK accepts it unchanged
     assert comparable(reread.model_dump(mode="json", exclude_none=True), legacy) == comparable(
-        theirs, legacy)
+        theirs, legacy
+    )
 
 
 @pytest.mark.parametrize("path", ALL_SETS, ids=[corpus_id(p) for p in ALL_SETS])
@@ -91,7 +92,8 @@ def test_trpc_round_trip_gives_the_same_canonical_model(path: Path, tmp_path: Pa
     back = _loaded(out)
     assert back is not None and back.dialect == "trpc"
     assert _trpc_comparable(canonical_form(back.eval_set)) == _trpc_comparable(
-        canonical_form(ours.eval_set), lossy=True)
+        canonical_form(ours.eval_set), lossy=True
+    )
 
 
 def _trpc_comparable(data: dict[str, Any], lossy: bool = False) -> dict[str, Any]:
@@ -118,10 +120,10 @@ def _trpc_comparable(data: dict[str, Any], lossy: bool = False) -> dict[str, Any
                 data_.setdefault("tool_uses", [])
                 data_.setdefault("tool_responses", [])
                 data_.setdefault("intermediate_responses", [])
-                data_["intermediate_responses"] = [["", parts] for _, parts in
-                                                   data_["intermediate_responses"]]
-            for key in ("duration", "model_duration", "tool_duration", "rubrics",
-                        "app_details"):
+                data_["intermediate_responses"] = [
+                    ["", parts] for _, parts in data_["intermediate_responses"]
+                ]
+            for key in ("duration", "model_duration", "tool_duration", "rubrics", "app_details"):
                 inv.pop(key, None)
             if "__extensions__" in inv:
                 inv["__extensions__"].get("trpc", {}).pop("generation", None)

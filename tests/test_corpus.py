@@ -38,8 +38,7 @@ def kind_of(path: Path) -> str:
     rel = corpus_id(path)
     if path.name in NOT_EVAL_SETS or path.name.endswith(".evalset_result.json"):
         return "not-eval"
-    if path.name in ("test_config.json", "eval_config.json") or path.name.endswith(
-            ".metrics.json"):
+    if path.name in ("test_config.json", "eval_config.json") or path.name.endswith(".metrics.json"):
         return "sidecar"
     if rel.startswith(AGENTEVALS_BROKEN):
         return "broken"
@@ -87,8 +86,10 @@ def test_a_named_non_eval_file_is_an_error(corpus: Path) -> None:
 
 
 def test_case_lines_point_at_the_case(corpus: Path) -> None:
-    path = CORPUS / ("trpc-agent-go/trpc-group-trpc-agent-go/examples/runner/evaluation/"
-                     "runner-quickstart/calculator_tool.evalset.json")
+    path = CORPUS / (
+        "trpc-agent-go/trpc-group-trpc-agent-go/examples/runner/evaluation/"
+        "runner-quickstart/calculator_tool.evalset.json"
+    )
     outcome = load(path, root=CORPUS)
     assert isinstance(outcome, LoadedEvalSet)
     lines = path.read_text("utf-8").splitlines()
@@ -106,8 +107,9 @@ def test_sidecars_apply_to_their_eval_sets(corpus: Path) -> None:
     [metric] = tool.metrics.metrics
     assert metric.name == "tool_trajectory_avg_score" and metric.threshold == 1
     assert metric.criterion["toolTrajectory"]["toolStrategy"]["get_time"]["result"]["ignore"]
-    shared = load(base / "promptiter/tooldesc/data/promptiter-flight-tool-app/"
-                         "flight-tool-train.evalset.json")
+    shared = load(
+        base / "promptiter/tooldesc/data/promptiter-flight-tool-app/flight-tool-train.evalset.json"
+    )
     assert isinstance(shared, LoadedEvalSet)
     assert shared.metrics.source.endswith("flight-tool.metrics.json")
 
@@ -130,19 +132,25 @@ def test_without_a_sidecar_adk_defaults_apply(corpus: Path) -> None:
     outcome = load(path)
     assert isinstance(outcome, LoadedEvalSet)
     assert {m.name: m.threshold for m in outcome.metrics.metrics} == {
-        "tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
+        "tool_trajectory_avg_score": 1.0,
+        "response_match_score": 0.8,
+    }
 
 
 def test_watsonx_dataset_keeps_goals_and_arg_matching(corpus: Path) -> None:
-    path = CORPUS / ("watsonx-orchestrate/IBM-ibm-watsonx-orchestrate-adk/examples/evaluations/"
-                     "evaluate/data_simple.json")
+    path = CORPUS / (
+        "watsonx-orchestrate/IBM-ibm-watsonx-orchestrate-adk/examples/evaluations/"
+        "evaluate/data_simple.json"
+    )
     outcome = load(path)
     assert isinstance(outcome, LoadedEvalSet)
     [case] = outcome.eval_set.eval_cases
     [inv] = case.invocations()
     assert inv.user_content.text() == "I want to know my timeoff schedule for a certain period."
-    assert [c.name for c in inv.tool_calls()] == ["get_assignment_id_hr_agent",
-                                                  "get_timeoff_schedule_hr_agent"]
+    assert [c.name for c in inv.tool_calls()] == [
+        "get_assignment_id_hr_agent",
+        "get_timeoff_schedule_hr_agent",
+    ]
     assert inv.final_response is not None
     assert inv.final_response.text().startswith("Your timeoff schedule")
     assert case.extensions["watsonx"]["goals"]["get_timeoff_schedule_hr_agent"] == ["summarize"]
@@ -150,8 +158,10 @@ def test_watsonx_dataset_keeps_goals_and_arg_matching(corpus: Path) -> None:
 
 
 def test_trpc_trace_mode_keeps_the_actual_conversation(corpus: Path) -> None:
-    path = CORPUS / ("trpc-agent-go/trpc-group-trpc-agent-go/examples/evaluation/trace/data/"
-                     "trace-eval-app/trace-basic.evalset.json")
+    path = CORPUS / (
+        "trpc-agent-go/trpc-group-trpc-agent-go/examples/evaluation/trace/data/"
+        "trace-eval-app/trace-basic.evalset.json"
+    )
     outcome = load(path)
     assert isinstance(outcome, LoadedEvalSet)
     [case] = outcome.eval_set.eval_cases

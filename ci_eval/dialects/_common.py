@@ -37,9 +37,14 @@ class LoadContext:
         return self.rel_path[:-5] if self.rel_path.endswith(".json") else self.rel_path
 
 
-def validation_failed(exc: ValidationError, doc: JsonDocument, base: Any = None,
-                      base_loc: Sequence[Any] = (), hint: Callable[[Any], str] | None = None,
-                      snake: bool = False) -> ValidationFailed:
+def validation_failed(
+    exc: ValidationError,
+    doc: JsonDocument,
+    base: Any = None,
+    base_loc: Sequence[Any] = (),
+    hint: Callable[[Any], str] | None = None,
+    snake: bool = False,
+) -> ValidationFailed:
     """One problem per pydantic error, placed in the file. ``snake``: name fields as ADK's
     snake_case even though pydantic reports the camelCase alias."""
     root = doc.data if base is None else base
@@ -84,7 +89,8 @@ def _clean_loc(loc: Sequence[Any], root: Any) -> list[Any] | None:
     for key in loc:
         if isinstance(key, str) and key in _UNION_BRANCHES:
             has_events = isinstance(node, dict) and (
-                "invocation_events" in node or "invocationEvents" in node)
+                "invocation_events" in node or "invocationEvents" in node
+            )
             if has_events != _UNION_BRANCHES[key]:
                 return None
             continue
@@ -106,28 +112,37 @@ def _message(err: Any) -> str:
         return f"unknown field '{err['loc'][-1]}' (ADK rejects unknown keys here)"
     msg = str(err["msg"])
     if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
+        msg = msg[len("Value error, ") :]
     return msg
 
 
-def validate(model: type[M], data: Any, doc: JsonDocument, base: Any = None,
-             base_loc: Sequence[Any] = (), hint: Callable[[Any], str] | None = None,
-             snake: bool = False) -> M:
+def validate(
+    model: type[M],
+    data: Any,
+    doc: JsonDocument,
+    base: Any = None,
+    base_loc: Sequence[Any] = (),
+    hint: Callable[[Any], str] | None = None,
+    snake: bool = False,
+) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise validation_failed(exc, doc, base=base, base_loc=base_loc, hint=hint,
-                                snake=snake) from None
+        raise validation_failed(
+            exc, doc, base=base, base_loc=base_loc, hint=hint, snake=snake
+        ) from None
 
 
-def attach_sources(eval_set: EvalSet, raw_cases: Sequence[Any], doc: JsonDocument,
-                   rel_path: str) -> None:
+def attach_sources(
+    eval_set: EvalSet, raw_cases: Sequence[Any], doc: JsonDocument, rel_path: str
+) -> None:
     for case, raw in zip(eval_set.eval_cases, raw_cases, strict=True):
         case._source = SourceRef(rel_path, doc.line_of(raw))
 
 
-def check_unique_ids(eval_set: EvalSet, doc: JsonDocument, raw_cases: Sequence[Any],
-                     key: str, prefix: Sequence[Any]) -> None:
+def check_unique_ids(
+    eval_set: EvalSet, doc: JsonDocument, raw_cases: Sequence[Any], key: str, prefix: Sequence[Any]
+) -> None:
     """Results and baselines key on case ids, so a set may not repeat one."""
     seen: dict[str, int] = {}
     problems: list[InputError] = []
@@ -137,7 +152,9 @@ def check_unique_ids(eval_set: EvalSet, doc: JsonDocument, raw_cases: Sequence[A
             first_line = doc.line_of(raw_cases[first])
             problem = doc.error(
                 f"duplicate case id '{case.eval_id}' (first at line {first_line}); case ids "
-                "must be unique within an eval set", [*prefix, i, key])
+                "must be unique within an eval set",
+                [*prefix, i, key],
+            )
             problems.append(problem)
         else:
             seen[case.eval_id] = i
@@ -145,8 +162,11 @@ def check_unique_ids(eval_set: EvalSet, doc: JsonDocument, raw_cases: Sequence[A
         raise ValidationFailed(problems)
 
 
-def new_case(case: EvalCase, source: SourceRef, extensions: dict[str, Any] | None = None,
-             ) -> EvalCase:
+def new_case(
+    case: EvalCase,
+    source: SourceRef,
+    extensions: dict[str, Any] | None = None,
+) -> EvalCase:
     case._source = source
     if extensions:
         case._extensions.update(extensions)

@@ -64,8 +64,12 @@ class AdkRsDialect:
     label = "adk-rs eval set (id keys)"
 
     def sniff(self, data: Any) -> bool:
-        return isinstance(data, dict) and "eval_cases" in data and "id" in data and (
-            "eval_set_id" not in data)
+        return (
+            isinstance(data, dict)
+            and "eval_cases" in data
+            and "id" in data
+            and ("eval_set_id" not in data)
+        )
 
     def load(self, doc: JsonDocument, ctx: LoadContext) -> EvalSet:
         raw = validate(_Set, doc.data, doc)
@@ -88,8 +92,12 @@ class AdkRsDialect:
             if extensions:
                 case.extensions["adk-rs"] = extensions
             cases.append(case)
-        eval_set = EvalSet(eval_set_id=raw.id, name=raw.name or None, eval_cases=cases,
-                           creation_timestamp=raw.creation_timestamp)
+        eval_set = EvalSet(
+            eval_set_id=raw.id,
+            name=raw.name or None,
+            eval_cases=cases,
+            creation_timestamp=raw.creation_timestamp,
+        )
         check_unique_ids(eval_set, doc, doc.data["eval_cases"], "id", ["eval_cases"])
         return eval_set
 
@@ -103,7 +111,8 @@ def _invocation(inv: _Invocation) -> Invocation:
         intermediate_data=IntermediateData(
             tool_uses=[FunctionCall(name=t.name, args=t.args) for t in data.tool_uses],
             # adk-rs keeps whole Contents; ADK keeps (author, parts) pairs
-            intermediate_responses=[(c.role or "", list(c.parts or []))
-                                    for c in data.intermediate_responses],
+            intermediate_responses=[
+                (c.role or "", list(c.parts or [])) for c in data.intermediate_responses
+            ],
         ),
     )

@@ -1,5 +1,4 @@
-"""JSON that lives beside eval sets but is not one: recognised so it can be named, not crashed on.
-"""
+"""JSON that lives beside eval sets but is not one: named so it is skipped, never crashed on."""
 
 from __future__ import annotations
 
@@ -23,8 +22,14 @@ def looks_like(data: Any) -> str | None:
         return "an ADK session file"
     if "spec_version" in keys and keys & {"tools", "kind", "llm", "instructions"}:
         return "a watsonx Orchestrate agent or tool spec"
-    if keys & {"total_tool_calls", "tool_call_precision", "tool_call_recall", "journey_success",
-               "is_success", "text_match"}:
+    if keys & {
+        "total_tool_calls",
+        "tool_call_precision",
+        "tool_call_recall",
+        "journey_success",
+        "is_success",
+        "text_match",
+    }:
         return "a watsonx Orchestrate metrics output"
     if isinstance(data, list) and data and all(isinstance(x, dict) for x in data):
         first = data[0]

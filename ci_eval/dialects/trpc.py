@@ -132,9 +132,13 @@ class TrpcDialect:
         # the document's own dicts (not pydantic's copies) carry the source positions
         items = doc.data.get("evalCases") or []
         cases = [self._case(doc, ctx, item, i) for i, item in enumerate(items)]
-        eval_set = EvalSet(eval_set_id=raw.eval_set_id, name=raw.name,
-                           description=raw.description, eval_cases=cases,
-                           creation_timestamp=raw.creation_timestamp)
+        eval_set = EvalSet(
+            eval_set_id=raw.eval_set_id,
+            name=raw.name,
+            description=raw.description,
+            eval_cases=cases,
+            creation_timestamp=raw.creation_timestamp,
+        )
         check_unique_ids(eval_set, doc, items, "evalId", ["evalCases"])
         return eval_set
 
@@ -146,43 +150,68 @@ class TrpcDialect:
         ext: dict[str, Any] = {k: item[k] for k in _CASE_EXTRAS if k in item}
         conversation = None
         if raw.conversation is not None:
-            conversation = [self._invocation(doc, inv, [*loc, "conversation", n])
-                            for n, inv in enumerate(item["conversation"])]
+            conversation = [
+                self._invocation(doc, inv, [*loc, "conversation", n])
+                for n, inv in enumerate(item["conversation"])
+            ]
         elif item.get("evalMode") == "trace" and item.get("actualConversation"):
             # trace mode without an expected conversation: the user turns are all we expect
-            conversation = [Invocation(invocation_id=inv.invocation_id,
-                                       user_content=inv.user_content)
-                            for inv in (self._invocation(doc, a, [*loc, "actualConversation", n])
-                                        for n, a in enumerate(item["actualConversation"]))]
+            conversation = [
+                Invocation(invocation_id=inv.invocation_id, user_content=inv.user_content)
+                for inv in (
+                    self._invocation(doc, a, [*loc, "actualConversation", n])
+                    for n, a in enumerate(item["actualConversation"])
+                )
+            ]
             ext["expectedFromActual"] = True
         scenario = None
         if raw.conversation_scenario is not None:
             scenario = ConversationScenario(
                 starting_prompt=raw.conversation_scenario.starting_prompt,
-                conversation_plan=raw.conversation_scenario.conversation_plan)
-            extras = {k: item["conversationScenario"][k] for k in _SCENARIO_EXTRAS
-                      if k in item["conversationScenario"]}
+                conversation_plan=raw.conversation_scenario.conversation_plan,
+            )
+            extras = {
+                k: item["conversationScenario"][k]
+                for k in _SCENARIO_EXTRAS
+                if k in item["conversationScenario"]
+            }
             if extras:
                 ext["conversationScenario"] = extras
         rubrics = None
         if raw.rubrics is not None:
-            rubrics = [Rubric(rubric_id=r.id, rubric_content=RubricContent(
-                text_property=r.content.text), description=r.description, type=r.type)
-                for r in raw.rubrics]
+            rubrics = [
+                Rubric(
+                    rubric_id=r.id,
+                    rubric_content=RubricContent(text_property=r.content.text),
+                    description=r.description,
+                    type=r.type,
+                )
+                for r in raw.rubrics
+            ]
             if any(r.metric_name for r in raw.rubrics):
                 ext["rubricMetricNames"] = [r.metric_name for r in raw.rubrics]
         session_input = None
         if raw.session_input is not None:
-            session_input = SessionInput(app_name=raw.session_input.app_name,
-                                         user_id=raw.session_input.user_id,
-                                         state=raw.session_input.state)
+            session_input = SessionInput(
+                app_name=raw.session_input.app_name,
+                user_id=raw.session_input.user_id,
+                state=raw.session_input.state,
+            )
         try:
-            case = EvalCase(eval_id=raw.eval_id, conversation=conversation,
-                            conversation_scenario=scenario, session_input=session_input,
-                            rubrics=rubrics, creation_timestamp=raw.creation_timestamp)
+            case = EvalCase(
+                eval_id=raw.eval_id,
+                conversation=conversation,
+                conversation_scenario=scenario,
+                session_input=session_input,
+                rubrics=rubrics,
+                creation_timestamp=raw.creation_timestamp,
+            )
         except ValueError:
-            raise doc.error("a case needs exactly one of conversation and conversationScenario"
-                            " (or evalMode \"trace\" with actualConversation)", loc) from None
+            raise doc.error(
+                "a case needs exactly one of conversation and conversationScenario"
+                ' (or evalMode "trace" with actualConversation)',
+                loc,
+            ) from None
         case._source = SourceRef(ctx.rel_path, doc.line_of(item))
         if ext:
             case.extensions[EXT] = ext
@@ -204,16 +233,19 @@ class TrpcDialect:
         inv._extensions.update({EXT: ext} if ext else {})
         return inv
 
-    def _gen3(self, doc: JsonDocument, item: dict[str, Any], loc: list[Any],
-              ext: dict[str, Any]) -> Invocation:
+    def _gen3(
+        self, doc: JsonDocument, item: dict[str, Any], loc: list[Any], ext: dict[str, Any]
+    ) -> Invocation:
         raw = validate(_Inv3, item, doc, base=item, base_loc=loc)
         if raw.user_content is None:
             raise doc.error("required field 'userContent' is missing", loc)
         uses, responses, wrapped = [], [], []
         for n, tool in enumerate(raw.tools):
             if tool.arguments is not None and not isinstance(tool.arguments, dict):
-                raise doc.error("tool arguments must be a JSON object (ADK's FunctionCall.args "
-                                "is an object)", [*loc, "tools", n, "arguments"])
+                raise doc.error(
+                    "tool arguments must be a JSON object (ADK's FunctionCall.args is an object)",
+                    [*loc, "tools", n, "arguments"],
+                )
             uses.append(FunctionCall(id=tool.id, name=tool.name, args=tool.arguments))
             if tool.result is not None:
                 response = tool.result
@@ -233,9 +265,12 @@ class TrpcDialect:
         if "tools" in item or "intermediateResponses" in item:
             # ADK reads a missing intermediate_data as "no tool calls", as trpc reads no tools
             data = IntermediateData(
-                tool_uses=uses, tool_responses=responses,
-                intermediate_responses=[("", _content(m).parts or [])
-                                        for m in raw.intermediate_responses])
+                tool_uses=uses,
+                tool_responses=responses,
+                intermediate_responses=[
+                    ("", _content(m).parts or []) for m in raw.intermediate_responses
+                ],
+            )
         return Invocation(
             invocation_id=raw.invocation_id,
             user_content=_content(raw.user_content),
@@ -271,8 +306,13 @@ def _message(content: Content, warnings: set[str], what: str) -> dict[str, Any]:
         warnings.add("trpc has one assistant role: 'assistant' is read back as ADK's 'model'")
     parts = content.parts or []
     texts = [p.text for p in parts if p.text is not None]
-    if any(p.function_call or p.function_response or p.thought
-           or any(v is not None for v in (p.model_extra or {}).values()) for p in parts):
+    if any(
+        p.function_call
+        or p.function_response
+        or p.thought
+        or any(v is not None for v in (p.model_extra or {}).values())
+        for p in parts
+    ):
         warnings.add(f"trpc messages hold text only: non-text parts of {what} are not written")
     if len(texts) > 1:
         warnings.add(f"trpc messages hold one text: text parts of {what} are joined by newlines")
@@ -287,11 +327,15 @@ def _dump_invocation(inv: Invocation, warnings: set[str]) -> dict[str, Any]:
     if inv.invocation_id:
         out["invocationId"] = inv.invocation_id
     extras = ext.get("messageExtras", {})
-    out["userContent"] = {**_message(inv.user_content, warnings, "user content"),
-                          **extras.get("userContent", {})}
+    out["userContent"] = {
+        **_message(inv.user_content, warnings, "user content"),
+        **extras.get("userContent", {}),
+    }
     if inv.final_response is not None:
-        out["finalResponse"] = {**_message(inv.final_response, warnings, "final responses"),
-                                **extras.get("finalResponse", {})}
+        out["finalResponse"] = {
+            **_message(inv.final_response, warnings, "final responses"),
+            **extras.get("finalResponse", {}),
+        }
     data = inv.intermediate_data
     if data is not None and not isinstance(data, IntermediateData):
         warnings.add("invocation_events are written as trpc tools (function calls only)")
@@ -308,8 +352,7 @@ def _dump_invocation(inv: Invocation, warnings: set[str]) -> dict[str, Any]:
             tool["arguments"] = call.args
         response = _pair(call, responses)
         if response is not None and response.response is not None:
-            tool["result"] = (response.response.get("result") if n in wrapped
-                              else response.response)
+            tool["result"] = response.response.get("result") if n in wrapped else response.response
         tools.append(tool)
     if responses:
         warnings.add("tool responses that match no tool call by id or position are not written")
@@ -320,22 +363,28 @@ def _dump_invocation(inv: Invocation, warnings: set[str]) -> dict[str, Any]:
             warnings.add("trpc intermediate responses have no author: authors are not written")
         out["intermediateResponses"] = [
             _message(Content(role="model", parts=parts), warnings, "intermediate responses")
-            for _, parts in data.intermediate_responses]
+            for _, parts in data.intermediate_responses
+        ]
     if inv.creation_timestamp:
         out["creationTimestamp"] = inv.creation_timestamp
     for key in _INV_EXTRAS:
         if key in ext:
             out[key] = ext[key]
-    lost = [name for name in ("duration", "model_duration", "tool_duration", "rubrics",
-                              "app_details") if getattr(inv, name) is not None]
+    lost = [
+        name
+        for name in ("duration", "model_duration", "tool_duration", "rubrics", "app_details")
+        if getattr(inv, name) is not None
+    ]
     for name in lost:
         warnings.add(f"trpc invocations have no {name}: it is not written")
     return out
 
 
-def _pair(call: FunctionCall, responses: list[FunctionResponse],
-          ) -> FunctionResponse | None:
-    """The response for a call: the one with the same id (the next id-less one for id-less calls)."""
+def _pair(
+    call: FunctionCall,
+    responses: list[FunctionResponse],
+) -> FunctionResponse | None:
+    """The response with the call's id (the next id-less response for an id-less call)."""
     for i, response in enumerate(responses):
         if response.id == call.id:
             return responses.pop(i)
@@ -352,9 +401,11 @@ def _dump_case(case: EvalCase, warnings: set[str]) -> dict[str, Any]:
         out["conversation"] = [_dump_invocation(inv, warnings) for inv in case.conversation]
     if case.conversation_scenario is not None:
         scenario = case.conversation_scenario
-        out["conversationScenario"] = {"startingPrompt": scenario.starting_prompt,
-                                       "conversationPlan": scenario.conversation_plan,
-                                       **ext.get("conversationScenario", {})}
+        out["conversationScenario"] = {
+            "startingPrompt": scenario.starting_prompt,
+            "conversationPlan": scenario.conversation_plan,
+            **ext.get("conversationScenario", {}),
+        }
         if scenario.user_persona is not None:
             warnings.add("trpc scenarios have no user_persona: it is not written")
     if "actualConversation" in ext:
@@ -368,8 +419,9 @@ def _dump_case(case: EvalCase, warnings: set[str]) -> dict[str, Any]:
             warnings.add("trpc session input has only appName, userId and state")
     if case.rubrics is not None:
         names = ext.get("rubricMetricNames", [None] * len(case.rubrics))
-        out["rubrics"] = [_dump_rubric(r, name) for r, name in zip(case.rubrics, names,
-                                                                     strict=False)]
+        out["rubrics"] = [
+            _dump_rubric(r, name) for r, name in zip(case.rubrics, names, strict=False)
+        ]
     if case.creation_timestamp:
         out["creationTimestamp"] = case.creation_timestamp
     if case.final_session_state:
@@ -384,8 +436,11 @@ def _dump_rubric(rubric: Rubric, metric_name: str | None) -> dict[str, Any]:
     if metric_name:
         out["metricName"] = metric_name
     out["id"] = rubric.rubric_id
-    out["content"] = ({"text": rubric.rubric_content.text_property}
-                      if rubric.rubric_content.text_property is not None else {})
+    out["content"] = (
+        {"text": rubric.rubric_content.text_property}
+        if rubric.rubric_content.text_property is not None
+        else {}
+    )
     if rubric.description is not None:
         out["description"] = rubric.description
     if rubric.type is not None:

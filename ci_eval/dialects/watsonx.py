@@ -56,14 +56,18 @@ class WatsonxDialect:
     label = "watsonx Orchestrate dataset"
 
     def sniff(self, data: Any) -> bool:
-        return isinstance(data, dict) and ("goal_details" in data or (
-            "story" in data and "goals" in data))
+        return isinstance(data, dict) and (
+            "goal_details" in data or ("story" in data and "goals" in data)
+        )
 
     def load(self, doc: JsonDocument, ctx: LoadContext) -> EvalSet:
         raw = validate(_TestCase, doc.data, doc)
         self._check_goals(doc, raw)
-        tool_uses = [FunctionCall(name=g.tool_name, args=g.args) for g in raw.goal_details
-                     if g.type == "tool_call"]
+        tool_uses = [
+            FunctionCall(name=g.tool_name, args=g.args)
+            for g in raw.goal_details
+            if g.type == "tool_call"
+        ]
         texts = [g for g in raw.goal_details if g.type == "text"]
         final = None
         if texts:
@@ -71,15 +75,25 @@ class WatsonxDialect:
             final = Content.from_text(goal.summary or goal.response or "", "model")
         case_id = raw.dataset_name or ctx.stem
         if raw.starting_sentence is not None:
-            case = EvalCase(eval_id=case_id, conversation=[Invocation(
-                invocation_id="inv-1",
-                user_content=Content.from_text(raw.starting_sentence, "user"),
-                final_response=final,
-                intermediate_data=IntermediateData(tool_uses=tool_uses))])
+            case = EvalCase(
+                eval_id=case_id,
+                conversation=[
+                    Invocation(
+                        invocation_id="inv-1",
+                        user_content=Content.from_text(raw.starting_sentence, "user"),
+                        final_response=final,
+                        intermediate_data=IntermediateData(tool_uses=tool_uses),
+                    )
+                ],
+            )
         else:
             # no scripted first message: Orchestrate's simulated user starts from the story
-            case = EvalCase(eval_id=case_id, conversation_scenario=ConversationScenario(
-                starting_prompt="", conversation_plan=raw.story))
+            case = EvalCase(
+                eval_id=case_id,
+                conversation_scenario=ConversationScenario(
+                    starting_prompt="", conversation_plan=raw.story
+                ),
+            )
         case._source = SourceRef(ctx.rel_path, doc.line_of(doc.data))
         case.extensions[EXT] = doc.data
         return EvalSet(eval_set_id=ctx.path_without_json, name=case_id, eval_cases=[case])
@@ -92,9 +106,9 @@ class WatsonxDialect:
             return  # referenceless (quick-eval) dataset
         missing = sorted(dag_names - detail_names)
         if missing:
-            raise doc.error(f"goals names {missing} which goal_details does not define",
-                            ["goals"])
+            raise doc.error(f"goals names {missing} which goal_details does not define", ["goals"])
         unused = sorted(detail_names - dag_names)
         if unused:
-            raise doc.error(f"goal_details defines {unused} which the goals DAG never names",
-                            ["goal_details"])
+            raise doc.error(
+                f"goal_details defines {unused} which the goals DAG never names", ["goal_details"]
+            )
