@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ci_eval import __version__
+from ci_eval import __version__, pipeline
+from ci_eval.config import AGENT_KINDS, CONFIG_NAME, load_config
 from ci_eval.dialects import WRITERS
 from ci_eval.discover import DEFAULT_INCLUDE, discover
 from ci_eval.errors import InputError, ValidationFailed
@@ -204,6 +207,238 @@ def convert(
             output.write_text(text, encoding="utf-8")
         except OSError as exc:
             _fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(output)))
+
+
+@app.command()
+def run(
+    paths: PathsArg = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            metavar="KIND",
+            help="How to reach the agent: "
+            + ", ".join(AGENT_KINDS)
+            + ". Default: [agent] kind in ci-eval.toml.",
+            show_default=False,
+        ),
+    ] = None,
+    agent_url: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-url",
+            metavar="URL",
+            help="adk-http: the api_server's base URL; http: the endpoint that takes one turn.",
+            show_default=False,
+        ),
+    ] = None,
+    app_name: Annotated[
+        str | None,
+        typer.Option(
+            "--app-name",
+            metavar="NAME",
+            help="ADK app name (default: each case's session_input.app_name).",
+            show_default=False,
+        ),
+    ] = None,
+    user_id: Annotated[
+        str | None,
+        typer.Option(
+            "--user-id",
+            metavar="ID",
+            help="ADK user id (default: session_input.user_id, else test_user_id as ADK).",
+            show_default=False,
+        ),
+    ] = None,
+    agent_command: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-command",
+            metavar="CMD",
+            help="command: the program speaking JSON lines.",
+            show_default=False,
+        ),
+    ] = None,
+    agent_module: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-module",
+            metavar="PATH_OR_MODULE",
+            help="adk: an agent directory or module with root_agent.",
+            show_default=False,
+        ),
+    ] = None,
+    replay: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--replay",
+            metavar="FILE",
+            help="replay: recorded results (ADK .evalset_result.json, "
+            "trpc-agent-go results, ci-eval results); repeatable, or a directory.",
+            show_default=False,
+        ),
+    ] = None,
+    token_env: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-token-env",
+            metavar="VAR",
+            help="Send the token in environment variable VAR "
+            "as 'Authorization: Bearer …' (never printed).",
+            show_default=False,
+        ),
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--header",
+            metavar="NAME=VALUE",
+            help="An extra HTTP header for the agent (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help=f"Settings file (default: {CONFIG_NAME} when present).",
+            show_default=False,
+        ),
+    ] = None,
+    include: IncludeOpt = None,
+    exclude: ExcludeOpt = None,
+    case: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--case",
+            metavar="SET_ID:CASE_ID",
+            help="Run only these cases (repeatable; SET_ID alone for a whole set).",
+            show_default=False,
+        ),
+    ] = None,
+    num_runs: Annotated[
+        int | None,
+        typer.Option(
+            "--num-runs",
+            metavar="N",
+            help="Run each case N times, each in a fresh session [default: 1].",
+            show_default=False,
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency", metavar="N", help="Cases run at once [default: 4].", show_default=False
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Per turn [default: 60].", show_default=False
+        ),
+    ] = None,
+    retries: Annotated[
+        int | None,
+        typer.Option(
+            "--retries",
+            metavar="N",
+            help="Retries for connection errors, 5xx and 429, with "
+            "backoff and jitter, honouring Retry-After [default: 2].",
+            show_default=False,
+        ),
+    ] = None,
+    results: Annotated[
+        Path | None,
+        typer.Option(
+            "--results",
+            metavar="FILE",
+            help="Write the full results JSON here.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Replay eval sets against the agent and write what it did.
+
+    Each case runs in a fresh agent session, turns in order; cases run concurrently. An agent
+    that fails makes its case ERROR with the reason, never the whole run. Ctrl-C stops new
+    cases and keeps what finished. Exits 0 when every case ran, 2 on bad input, 3 when
+    infrastructure errors kept cases from running.
+
+    Example: ci-eval run samples --agent command --agent-command
+    "python samples/agents/weather_agent/command_agent.py" --results results.json
+    """
+    try:
+        settings = load_config(config or Path(CONFIG_NAME), required=config is not None)
+        overrides = {
+            "paths": [str(p) for p in paths] if paths else None,
+            "include": include,
+            "exclude": exclude,
+            "cases": case,
+            "num_runs": num_runs,
+            "concurrency": concurrency,
+            "timeout": timeout,
+            "retries": retries,
+            "results": str(results) if results else None,
+        }
+        for key, value in overrides.items():
+            if value is not None:
+                setattr(settings, key, value)
+        agent_overrides = {
+            "kind": agent,
+            "url": agent_url,
+            "app_name": app_name,
+            "user_id": user_id,
+            "command": agent_command,
+            "module": agent_module,
+            "replay": replay,
+            "token_env": token_env,
+        }
+        for key, value in agent_overrides.items():
+            if value is not None:
+                setattr(settings.agent, key, value)
+        for item in header or []:
+            name, sep, value = item.partition("=")
+            if not sep or not name.strip():
+                raise InputError(f"--header {item!r}: expected NAME=VALUE")
+            settings.agent.headers[name.strip()] = value
+        stop = threading.Event()
+        with _stop_on_signals(stop):
+            outcome = pipeline.run(settings, stop)
+    except ValidationFailed as exc:
+        for problem in exc.problems:
+            _say(str(problem), err=True)
+        raise typer.Exit(EXIT_INPUT) from None
+    except InputError as exc:
+        _fail(exc)
+    for line in pipeline.summary_lines(outcome.results):
+        _say(line)
+    raise typer.Exit(outcome.exit_code)
+
+
+class _stop_on_signals:
+    """First SIGINT/SIGTERM: start no new cases, finish and report the running ones."""
+
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop = stop
+        self.previous: dict[int, object] = {}
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.stop.is_set():
+            raise KeyboardInterrupt
+        self.stop.set()
+        _say(
+            "ci-eval: stopping: no new cases start; running ones finish (again to abort)", err=True
+        )
+
+    def __enter__(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self._handle)
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
 
 
 def _n(count: int, noun: str) -> str:

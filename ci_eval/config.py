@@ -1,0 +1,106 @@
+"""Settings for a run: ``ci-eval.toml`` (so a repo says once how its agent is reached) overlaid
+by command-line options."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from ci_eval.errors import InputError
+
+CONFIG_NAME = "ci-eval.toml"
+AGENT_KINDS = ("adk-http", "adk", "http", "command", "replay")
+
+
+@dataclass
+class AgentSettings:
+    kind: str | None = None
+    url: str | None = None
+    app_name: str | None = None
+    user_id: str | None = None
+    command: str | None = None
+    module: str | None = None
+    replay: list[str] = field(default_factory=list)
+    token_env: str | None = None  # name of the environment variable holding a bearer token
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RunSettings:
+    paths: list[str] = field(default_factory=list)
+    include: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    cases: list[str] = field(default_factory=list)
+    concurrency: int = 4
+    timeout: float = 60.0
+    retries: int = 2
+    num_runs: int = 1
+    results: str | None = None
+    agent: AgentSettings = field(default_factory=AgentSettings)
+
+
+def _apply(target: Any, table: dict[str, Any], where: str, path: str) -> None:
+    known = {f.name: f for f in fields(target)}
+    for key, value in table.items():
+        name = key.replace("-", "_")
+        if name not in known or name == "agent":
+            raise InputError(
+                f"unknown setting {key!r} in [{where}]; known: "
+                + ", ".join(sorted(k for k in known if k != "agent")),
+                path=path,
+            )
+        current = getattr(target, name)
+        ok = (
+            isinstance(value, list)
+            if isinstance(current, list)
+            else isinstance(value, dict)
+            if isinstance(current, dict)
+            else isinstance(value, int | float) and not isinstance(value, bool)
+            if isinstance(current, int | float) and not isinstance(current, bool)
+            else isinstance(value, str)
+        )
+        if not ok:
+            raise InputError(
+                f"[{where}] {key} has the wrong type ({type(value).__name__})", path=path
+            )
+        setattr(target, name, value)
+
+
+def load_config(path: Path | None, required: bool) -> RunSettings:
+    settings = RunSettings()
+    if path is None:
+        return settings
+    if not path.is_file():
+        if required:
+            raise InputError("no such config file", path=str(path))
+        return settings
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"not valid TOML: {exc}", path=str(path)) from None
+    unknown = set(data) - {"run", "agent"}
+    if unknown:
+        raise InputError(
+            f"unknown table(s) {sorted(unknown)}; ci-eval.toml has [run] and [agent]",
+            path=str(path),
+        )
+    _apply(settings, data.get("run", {}), "run", str(path))
+    _apply(settings.agent, data.get("agent", {}), "agent", str(path))
+    base = path.parent
+    # paths in the config are relative to the config file, not to wherever ci-eval runs
+    settings.paths = [_rel(base, p) for p in settings.paths]
+    settings.agent.replay = [_rel(base, p) for p in settings.agent.replay]
+    return settings
+
+
+def _rel(base: Path, value: str) -> str:
+    path = Path(value)
+    if path.is_absolute():
+        return value
+    joined = base / path
+    try:
+        return joined.relative_to(Path.cwd()).as_posix() or "."
+    except ValueError:
+        return joined.as_posix()

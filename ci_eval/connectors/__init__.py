@@ -1,0 +1,98 @@
+"""Agent connectors: one module each, registered here by kind."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from ci_eval.config import AgentSettings
+from ci_eval.connectors.base import AgentError, Connector
+from ci_eval.connectors.http_client import HttpSettings
+from ci_eval.errors import InputError
+
+
+def _http_settings(agent: AgentSettings, timeout: float, retries: int) -> HttpSettings:
+    headers = dict(agent.headers)
+    if agent.token_env:
+        token = os.environ.get(agent.token_env)
+        if not token:
+            raise InputError(
+                f"the environment variable {agent.token_env} (the agent's token) is not set"
+            )
+        headers["Authorization"] = f"Bearer {token}"
+    return HttpSettings(timeout=timeout, retries=retries, headers=headers)
+
+
+def _need(value: str | None, option: str, kind: str) -> str:
+    if not value:
+        raise InputError(f"--agent {kind} needs {option}")
+    return value
+
+
+def _adk_http(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+    from ci_eval.connectors.adk_http import AdkHttpConnector
+
+    return AdkHttpConnector(
+        _need(agent.url, "--agent-url", "adk-http"),
+        _http_settings(agent, timeout, retries),
+        agent.app_name,
+        agent.user_id,
+    )
+
+
+def _adk(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+    from ci_eval.connectors.adk_inproc import AdkInProcessConnector
+
+    return AdkInProcessConnector(
+        _need(agent.module, "--agent-module", "adk"), timeout, agent.app_name, agent.user_id
+    )
+
+
+def _http(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+    from ci_eval.connectors.http import HttpConnector
+
+    return HttpConnector(
+        _need(agent.url, "--agent-url", "http"), _http_settings(agent, timeout, retries)
+    )
+
+
+def _command(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+    from ci_eval.connectors.command import CommandConnector
+
+    try:
+        return CommandConnector(_need(agent.command, "--agent-command", "command"), timeout)
+    except AgentError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _replay(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+    from ci_eval.connectors.replay import ReplayConnector
+
+    if not agent.replay:
+        raise InputError("--agent replay needs --replay FILE")
+    return ReplayConnector([Path(p) for p in agent.replay])
+
+
+CONNECTORS: dict[str, Callable[[AgentSettings, float, int], Connector]] = {
+    "adk-http": _adk_http,
+    "adk": _adk,
+    "http": _http,
+    "command": _command,
+    "replay": _replay,
+}
+
+
+def build_connector(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+    if not agent.kind:
+        raise InputError(
+            "no agent: give --agent KIND ("
+            + ", ".join(CONNECTORS)
+            + ") or set [agent] kind in ci-eval.toml"
+        )
+    factory = CONNECTORS.get(agent.kind)
+    if factory is None:
+        raise InputError(
+            f"unknown agent kind {agent.kind!r}; choose one of: " + ", ".join(CONNECTORS)
+        )
+    return factory(agent, timeout, retries)

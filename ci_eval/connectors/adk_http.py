@@ -1,0 +1,75 @@
+"""Google ADK's ``adk api_server``: a session per case, ``POST /run`` per user turn."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
+from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
+from ci_eval.model import Content, EvalCase
+
+DEFAULT_USER = "test_user_id"  # what ADK's eval service uses when session_input has none
+
+
+@dataclass
+class AdkHttpConnector:
+    base_url: str
+    http: HttpSettings
+    app_name: str | None = None
+    user_id: str | None = None
+    kind: str = "adk-http"
+
+    def __post_init__(self) -> None:
+        self.base_url = self.base_url.rstrip("/")
+        self._session = make_session(self.http)
+
+    def describe(self) -> str:
+        app = f", app {self.app_name}" if self.app_name else ""
+        return f"ADK api_server at {self.base_url}{app}"
+
+    def open(self, eval_set_id: str, case: EvalCase, run: int) -> _AdkHttpSession:
+        si = case.session_input
+        app = self.app_name or (si.app_name if si and si.app_name else None)
+        if not app:
+            raise AgentError("no app name: give --app-name or session_input.app_name")
+        user = self.user_id or (si.user_id if si and si.user_id else DEFAULT_USER)
+        state = dict(si.state) if si else {}
+        url = f"{self.base_url}/apps/{quote(app, safe='')}/users/{quote(user, safe='')}/sessions"
+        request: dict[str, object] = {"state": state}
+        if si and si.session_id:
+            # a fixed id may only be used once per server; runs after the first get their own
+            request["session_id"] = si.session_id if run == 1 else f"{si.session_id}-run{run}"
+        body, _ = post_json(self._session, url, request, self.http.timeout, self.http.retries)
+        if not isinstance(body, dict) or not isinstance(body.get("id"), str):
+            raise AgentError(f"POST {url}: the answer has no session id")
+        return _AdkHttpSession(self, app, user, body["id"])
+
+    def close(self) -> None:
+        self._session.close()
+
+
+@dataclass
+class _AdkHttpSession:
+    connector: AdkHttpConnector
+    app: str
+    user: str
+    session_id: str
+
+    def send(self, user_content: Content) -> ActualTurn:
+        c = self.connector
+        body = {
+            "app_name": self.app,
+            "user_id": self.user,
+            "session_id": self.session_id,
+            "new_message": user_content.model_dump(mode="json", exclude_none=True),
+        }
+        events, retries = post_json(
+            c._session, f"{c.base_url}/run", body, c.http.timeout, c.http.retries
+        )
+        turn = events_to_turn(events)
+        turn.retries = retries
+        return turn
+
+    def close(self) -> None:
+        return None

@@ -1,0 +1,110 @@
+"""An ADK agent run in this process with ADK's in-memory runner (extra ``ci-eval[adk]``).
+
+The agent is loaded as ``adk eval`` loads it: ``--agent-module`` names an agent directory
+(``path/to/my_agent`` holding ``agent.py`` with ``root_agent``) or an importable module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ci_eval.connectors.adk_http import DEFAULT_USER
+from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
+from ci_eval.model import Content, EvalCase
+
+
+def load_root_agent(spec: str) -> Any:
+    path = Path(spec)
+    try:
+        if path.is_dir():
+            from google.adk.cli.utils.agent_loader import AgentLoader
+
+            return AgentLoader(str(path.resolve().parent)).load_agent(path.resolve().name)
+        module = importlib.import_module(spec)
+    except ImportError as exc:
+        if "google.adk" in str(exc) or getattr(exc, "name", "") == "google":
+            raise AgentError("the adk agent needs google-adk: pip install 'ci-eval[adk]'") from None
+        raise AgentError(f"cannot import agent {spec!r}: {exc}") from None
+    except Exception as exc:  # the user's agent code failed while loading
+        raise AgentError(f"cannot load agent {spec!r}: {type(exc).__name__}: {exc}") from None
+    agent = getattr(module, "root_agent", None) or getattr(
+        getattr(module, "agent", None), "root_agent", None
+    )
+    if agent is None:
+        raise AgentError(f"{spec!r} defines no root_agent")
+    return agent
+
+
+@dataclass
+class AdkInProcessConnector:
+    module: str
+    timeout: float = 60.0
+    app_name: str | None = None
+    user_id: str | None = None
+    kind: str = "adk"
+    _agent: Any = field(default=None, init=False)
+
+    def describe(self) -> str:
+        return f"in-process ADK agent {self.module}"
+
+    def open(self, eval_set_id: str, case: EvalCase, run: int) -> _InProcessSession:
+        if self._agent is None:
+            self._agent = load_root_agent(self.module)
+        from google.adk.runners import InMemoryRunner
+
+        si = case.session_input
+        app = self.app_name or (si.app_name if si and si.app_name else self._agent.name)
+        user = self.user_id or (si.user_id if si and si.user_id else DEFAULT_USER)
+        runner = InMemoryRunner(agent=self._agent, app_name=app)
+        loop = asyncio.new_event_loop()
+        session = loop.run_until_complete(
+            runner.session_service.create_session(
+                app_name=app,
+                user_id=user,
+                state=dict(si.state) if si else {},
+                session_id=si.session_id if si and si.session_id else None,
+            )
+        )
+        return _InProcessSession(self, runner, loop, user, session.id)
+
+    def close(self) -> None:
+        return None
+
+
+@dataclass
+class _InProcessSession:
+    connector: AdkInProcessConnector
+    runner: Any
+    loop: asyncio.AbstractEventLoop
+    user: str
+    session_id: str
+
+    def send(self, user_content: Content) -> ActualTurn:
+        from google.genai import types
+
+        message = types.Content.model_validate(
+            user_content.model_dump(mode="json", exclude_none=True)
+        )
+
+        async def turn() -> list[Any]:
+            return [
+                event.model_dump(mode="json", by_alias=True, exclude_none=True)
+                async for event in self.runner.run_async(
+                    user_id=self.user, session_id=self.session_id, new_message=message
+                )
+            ]
+
+        try:
+            events = self.loop.run_until_complete(asyncio.wait_for(turn(), self.connector.timeout))
+        except TimeoutError:
+            raise AgentError(f"no reply within {self.connector.timeout:g} s") from None
+        except Exception as exc:  # the agent's own code raised
+            raise AgentError(f"the agent raised {type(exc).__name__}: {exc}") from None
+        return events_to_turn(events)
+
+    def close(self) -> None:
+        self.loop.close()

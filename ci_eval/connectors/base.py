@@ -1,0 +1,120 @@
+"""What every agent connector shares: the session interface, one turn's outcome, and the rule by
+which ADK's eval service turns a turn's events into an actual invocation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from ci_eval.model import Content, EvalCase, FunctionCall, FunctionResponse, Part
+
+
+class AgentError(Exception):
+    """The agent could not answer a turn (unreachable, timed out, crashed, malformed reply).
+
+    ``retries`` counts the retries spent before giving up; the message is one line and never
+    holds a secret.
+    """
+
+    def __init__(self, message: str, retries: int = 0) -> None:
+        super().__init__(message)
+        self.retries = retries
+
+
+@dataclass
+class ActualTurn:
+    """What the agent did in one user turn, as ADK's eval service records it."""
+
+    final_response: Content | None = None
+    tool_uses: list[FunctionCall] = field(default_factory=list)
+    tool_responses: list[FunctionResponse] = field(default_factory=list)
+    intermediate_responses: list[tuple[str, list[Part]]] = field(default_factory=list)
+    retries: int = 0
+
+
+class AgentSession(Protocol):
+    def send(self, user_content: Content) -> ActualTurn:
+        """Play one user turn; raise AgentError when the agent cannot answer."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Connector(Protocol):
+    """Opens one fresh agent session per (case, run)."""
+
+    kind: str
+
+    def describe(self) -> str:
+        """One line saying which agent this is, for reports (no secrets)."""
+        ...
+
+    def open(self, eval_set_id: str, case: EvalCase, run: int) -> AgentSession: ...
+
+    def close(self) -> None: ...
+
+
+def _parts(event: dict[str, Any]) -> list[Part]:
+    content = event.get("content") or {}
+    if not isinstance(content, dict):
+        return []
+    try:
+        return list(Content.model_validate(content).parts or [])
+    except ValidationError as exc:
+        raise AgentError(f"malformed event content: {exc.errors()[0]['msg']}") from None
+
+
+def _is_final(event: dict[str, Any], parts: list[Part]) -> bool:
+    """ADK's ``Event.is_final_response`` on an event as api_server serialises it."""
+    actions = event.get("actions") or {}
+    if actions.get("skipSummarization") or actions.get("skip_summarization"):
+        return True
+    if event.get("longRunningToolIds") or event.get("long_running_tool_ids"):
+        return True
+    if any(p.function_call or p.function_response for p in parts):
+        return False
+    return not event.get("partial")
+
+
+def events_to_turn(events: list[Any], user_author: str = "user") -> ActualTurn:
+    """One turn's events → tool uses, tool responses, final and intermediate responses.
+
+    Mirrors google-adk 2.13's ``EvaluationGenerator.convert_events_to_eval_invocations``: every
+    function_call part is a tool use (in order), every function_response part a tool response,
+    the last final-response event with content is the final response (a text one wins over a
+    text-less one), and other authored text is an intermediate response ``(author, parts)``.
+    """
+    if not isinstance(events, list):
+        raise AgentError("expected a JSON list of events")
+    turn = ActualTurn()
+    final_index = None
+    candidates: list[tuple[str, list[Part]]] = []
+    for event in events:
+        if not isinstance(event, dict):
+            raise AgentError("expected each event to be a JSON object")
+        author = str(event.get("author") or "")
+        if author.lower() == user_author:
+            continue
+        parts = _parts(event)
+        if not parts:
+            continue
+        for part in parts:
+            if part.function_call:
+                turn.tool_uses.append(part.function_call)
+            if part.function_response:
+                turn.tool_responses.append(part.function_response)
+        if _is_final(event, parts):
+            final_has_text = turn.final_response is not None and any(
+                p.text for p in turn.final_response.parts or []
+            )
+            if not final_has_text or any(p.text for p in parts):
+                turn.final_response = Content.model_validate(event["content"])
+                final_index = len(candidates)
+        if any(p.text for p in parts):
+            candidates.append((author, [p for p in parts if p.text is not None]))
+        else:
+            candidates.append(("", []))
+    turn.intermediate_responses = [c for i, c in enumerate(candidates) if i != final_index and c[1]]
+    return turn

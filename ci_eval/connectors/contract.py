@@ -1,0 +1,107 @@
+"""The generic agent contract spoken by the ``http`` and ``command`` connectors.
+
+Request (one per user turn)::
+
+    {"session_id": "ci-eval-…", "eval_set_id": "…", "eval_id": "…", "run": 1, "turn": 1,
+     "message": "What is the weather in Paris?", "user_content": {genai Content},
+     "state": {…session_input.state, on every turn…}}
+
+Reply::
+
+    {"final_response": "It is sunny in Paris, 22 degrees.",
+     "tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}, "id": "optional"}],
+     "tool_results": [{"name": "get_weather", "response": {"temp_c": 22}, "id": "optional"}],
+     "intermediate_responses": [{"author": "sub_agent", "text": "…"}]}
+
+or ``{"events": [ADK events]}`` for agents that already speak ADK's event JSON.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
+from ci_eval.model import Content, EvalCase, FunctionCall, FunctionResponse, Part
+
+
+class _Edge(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _Call(_Edge):
+    name: str
+    args: dict[str, Any] | None = None
+    id: str | None = None
+
+
+class _Result(_Edge):
+    name: str | None = None
+    response: Any = None
+    id: str | None = None
+
+
+class _Intermediate(_Edge):
+    author: str = ""
+    text: str
+
+
+class Reply(_Edge):
+    final_response: str | None = None
+    tool_calls: list[_Call] = Field(default_factory=list)
+    tool_results: list[_Result] = Field(default_factory=list)
+    intermediate_responses: list[_Intermediate] = Field(default_factory=list)
+    events: list[Any] | None = None
+
+
+def request(
+    case: EvalCase, eval_set_id: str, run: int, turn: int, session_id: str, user_content: Content
+) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "eval_set_id": eval_set_id,
+        "eval_id": case.eval_id,
+        "run": run,
+        "turn": turn,
+        "message": user_content.text(),
+        "user_content": user_content.model_dump(mode="json", exclude_none=True),
+        "state": dict(case.session_input.state) if case.session_input else {},
+    }
+
+
+def new_session_id() -> str:
+    return f"ci-eval-{uuid.uuid4()}"
+
+
+def parse_reply(data: Any) -> ActualTurn:
+    try:
+        reply = Reply.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(k) for k in err["loc"])
+        raise AgentError(f"malformed reply: {where}: {err['msg']}") from None
+    if reply.events is not None:
+        return events_to_turn(reply.events)
+    return ActualTurn(
+        final_response=(
+            Content(role="model", parts=[Part(text=reply.final_response)])
+            if reply.final_response is not None
+            else None
+        ),
+        tool_uses=[FunctionCall(id=c.id, name=c.name, args=c.args) for c in reply.tool_calls],
+        tool_responses=[
+            FunctionResponse(
+                id=r.id,
+                name=r.name,
+                response=r.response
+                if isinstance(r.response, dict) or r.response is None
+                else {"result": r.response},
+            )
+            for r in reply.tool_results
+        ],
+        intermediate_responses=[
+            (i.author, [Part(text=i.text)]) for i in reply.intermediate_responses
+        ],
+    )

@@ -1,0 +1,53 @@
+"""Any agent behind an HTTP endpoint that speaks ci-eval's JSON contract (see contract.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ci_eval.connectors import contract
+from ci_eval.connectors.base import ActualTurn
+from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
+from ci_eval.model import Content, EvalCase
+
+
+@dataclass
+class HttpConnector:
+    url: str
+    http: HttpSettings
+    kind: str = "http"
+
+    def __post_init__(self) -> None:
+        self._session = make_session(self.http)
+
+    def describe(self) -> str:
+        return f"HTTP agent at {self.url}"
+
+    def open(self, eval_set_id: str, case: EvalCase, run: int) -> _HttpSession:
+        return _HttpSession(self, eval_set_id, case, run, contract.new_session_id())
+
+    def close(self) -> None:
+        self._session.close()
+
+
+@dataclass
+class _HttpSession:
+    connector: HttpConnector
+    eval_set_id: str
+    case: EvalCase
+    run: int
+    session_id: str
+    turns: int = 0
+
+    def send(self, user_content: Content) -> ActualTurn:
+        self.turns += 1
+        c = self.connector
+        body = contract.request(
+            self.case, self.eval_set_id, self.run, self.turns, self.session_id, user_content
+        )
+        data, retries = post_json(c._session, c.url, body, c.http.timeout, c.http.retries)
+        turn = contract.parse_reply(data)
+        turn.retries = retries
+        return turn
+
+    def close(self) -> None:
+        return None

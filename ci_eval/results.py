@@ -1,0 +1,173 @@
+"""What a run produced, as plain data, and its JSON form (``--results FILE``).
+
+The JSON carries ``schema_version``; per eval set, case and run it holds the expected and actual
+invocations (ADK's snake_case Invocation), timings, retries and errors. ``report``, ``compare``,
+``merge`` and ``--agent replay`` read it back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ci_eval import __version__
+from ci_eval.criteria import MetricConfig
+from ci_eval.model import Invocation
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class InvocationRecord:
+    expected: Invocation
+    actual: Invocation | None = None
+    duration_s: float | None = None
+    retries: int = 0
+    error: str | None = None
+
+
+@dataclass
+class RunRecord:
+    run: int
+    invocations: list[InvocationRecord] = field(default_factory=list)
+    error: str | None = None  # why the agent could not finish this run (infrastructure)
+    duration_s: float = 0.0
+
+    @property
+    def retries(self) -> int:
+        return sum(i.retries for i in self.invocations)
+
+
+@dataclass
+class CaseRecord:
+    eval_id: str
+    file: str
+    line: int | None
+    runs: list[RunRecord] = field(default_factory=list)
+    skipped: str | None = None  # why the case was not run (e.g. needs a user simulator)
+
+    @property
+    def status(self) -> str:
+        if self.skipped is not None:
+            return "SKIPPED"
+        return "ERROR" if any(r.error for r in self.runs) or not self.runs else "COMPLETED"
+
+    @property
+    def error(self) -> str | None:
+        return next((r.error for r in self.runs if r.error), None)
+
+
+@dataclass
+class SetRecord:
+    eval_set_id: str
+    file: str
+    dialect: str
+    metrics: MetricConfig
+    cases: list[CaseRecord] = field(default_factory=list)
+
+
+@dataclass
+class RunResults:
+    sets: list[SetRecord]
+    agent: str
+    started: str
+    duration_s: float
+    settings: dict[str, Any] = field(default_factory=dict)
+    interrupted: bool = False
+
+    def cases(self) -> list[tuple[SetRecord, CaseRecord]]:
+        return [(s, c) for s in self.sets for c in s.cases]
+
+    def count(self, status: str) -> int:
+        return sum(1 for _, c in self.cases() if c.status == status)
+
+
+def _inv(inv: Invocation | None) -> dict[str, Any] | None:
+    return None if inv is None else inv.model_dump(mode="json", exclude_none=True)
+
+
+def to_json(results: RunResults) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "ci-eval", "version": __version__},
+        "started": results.started,
+        "duration_s": round(results.duration_s, 3),
+        "agent": results.agent,
+        "settings": results.settings,
+        "interrupted": results.interrupted,
+        "totals": {
+            status.lower(): results.count(status) for status in ("COMPLETED", "ERROR", "SKIPPED")
+        }
+        | {"cases": len(results.cases())},
+        "sets": [
+            {
+                "eval_set_id": s.eval_set_id,
+                "file": s.file,
+                "dialect": s.dialect,
+                "metrics": {
+                    "source": s.metrics.source,
+                    "dialect": s.metrics.dialect,
+                    "metrics": [
+                        {
+                            "name": m.name,
+                            "threshold": m.threshold,
+                            "criterion": m.criterion,
+                            "evaluator": m.evaluator,
+                        }
+                        for m in s.metrics.metrics
+                    ],
+                },
+                "cases": [
+                    {
+                        "eval_id": c.eval_id,
+                        "file": c.file,
+                        "line": c.line,
+                        "status": c.status,
+                        "error": c.error,
+                        "skipped": c.skipped,
+                        "runs": [
+                            {
+                                "run": r.run,
+                                "error": r.error,
+                                "duration_s": round(r.duration_s, 4),
+                                "retries": r.retries,
+                                "invocations": [
+                                    {
+                                        "expected": _inv(i.expected),
+                                        "actual": _inv(i.actual),
+                                        "duration_s": None
+                                        if i.duration_s is None
+                                        else round(i.duration_s, 4),
+                                        "retries": i.retries,
+                                        "error": i.error,
+                                    }
+                                    for i in r.invocations
+                                ],
+                            }
+                            for r in c.runs
+                        ],
+                    }
+                    for c in s.cases
+                ],
+            }
+            for s in results.sets
+        ],
+    }
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write then rename, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,110 @@
+"""A loopback HTTP agent speaking ci-eval's JSON contract, with faults on demand.
+
+The user message picks the behaviour, so one server serves every fault test:
+``fail 500`` / ``fail 503`` always fail; ``flaky 503 N`` fails N times then answers;
+``limit 429 N`` answers 429 with Retry-After: 1 N times; ``slow S`` sleeps S seconds;
+``reset`` drops the connection; ``garbage`` answers a non-JSON body; ``badshape`` answers JSON
+that breaks the contract. Anything else is answered by the sample weather agent's logic.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples/agents/weather_agent"))
+from logic import respond
+
+
+class LoopbackAgent:
+    def __init__(self, latency: float = 0.0) -> None:
+        self.latency = latency
+        self.requests: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        agent = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                return None
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                message = body.get("message", "")
+                with agent.lock:
+                    agent.requests[message] += 1
+                    count = agent.requests[message]
+                agent.handle(self, message, count)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/turn"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> LoopbackAgent:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def handle(self, h: BaseHTTPRequestHandler, message: str, count: int) -> None:
+        words = message.split()
+        if self.latency:
+            time.sleep(self.latency)
+        if words[:1] == ["fail"]:
+            return _send(h, int(words[1]), {"error": "boom"})
+        if words[:1] == ["flaky"] and count <= int(words[2]):
+            return _send(h, int(words[1]), {"error": "try again"})
+        if words[:1] == ["limit"] and count <= int(words[2]):
+            return _send(h, 429, {"error": "slow down"}, {"Retry-After": "1"})
+        if words[:1] == ["slow"]:
+            time.sleep(float(words[1]))
+        if words[:1] == ["reset"]:
+            h.connection.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+            )
+            h.connection.close()
+            h.close_connection = True
+            return None
+        if words[:1] == ["garbage"]:
+            return _send(h, 200, None, raw=b"<html>oops</html>")
+        if words[:1] == ["badshape"]:
+            return _send(h, 200, {"tool_calls": [{"args": "not an object"}]})
+        reply = respond(message)
+        return _send(
+            h,
+            200,
+            {
+                "final_response": reply.text,
+                "tool_calls": [{"name": c.name, "args": c.args} for c in reply.calls],
+                "tool_results": [{"name": c.name, "response": c.result} for c in reply.calls],
+            },
+        )
+
+
+def _send(
+    h: BaseHTTPRequestHandler,
+    status: int,
+    body: Any,
+    headers: dict[str, str] | None = None,
+    raw: bytes | None = None,
+) -> None:
+    data = raw if raw is not None else json.dumps(body).encode()
+    h.send_response(status)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Content-Length", str(len(data)))
+    for key, value in (headers or {}).items():
+        h.send_header(key, value)
+    h.end_headers()
+    h.wfile.write(data)

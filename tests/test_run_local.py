@@ -1,0 +1,401 @@
+"""`ci-eval run` with agents that need no server: the command agent, replayed recordings, the
+config file, filters, skipped cases, interruption."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import CORPUS, REPO, SAMPLES, SHARED
+from tests.loopback_agent import LoopbackAgent
+
+COMMAND = f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}"
+
+
+def ci_eval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ci_eval", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+    )
+
+
+def results_of(path: Path) -> dict[str, Any]:
+    return {
+        (s["eval_set_id"], c["eval_id"]): c
+        for s in json.loads(path.read_text())["sets"]
+        for c in s["cases"]
+    }
+
+
+def test_the_readme_main_job_runs_the_samples_with_the_embedded_agent() -> None:
+    proc = ci_eval("run", cwd=REPO)  # ci-eval.toml names the command agent
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "5 cases: 5 ran, 0 errors, 0 skipped" in proc.stdout
+
+
+def test_results_hold_expected_actual_and_timings(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = ci_eval(
+        "run",
+        str(SAMPLES / "evals"),
+        "--agent",
+        "command",
+        "--agent-command",
+        COMMAND,
+        "--results",
+        str(out),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    assert data["schema_version"] == 1
+    case = results_of(out)[("weather_basic", "multi_turn_london_tokyo")]
+    assert case["status"] == "COMPLETED" and case["line"] is not None
+    last = case["runs"][0]["invocations"][2]
+    assert [c["name"] for c in last["actual"]["intermediate_data"]["tool_uses"]] == [
+        "get_weather",
+        "get_time",
+    ]
+    assert last["expected"]["final_response"]["parts"][0]["text"].startswith("It is cloudy")
+    assert last["duration_s"] >= 0
+
+
+def test_replay_of_our_own_results_reproduces_them(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    assert (
+        ci_eval(
+            "run",
+            str(SAMPLES / "evals"),
+            "--agent",
+            "command",
+            "--agent-command",
+            COMMAND,
+            "--results",
+            str(first),
+            cwd=tmp_path,
+        ).returncode
+        == 0
+    )
+    proc = ci_eval(
+        "run",
+        str(SAMPLES / "evals"),
+        "--agent",
+        "replay",
+        "--replay",
+        str(first),
+        "--results",
+        str(second),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout
+
+    def actuals(path: Path) -> dict[Any, Any]:
+        return {
+            k: [i["actual"] | {"duration": None} for i in c["runs"][0]["invocations"]]
+            for k, c in results_of(path).items()
+        }
+
+    assert actuals(first) == actuals(second)
+
+
+def test_replay_of_a_real_adk_eval_result(tmp_path: Path) -> None:
+    recorded = SHARED / "adk-reference/weather_basic.evalset_result.json"
+    if not recorded.is_file():
+        pytest.skip("../shared/adk-reference is not here")
+    out = tmp_path / "r.json"
+    proc = ci_eval(
+        "run",
+        str(SAMPLES / "evals/weather_basic.evalset.json"),
+        "--agent",
+        "replay",
+        "--replay",
+        str(recorded),
+        "--results",
+        str(out),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout
+    berlin = results_of(out)[("weather_basic", "berlin_expected_to_fail")]
+    actual = berlin["runs"][0]["invocations"][0]["actual"]
+    assert actual["final_response"]["parts"][0]["text"] == (
+        "Sorry, I do not know the weather in Berlin."
+    )
+    assert actual["intermediate_data"]["tool_uses"][0]["args"] == {"city": "Berlin"}
+
+
+@pytest.mark.parametrize("example", ["local", "tooltrajectory"])
+def test_replay_of_trpc_result_files(example: str, tmp_path: Path) -> None:
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus is not here")
+    base = CORPUS / "trpc-agent-go/trpc-group-trpc-agent-go/examples/evaluation" / example
+    out = tmp_path / "r.json"
+    proc = ci_eval(
+        "run",
+        str(base / "data"),
+        "--agent",
+        "replay",
+        "--replay",
+        str(base / "output"),
+        "--results",
+        str(out),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for case in results_of(out).values():
+        assert case["runs"][0]["invocations"][0]["actual"]["intermediate_data"]["tool_uses"]
+
+
+def test_replay_of_a_json_string_wrapped_result(tmp_path: Path) -> None:
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus is not here")
+    base = CORPUS / (
+        "trpc-agent-go/trpc-group-trpc-agent-go@5fdb8201-gen1-snakecase/examples/evaluation/local"
+    )
+    proc = ci_eval(
+        "run",
+        str(base / "data"),
+        "--agent",
+        "replay",
+        "--replay",
+        str(base / "output"),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_replay_without_a_recording_for_a_case_is_an_error(tmp_path: Path) -> None:
+    recorded = tmp_path / "empty.json"
+    recorded.write_text(
+        json.dumps(
+            {"eval_set_result_id": "x", "eval_set_id": "weather_basic", "eval_case_results": []}
+        )
+    )
+    proc = ci_eval(
+        "run",
+        str(SAMPLES / "evals/weather_basic.evalset.json"),
+        "--agent",
+        "replay",
+        "--replay",
+        str(recorded),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 3
+    assert "no recorded result for weather_basic:paris_weather" in proc.stdout
+
+
+def test_case_filter_and_unknown_filter(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = ci_eval(
+        "run",
+        str(SAMPLES / "evals"),
+        "--agent",
+        "command",
+        "--agent-command",
+        COMMAND,
+        "--case",
+        "weather_basic:paris_weather",
+        "--results",
+        str(out),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0
+    assert list(results_of(out)) == [("weather_basic", "paris_weather")]
+    proc = ci_eval(
+        "run",
+        str(SAMPLES / "evals"),
+        "--agent",
+        "command",
+        "--agent-command",
+        COMMAND,
+        "--case",
+        "weather_basic:nope",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2
+    assert "--case weather_basic:nope: no such eval set or case" in proc.stderr
+
+
+def test_num_runs_gives_each_run_a_record(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    ci_eval(
+        "run",
+        str(SAMPLES / "evals/weather_basic.evalset.json"),
+        "--agent",
+        "command",
+        "--agent-command",
+        COMMAND,
+        "--num-runs",
+        "3",
+        "--results",
+        str(out),
+        cwd=tmp_path,
+    )
+    case = results_of(out)[("weather_basic", "paris_weather")]
+    assert [r["run"] for r in case["runs"]] == [1, 2, 3]
+
+
+def test_scenario_cases_are_skipped_with_a_reason(tmp_path: Path) -> None:
+    evals = tmp_path / "s.evalset.json"
+    evals.write_text(
+        json.dumps(
+            {
+                "eval_set_id": "s",
+                "eval_cases": [
+                    {
+                        "eval_id": "sim",
+                        "conversation_scenario": {
+                            "starting_prompt": "hi",
+                            "conversation_plan": "ask",
+                        },
+                    }
+                ],
+            }
+        )
+    )
+    out = tmp_path / "r.json"
+    proc = ci_eval(
+        "run",
+        str(evals),
+        "--agent",
+        "command",
+        "--agent-command",
+        COMMAND,
+        "--results",
+        str(out),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0
+    case = results_of(out)[("s", "sim")]
+    assert case["status"] == "SKIPPED" and "user simulator" in case["skipped"]
+
+
+def test_a_crashing_command_agent_is_an_error(tmp_path: Path) -> None:
+    proc = ci_eval(
+        "run",
+        str(SAMPLES / "evals/weather_basic.evalset.json"),
+        "--agent",
+        "command",
+        "--agent-command",
+        f"{sys.executable} -c 'import sys; sys.stderr.write(\"kaboom\\n\"); sys.exit(4)'",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 3
+    assert "the agent exited with code 4 without replying: kaboom" in proc.stdout
+
+
+def test_a_missing_command_is_an_error(tmp_path: Path) -> None:
+    proc = ci_eval(
+        "run",
+        str(SAMPLES / "evals/weather_basic.evalset.json"),
+        "--agent",
+        "command",
+        "--agent-command",
+        "/no/such/agent",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 3
+    assert "cannot start `/no/such/agent`" in proc.stdout
+
+
+def test_config_file_and_its_errors(tmp_path: Path) -> None:
+    (tmp_path / "ci-eval.toml").write_text(
+        f'[run]\npaths = ["{SAMPLES / "evals"}"]\nconcurrency = 2\n\n'
+        f'[agent]\nkind = "command"\ncommand = "{COMMAND}"\n'
+    )
+    assert ci_eval("run", cwd=tmp_path).returncode == 0
+    (tmp_path / "ci-eval.toml").write_text('[agent]\nkinds = "command"\n')
+    proc = ci_eval("run", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("ci-eval: ci-eval.toml: unknown setting 'kinds'")
+
+
+def test_no_agent_is_a_usage_error(tmp_path: Path) -> None:
+    proc = ci_eval("run", str(SAMPLES / "evals"), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "no agent: give --agent KIND" in proc.stderr
+
+
+def test_token_comes_from_the_environment_and_is_never_printed(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ci_eval",
+            "run",
+            str(SAMPLES / "evals"),
+            "--agent",
+            "http",
+            "--agent-url",
+            "http://127.0.0.1:9/",
+            "--agent-token-env",
+            "AGENT_TOKEN",
+            "--retries",
+            "0",
+            "--results",
+            str(tmp_path / "r.json"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "AGENT_TOKEN": "s3cr3t-t0ken"},
+    )
+    assert proc.returncode == 3
+    assert "s3cr3t-t0ken" not in proc.stdout + proc.stderr
+    assert "s3cr3t-t0ken" not in (tmp_path / "r.json").read_text()
+
+
+def test_interrupt_keeps_what_finished(tmp_path: Path) -> None:
+    cases = [
+        {
+            "eval_id": f"c{i}",
+            "conversation": [{"user_content": {"role": "user", "parts": [{"text": "slow 0.5"}]}}],
+        }
+        for i in range(20)
+    ]
+    evals = tmp_path / "slow.evalset.json"
+    evals.write_text(json.dumps({"eval_set_id": "slow", "eval_cases": cases}))
+    out = tmp_path / "r.json"
+    with LoopbackAgent() as agent:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ci_eval",
+                "run",
+                str(evals),
+                "--agent",
+                "http",
+                "--agent-url",
+                agent.url,
+                "--concurrency",
+                "2",
+                "--results",
+                str(out),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+        )
+        time.sleep(2.0)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 3, stdout + stderr
+    assert "Traceback" not in stdout + stderr
+    data = json.loads(out.read_text())
+    assert data["interrupted"] is True
+    statuses = [c["status"] for c in data["sets"][0]["cases"]]
+    assert len(statuses) == 20
+    assert "COMPLETED" in statuses and "ERROR" in statuses
+    assert "interrupted" in stdout
