@@ -32,6 +32,7 @@ class LoopbackAgent:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # as real servers do; else 40 ms per reply
 
             def log_message(self, *args: Any) -> None:
                 return None
@@ -108,3 +109,14 @@ def _send(
         h.send_header(key, value)
     h.end_headers()
     h.wfile.write(data)
+
+
+def serve_forever(latency: float) -> None:
+    """Run the agent in its own process (benchmarks): prints its URL, serves until killed."""
+    agent = LoopbackAgent(latency=latency)
+    print(agent.url, flush=True)
+    agent.server.serve_forever()
+
+
+if __name__ == "__main__":
+    serve_forever(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0)
