@@ -357,13 +357,69 @@ def run(
             show_default=False,
         ),
     ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            metavar="NAME[=THRESHOLD]",
+            help="Score with these metrics instead of the "
+            "eval sets' own (repeatable); a sidecar metric of the same name keeps its criterion. "
+            "See `ci-eval metrics`.",
+            show_default=False,
+        ),
+    ] = None,
+    min_pass: Annotated[
+        int | None,
+        typer.Option(
+            "--min-pass",
+            metavar="K",
+            help="With --num-runs N: a case passes when at least K of "
+            "its runs pass (default: ADK's rule, the mean over runs against the threshold).",
+            show_default=False,
+        ),
+    ] = None,
+    judge_url: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-url",
+            metavar="URL",
+            help="OpenAI-compatible base URL for LLM-judged metrics (…/v1).",
+            show_default=False,
+        ),
+    ] = None,
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-model", metavar="MODEL", help="The judge's model name.", show_default=False
+        ),
+    ] = None,
+    judge_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-key-env",
+            metavar="VAR",
+            help="Environment variable holding the judge's API key (never printed).",
+            show_default=False,
+        ),
+    ] = None,
+    template_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--template-dir",
+            metavar="DIR",
+            help="Override ci-eval's Jinja templates (judge "
+            "prompts; reports) with files of the same name here.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Replay eval sets against the agent and write what it did.
 
     Each case runs in a fresh agent session, turns in order; cases run concurrently. An agent
     that fails makes its case ERROR with the reason, never the whole run. Ctrl-C stops new
-    cases and keeps what finished. Exits 0 when every case ran, 2 on bad input, 3 when
-    infrastructure errors kept cases from running.
+    cases and keeps what finished. Then every case is scored with its eval set's metrics.
+    Exits 0 when every case passed, 1 when a case failed, 2 on bad input, 3 when
+    infrastructure errors kept cases from being scored.
 
     Example: ci-eval run samples --agent command --agent-command
     "python samples/agents/weather_agent/command_agent.py" --results results.json
@@ -380,6 +436,9 @@ def run(
             "timeout": timeout,
             "retries": retries,
             "results": str(results) if results else None,
+            "metric": metric,
+            "min_pass": min_pass,
+            "template_dir": str(template_dir) if template_dir else None,
         }
         for key, value in overrides.items():
             if value is not None:
@@ -397,6 +456,14 @@ def run(
         for key, value in agent_overrides.items():
             if value is not None:
                 setattr(settings.agent, key, value)
+        judge_overrides = {
+            "base_url": judge_url,
+            "model": judge_model,
+            "api_key_env": judge_key_env,
+        }
+        for key, value in judge_overrides.items():
+            if value is not None:
+                setattr(settings.judge, key, value)
         for item in header or []:
             name, sep, value = item.partition("=")
             if not sep or not name.strip():
@@ -439,6 +506,28 @@ class _stop_on_signals:
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self.previous.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
+
+
+@app.command("metrics")
+def list_metrics() -> None:
+    """List the metrics ci-eval computes: name, whose numbers it reproduces, value range,
+    default threshold, whether it needs an LLM judge, and what it measures.
+
+    Example: ci-eval metrics
+    """
+    from ci_eval.metrics import REGISTRY
+
+    for key, m in REGISTRY.items():
+        flags = [m.origin, m.value_range]
+        if m.default_threshold is not None:
+            flags.append(f"default threshold {m.default_threshold:g}")
+        if m.needs_llm:
+            flags.append("needs an LLM judge")
+        if m.informational:
+            flags.append("informational")
+        name = f"{key.split('/')[1]} ({key.split('/')[0]} criteria)" if "/" in key else key
+        _say(f"{name}  [{'; '.join(flags)}]")
+        _say(f"    {m.description}")
 
 
 def _n(count: int, noun: str) -> str:

@@ -28,6 +28,16 @@ class AgentSettings:
 
 
 @dataclass
+class JudgeConfig:
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    timeout: float = 60.0
+    retries: int = 3
+    temperature: float = 0.0
+
+
+@dataclass
 class RunSettings:
     paths: list[str] = field(default_factory=list)
     include: list[str] = field(default_factory=list)
@@ -38,14 +48,23 @@ class RunSettings:
     retries: int = 2
     num_runs: int = 1
     results: str | None = None
+    metric: list[str] = field(default_factory=list)  # --metric NAME[=THRESHOLD]
+    min_pass: int | None = None
+    template_dir: str | None = None
     agent: AgentSettings = field(default_factory=AgentSettings)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
+    metrics: dict[str, Any] = field(default_factory=dict)  # [metrics]: name → threshold/table
+    custom_metrics: dict[str, str] = field(default_factory=dict)  # name → "module:function"
+
+
+_TABLES = ("run", "agent", "judge", "metrics", "custom_metrics")
 
 
 def _apply(target: Any, table: dict[str, Any], where: str, path: str) -> None:
     known = {f.name: f for f in fields(target)}
     for key, value in table.items():
         name = key.replace("-", "_")
-        if name not in known or name == "agent":
+        if name not in known or name in _TABLES:
             raise InputError(
                 f"unknown setting {key!r} in [{where}]; known: "
                 + ", ".join(sorted(k for k in known if k != "agent")),

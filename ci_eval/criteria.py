@@ -49,12 +49,24 @@ class MetricConfig:
         return ", ".join(m.describe() for m in self.metrics) or "none"
 
 
-def default_config() -> MetricConfig:
-    return MetricConfig(
-        metrics=[MetricSpec(name, threshold) for name, threshold in ADK_DEFAULT_CRITERIA.items()],
-        source="default",
-        dialect="default",
-    )
+def default_config(dialect: str = "adk") -> MetricConfig:
+    """What applies without a sidecar: ADK's defaults, in the dialect's own terms where its tool
+    has other defaults (adk-rs scores its own way; Orchestrate reports its journey metrics)."""
+    if dialect == "adk-rs":
+        metrics = [
+            MetricSpec("tool_trajectory_avg_score", 1.0, {"match_type": "ADK_RS"}),
+            MetricSpec("final_response_match_v1", 0.8),
+        ]
+    elif dialect == "watsonx":
+        metrics = [
+            MetricSpec("journey_success", 1.0),
+            MetricSpec("tool_call_precision"),
+            MetricSpec("tool_call_recall"),
+            MetricSpec("journey_completion"),
+        ]
+    else:
+        metrics = [MetricSpec(name, threshold) for name, threshold in ADK_DEFAULT_CRITERIA.items()]
+    return MetricConfig(metrics=metrics, source="default", dialect="default")
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")

@@ -106,7 +106,13 @@ class SidecarFinder:
             )
         return self._cache[key]
 
-    def find(self, file: Path, eval_set_id: str, root: Path) -> MetricConfig:
+    def find(
+        self,
+        file: Path,
+        eval_set_id: str,
+        root: Path,
+        dialect: str = "adk",
+    ) -> MetricConfig:
         folder = file.parent
         suffix = criteria.TRPC_METRICS_SUFFIX
         stem = file.name.split(".")[0]
@@ -127,7 +133,7 @@ class SidecarFinder:
             if current == stop or current.parent == current or stop not in current.parents:
                 break
             current = current.parent
-        return criteria.default_config()
+        return criteria.default_config(dialect)
 
 
 def load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
@@ -138,7 +144,7 @@ def load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
         if isinstance(parsed, LoadedSidecar):
             return parsed
         dialect, eval_set, warnings = parsed
-        metrics = sidecars.find(candidate.path, eval_set.eval_set_id, candidate.root)
+        metrics = sidecars.find(candidate.path, eval_set.eval_set_id, candidate.root, dialect)
         return LoadedEvalSet(rel, dialect, eval_set, metrics, warnings)
     except NotAnEvalSet as exc:
         if candidate.claimed:

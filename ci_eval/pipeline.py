@@ -3,6 +3,7 @@ CLI and the action entrypoint call."""
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,8 +13,12 @@ from ci_eval.connectors import build_connector
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.load import Failed, LoadedEvalSet, load_all
-from ci_eval.results import RunResults, to_json, write_json_atomic
+from ci_eval.metrics import lookup
+from ci_eval.metrics.custom import register_custom, register_entry_points
+from ci_eval.metrics.judge import Judge, JudgeSettings
+from ci_eval.results import CaseRecord, RunResults, to_json, write_json_atomic
 from ci_eval.runner import RunOptions, run_sets
+from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INFRA = 0, 1, 2, 3
 
@@ -57,6 +62,57 @@ def check_case_filters(sets: list[LoadedEvalSet], filters: list[str]) -> None:
             raise InputError(f"--case {f}: no such eval set or case (give SET_ID:CASE_ID)")
 
 
+def score_options(settings: RunSettings) -> ScoreOptions:
+    """Metric overrides, the repository's metric table, custom metrics and the judge."""
+    try:
+        overrides = [parse_metric_option(m) for m in settings.metric]
+        repo = parse_metric_table(settings.metrics)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    register_custom(settings.custom_metrics)
+    register_entry_points()
+    unknown = [m.name for m in overrides if lookup(m.name) is None]
+    if unknown:
+        raise InputError(f"--metric: unknown metric(s) {', '.join(unknown)}; see `ci-eval metrics`")
+    if settings.min_pass is not None and not 1 <= settings.min_pass <= settings.num_runs:
+        raise InputError(f"--min-pass must be between 1 and --num-runs ({settings.num_runs})")
+    return ScoreOptions(overrides, repo, settings.min_pass, make_judge(settings))
+
+
+def make_judge(settings: RunSettings) -> Judge | None:
+    config = settings.judge
+    if not config.base_url and not config.model:
+        return None
+    if not config.base_url or not config.model:
+        raise InputError("the judge needs both a base URL and a model")
+    key = None
+    if config.api_key_env:
+        key = os.environ.get(config.api_key_env)
+        if not key:
+            raise InputError(
+                f"the environment variable {config.api_key_env} (the judge's API key) is not set"
+            )
+    return Judge(
+        JudgeSettings(
+            config.base_url,
+            config.model,
+            config.api_key_env,
+            config.timeout,
+            config.retries,
+            config.temperature,
+        ),
+        key,
+        Path(settings.template_dir) if settings.template_dir else None,
+    )
+
+
+def gate(results: RunResults) -> int:
+    """3 when infrastructure errors kept cases from being scored, else 1 when a case failed."""
+    if results.count("ERROR") or results.interrupted:
+        return EXIT_INFRA
+    return EXIT_GATE if results.count("FAILED") else EXIT_OK
+
+
 def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     sets = load_eval_sets(settings)
     check_case_filters(sets, settings.cases)
@@ -69,6 +125,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
             raise InputError(f"{name} must be at least {low}")
     if settings.timeout <= 0:
         raise InputError("--timeout must be positive")
+    options = score_options(settings)
     connector = build_connector(settings.agent, settings.timeout, settings.retries)
     try:
         results = run_sets(
@@ -85,27 +142,67 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         "timeout": settings.timeout,
         "retries": settings.retries,
         "num_runs": settings.num_runs,
+        "min_pass": settings.min_pass,
     }
+    score_results(results, options)
     if settings.results:
         write_json_atomic(Path(settings.results), to_json(results))
-    errors = results.count("ERROR")
-    return Outcome(results, EXIT_INFRA if errors or results.interrupted else EXIT_OK)
+    return Outcome(results, gate(results))
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3g}"
 
 
 def summary_lines(results: RunResults) -> list[str]:
+    """The short human summary: per set its verdicts and metric means, then the failures."""
     lines = []
     for s in results.sets:
-        completed = sum(1 for c in s.cases if c.status == "COMPLETED")
-        errors = [c for c in s.cases if c.status == "ERROR"]
-        skipped = sum(1 for c in s.cases if c.status == "SKIPPED")
-        extra = f", {skipped} skipped" if skipped else ""
+        counts = {
+            v: sum(1 for c in s.cases if c.status == v)
+            for v in ("PASSED", "FAILED", "ERROR", "NOT_EVALUATED", "SKIPPED")
+        }
         name = s.file if s.eval_set_id == s.file else f"{s.eval_set_id} ({s.file})"
-        lines.append(f"{name}: {completed}/{len(s.cases)} cases ran, {len(errors)} errors{extra}")
-        lines += [f"  ERROR {c.eval_id} ({c.file}:{c.line}): {c.error}" for c in errors]
+        parts = [f"{counts['PASSED']} passed", f"{counts['FAILED']} failed"]
+        parts += [
+            f"{n} {k.lower().replace('_', ' ')}"
+            for k, n in counts.items()
+            if n and k not in ("PASSED", "FAILED")
+        ]
+        means = []
+        for spec in s.applied_metrics:
+            scores = [
+                m.score
+                for c in s.cases
+                for m in c.metrics
+                if m.name == spec.name and m.score is not None and not m.informational
+            ]
+            if scores:
+                means.append(f"{spec.name} {_fmt(sum(scores) / len(scores))}")
+        lines.append(f"{name}: {', '.join(parts)}" + (f" — {'; '.join(means)}" if means else ""))
+        for c in s.cases:
+            if c.status == "ERROR":
+                lines.append(
+                    f"  ERROR {c.eval_id} ({c.file}:{c.line}): {c.error or _first_reason(c)}"
+                )
+            elif c.status == "FAILED":
+                failing = [
+                    f"{m.name} {_fmt(m.score)} < {_fmt(m.threshold)}"
+                    for m in c.metrics
+                    if m.status == "FAILED"
+                ]
+                lines.append(f"  FAILED {c.eval_id} ({c.file}:{c.line}): " + ", ".join(failing))
+            if c.flaky:
+                lines.append(f"  FLAKY {c.eval_id}: passed in some runs and failed in others")
     total = len(results.cases())
     lines.append(
-        f"{total} cases: {results.count('COMPLETED')} ran, {results.count('ERROR')} "
-        f"errors, {results.count('SKIPPED')} skipped in {results.duration_s:.1f} s "
-        f"({results.agent})" + (" — interrupted" if results.interrupted else "")
+        f"{total} cases: {results.count('PASSED')} passed, {results.count('FAILED')} "
+        f"failed, {results.count('ERROR')} errors, {results.count('SKIPPED')} skipped "
+        f"in {results.duration_s:.1f} s ({results.agent})"
+        + (" — interrupted" if results.interrupted else "")
     )
     return lines
+
+
+def _first_reason(case: CaseRecord) -> str:
+    return next((m.reason or "" for m in case.metrics if m.status == "ERROR"), "")

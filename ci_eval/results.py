@@ -36,6 +36,7 @@ class RunRecord:
     invocations: list[InvocationRecord] = field(default_factory=list)
     error: str | None = None  # why the agent could not finish this run (infrastructure)
     duration_s: float = 0.0
+    metrics: list[Any] = field(default_factory=list)  # MetricResult per metric, once scored
 
     @property
     def retries(self) -> int:
@@ -49,9 +50,17 @@ class CaseRecord:
     line: int | None
     runs: list[RunRecord] = field(default_factory=list)
     skipped: str | None = None  # why the case was not run (e.g. needs a user simulator)
+    extensions: dict[str, Any] = field(default_factory=dict)  # dialect data, for metrics
+    rubrics: list[dict[str, Any]] | None = None
+    metrics: list[Any] = field(default_factory=list)  # CaseMetric per metric, once scored
+    verdict: str | None = None  # PASSED, FAILED, ERROR, NOT_EVALUATED, SKIPPED once scored
+    flaky: bool = False
 
     @property
     def status(self) -> str:
+        """The verdict once scored; before that COMPLETED, ERROR or SKIPPED."""
+        if self.verdict is not None:
+            return self.verdict
         if self.skipped is not None:
             return "SKIPPED"
         return "ERROR" if any(r.error for r in self.runs) or not self.runs else "COMPLETED"
@@ -68,6 +77,7 @@ class SetRecord:
     dialect: str
     metrics: MetricConfig
     cases: list[CaseRecord] = field(default_factory=list)
+    applied_metrics: list[Any] = field(default_factory=list)  # MetricSpec, once scored
 
 
 @dataclass
@@ -88,6 +98,41 @@ class RunResults:
 
 def _inv(inv: Invocation | None) -> dict[str, Any] | None:
     return None if inv is None else inv.model_dump(mode="json", exclude_none=True)
+
+
+STATUSES = ("PASSED", "FAILED", "ERROR", "NOT_EVALUATED", "SKIPPED", "COMPLETED")
+
+
+def _num(value: float | None) -> float | None:
+    return None if value is None or value != value else value  # NaN is not JSON
+
+
+def _run_metric(m: Any) -> dict[str, Any]:
+    return {
+        "name": m.name,
+        "status": m.status,
+        "score": _num(m.score),
+        "threshold": m.threshold,
+        "per_invocation": [_num(v) for v in m.per_invocation],
+        "reason": m.reason,
+        "details": m.details,
+    }
+
+
+def _case_metric(m: Any) -> dict[str, Any]:
+    return {
+        "name": m.name,
+        "status": m.status,
+        "score": _num(m.score),
+        "threshold": m.threshold,
+        "informational": m.informational,
+        "runs": [_num(v) for v in m.runs],
+        "std": _num(m.std),
+        "min": _num(m.min),
+        "pass_rate": m.pass_rate,
+        "flaky": m.flaky,
+        "reason": m.reason,
+    }
 
 
 def to_json(results: RunResults) -> dict[str, Any]:

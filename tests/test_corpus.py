@@ -127,14 +127,15 @@ def test_adk_config_is_found_in_a_parent_folder(corpus: Path) -> None:
     assert metric.criterion["rubrics"][0]["rubric_id"] == "relevance"
 
 
-def test_without_a_sidecar_adk_defaults_apply(corpus: Path) -> None:
-    path = CORPUS / "adk-rs/skundu42-adk-rs/docs/content/eval.ts.snippets/hello_world.evalset.json"
-    outcome = load(path)
-    assert isinstance(outcome, LoadedEvalSet)
-    assert {m.name: m.threshold for m in outcome.metrics.metrics} == {
-        "tool_trajectory_avg_score": 1.0,
-        "response_match_score": 0.8,
-    }
+def test_without_a_sidecar_the_dialects_defaults_apply(corpus: Path) -> None:
+    adk = load(CORPUS / ("agentevals/agentevals-dev-agentevals/samples/eval_set_helm.json"))
+    assert isinstance(adk, LoadedEvalSet)
+    assert {m.name: m.threshold for m in adk.metrics.metrics} == {
+        "tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
+    rs = load(CORPUS / "adk-rs/skundu42-adk-rs/docs/content/eval.ts.snippets/hello_world.evalset.json")
+    assert isinstance(rs, LoadedEvalSet)
+    assert [(m.name, m.criterion) for m in rs.metrics.metrics] == [
+        ("tool_trajectory_avg_score", {"match_type": "ADK_RS"}), ("final_response_match_v1", {})]
 
 
 def test_watsonx_dataset_keeps_goals_and_arg_matching(corpus: Path) -> None:

@@ -66,7 +66,8 @@ def _ours(args: list[str], tmp_path: Path) -> dict[str, list[Any]]:
         check=False,
         cwd=tmp_path,
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # berlin fails, as in adk eval
+    assert "FAILED berlin_expected_to_fail" in proc.stdout
     data = json.loads(results.read_text())
     out = {}
     for case in data["sets"][0]["cases"]:
@@ -155,7 +156,8 @@ def test_adk_http_uses_session_state_and_ids(adk_server: str, tmp_path: Path) ->
         check=False,
         cwd=tmp_path,
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr  # ran; scores aside
+    assert "ERROR" not in proc.stdout
     import requests
 
     session = requests.get(

@@ -1,0 +1,72 @@
+"""The metric registry: name → evaluator, with its range, whether it needs an LLM and what it
+means. A new metric is one function plus one ``register`` call; teams add their own through
+``ci-eval.toml`` (``[custom_metrics] name = "module:function"``) or the ``ci_eval.metrics`` entry
+point group."""
+
+from __future__ import annotations
+
+from ci_eval.metrics import adk
+from ci_eval.metrics.base import Metric
+
+REGISTRY: dict[str, Metric] = {}
+
+
+def register(metric: Metric, dialect: str | None = None) -> Metric:
+    """Register under its name, or as ``dialect/name`` where a dialect's metric of the same name
+    means something else (trpc-agent-go's tool_trajectory_avg_score)."""
+    REGISTRY[f"{dialect}/{metric.name}" if dialect else metric.name] = metric
+    return metric
+
+
+def lookup(name: str, dialect: str | None = None) -> Metric | None:
+    """The dialect's own metric of that name, else the shared one, else the one dialect that
+    has it (``final_response_avg_score`` is trpc-agent-go's alone)."""
+    if dialect and f"{dialect}/{name}" in REGISTRY:
+        return REGISTRY[f"{dialect}/{name}"]
+    if name in REGISTRY:
+        return REGISTRY[name]
+    qualified = [m for key, m in REGISTRY.items() if key.endswith(f"/{name}")]
+    return qualified[0] if len(qualified) == 1 else None
+
+
+register(
+    Metric(
+        "tool_trajectory_avg_score",
+        "Tool calls per invocation against the expected ones: 1 or 0 per invocation, mean over "
+        "invocations. Criterion: match_type EXACT (default) | IN_ORDER | ANY_ORDER | ADK_RS "
+        "(adk-rs: in-order matches / max(len), a fraction), ignore_args.",
+        adk.tool_trajectory,
+        default_threshold=1.0,
+    )
+)
+register(
+    Metric(
+        "response_match_score",
+        "ROUGE-1 F-measure of the final response against the expected one, with ADK's "
+        "Unicode-aware tokenizer and Porter stemming; mean over invocations.",
+        adk.response_match,
+        default_threshold=0.8,
+    )
+)
+register(
+    Metric(
+        "tool_call_count_v1",
+        "Tool calls per invocation, averaged (informational).",
+        adk.tool_call_count,
+        value_range="[0, ∞)",
+        informational=True,
+    )
+)
+register(
+    Metric(
+        "invocation_duration_v1",
+        "Seconds per timed turn, averaged (informational).",
+        adk.invocation_duration,
+        value_range="[0, ∞) s",
+        informational=True,
+    )
+)
+
+INFORMATIONAL_DEFAULTS = ("tool_call_count_v1", "invocation_duration_v1")
+
+from ci_eval.metrics import adk_rs, judge_metrics, trpc, watsonx  # noqa: E402,F401  (register)

@@ -1,0 +1,61 @@
+"""The shapes every metric shares: its registration, its result and the statuses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ci_eval.criteria import MetricSpec
+from ci_eval.model import Invocation
+
+PASSED, FAILED, NOT_EVALUATED, ERROR, INFO = ("PASSED", "FAILED", "NOT_EVALUATED", "ERROR", "INFO")
+
+
+class NotApplicable(Exception):
+    """The metric cannot apply to this case (no expected response, no judge, …): NOT_EVALUATED."""
+
+
+class MetricFailure(Exception):
+    """Computing the metric failed (the judge errored, a custom metric raised): ERROR."""
+
+
+@dataclass
+class MetricResult:
+    name: str
+    status: str
+    score: float | None = None
+    threshold: float | None = None
+    per_invocation: list[float | None] = field(default_factory=list)
+    reason: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ScoreContext:
+    """What a metric may look at besides the invocations."""
+
+    extensions: dict[str, Any] = field(default_factory=dict)  # the case's dialect data
+    rubrics: list[dict[str, Any]] | None = None  # the case's rubrics (ADK shape)
+    set_dialect: str = "adk"
+    judge: Any = None  # ci_eval.metrics.judge.Judge, when one is configured
+
+
+# expected invocations, actual invocations, the spec (threshold + criterion), context →
+# (score, per-invocation scores, details)
+Scorer = Callable[
+    [list[Invocation], list[Invocation], MetricSpec, ScoreContext],
+    tuple[float, list[float | None], dict[str, Any]],
+]
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    description: str
+    scorer: Scorer = field(repr=False)
+    value_range: str = "[0, 1]"
+    needs_llm: bool = False
+    informational: bool = False  # reported, never failing (ADK's efficiency metrics)
+    default_threshold: float | None = None
+    origin: str = "ADK"  # whose numbers it reproduces

@@ -1,0 +1,104 @@
+"""Custom metrics: a team's own function, registered by name.
+
+From ``ci-eval.toml``::
+
+    [custom_metrics]
+    polite = "my_evals.metrics:politeness"
+
+or from an installed package's entry point in the group ``ci_eval.metrics``. The function gets
+the expected and actual invocations (ADK ``Invocation`` models, one per turn) and the metric's
+criterion, and returns the score — a float — or ``(score, per_invocation_scores)`` or a dict
+``{"score": …, "per_invocation": […], "details": {…}}``. ci-eval compares the score with the
+threshold; an exception makes that metric ERROR for that case, never the run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from ci_eval.criteria import MetricSpec
+from ci_eval.errors import InputError
+from ci_eval.metrics import REGISTRY, register
+from ci_eval.metrics.base import Metric, ScoreContext
+from ci_eval.model import Invocation
+
+ENTRY_POINT_GROUP = "ci_eval.metrics"
+
+
+def _wrap(fn: Callable[..., Any], name: str) -> Any:
+    def scorer(
+        expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
+    ) -> tuple[float, list[float | None], dict[str, Any]]:
+        value = fn(expected, actual, dict(spec.criterion))
+        details: dict[str, Any] = {}
+        per: list[float | None] = []
+        if isinstance(value, dict):
+            score, per, details = (
+                value.get("score"),
+                list(value.get("per_invocation") or []),
+                dict(value.get("details") or {}),
+            )
+        elif isinstance(value, tuple):
+            score, per = value[0], list(value[1])
+        else:
+            score = value
+        if isinstance(score, bool) or not isinstance(score, int | float):
+            raise TypeError(f"custom metric {name} returned {score!r}, not a number")
+        return float(score), per, details
+
+    return scorer
+
+
+def load_function(target: str, name: str) -> Callable[..., Any]:
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise InputError(f"custom metric {name}: expected 'module:function', got {target!r}")
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # a repo's own modules, as pytest would find them
+    try:
+        module = importlib.import_module(module_name)
+        fn = getattr(module, attr)
+    except (ImportError, AttributeError) as exc:
+        raise InputError(f"custom metric {name}: cannot load {target}: {exc}") from None
+    if not callable(fn):
+        raise InputError(f"custom metric {name}: {target} is not callable")
+    return fn
+
+
+def register_custom(table: dict[str, str]) -> None:
+    for name, target in table.items():
+        if not isinstance(target, str):
+            raise InputError(f'[custom_metrics] {name}: expected "module:function"')
+        register(
+            Metric(
+                name,
+                f"custom metric {target}",
+                _wrap(load_function(target, name), name),
+                origin="custom",
+            )
+        )
+
+
+def register_entry_points() -> None:
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name in REGISTRY:
+            continue
+        try:
+            fn = entry.load()
+        except Exception as exc:  # a broken plugin names itself, it does not stop ci-eval
+            raise InputError(
+                f"custom metric {entry.name}: cannot load {entry.value}: {exc}"
+            ) from None
+        register(
+            Metric(
+                entry.name,
+                f"custom metric {entry.value} (entry point)",
+                _wrap(fn, entry.name),
+                origin="custom",
+            )
+        )

@@ -1,0 +1,92 @@
+"""An LLM judge over any OpenAI-compatible chat-completions endpoint (OpenAI, Azure, vLLM,
+Ollama, LiteLLM, Gemini's OpenAI endpoint). Identical calls are made once per run; prompts are
+Jinja templates in ``templates/judge/`` (override with ``--template-dir``)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jinja2 import FileSystemLoader, StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
+
+from ci_eval.connectors.base import AgentError
+from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
+from ci_eval.metrics.base import MetricFailure
+from ci_eval.templates import template_dirs
+
+
+@dataclass
+class JudgeSettings:
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    timeout: float = 60.0
+    retries: int = 3
+    temperature: float = 0.0
+
+
+@dataclass
+class Judge:
+    settings: JudgeSettings
+    api_key: str | None = None
+    template_dir: Path | None = None
+    calls: int = 0
+    _cache: dict[tuple[str, str, int], str] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        self._http = make_session(
+            HttpSettings(self.settings.timeout, self.settings.retries, headers=headers)
+        )
+        self._env = SandboxedEnvironment(
+            loader=FileSystemLoader([str(d) for d in template_dirs(self.template_dir)]),
+            undefined=StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=True,
+        )
+
+    def render(self, template: str, **values: Any) -> str:
+        return self._env.get_template(f"judge/{template}").render(**values)
+
+    def ask(self, prompt: str, sample: int = 0) -> str:
+        """One completion; the same prompt and sample number is asked once per run."""
+        key = (self.settings.model or "", prompt, sample)
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        body = {
+            "model": self.settings.model,
+            "temperature": self.settings.temperature,
+            "messages": [{"role": "user", "content": prompt}],
+        }
+        url = f"{(self.settings.base_url or '').rstrip('/')}/chat/completions"
+        try:
+            data, _ = post_json(self._http, url, body, self.settings.timeout, self.settings.retries)
+            text = data["choices"][0]["message"]["content"]
+        except AgentError as exc:
+            raise MetricFailure(f"judge: {exc}") from None
+        except (KeyError, IndexError, TypeError):
+            raise MetricFailure("judge: the answer is not a chat completion") from None
+        if not isinstance(text, str):
+            raise MetricFailure("judge: the completion has no text")
+        with self._lock:
+            self._cache[key] = text
+            self.calls += 1
+        return text
+
+    def ask_json(self, prompt: str, sample: int = 0) -> dict[str, Any]:
+        text = self.ask(prompt, sample)
+        match = re.search(r"\{.*\}", text, re.DOTALL)
+        try:
+            value = json.loads(match.group(0)) if match else None
+        except json.JSONDecodeError:
+            value = None
+        if not isinstance(value, dict):
+            raise MetricFailure(f"judge: expected a JSON object, got {text[:80]!r}")
+        return value

@@ -1,0 +1,81 @@
+"""ROUGE exactly as google-adk 2.13 computes ``response_match_score``.
+
+ADK scores with the ``rouge-score`` package and its own Unicode-aware tokenizer
+(``final_response_match_v1._UnicodeAwareTokenizer``): NFKC + lower-case; CJK ideographs, kana and
+Hangul one token each; Thai, Lao, Khmer and Myanmar per grapheme; other characters kept when
+``isalnum()`` or a combining mark, else a space; ASCII words through rouge-score's own tokenizer
+(Porter stemmer on tokens longer than 3 characters); other words whole. The same rules here, with
+the scorer built once and tokenisations cached, which is where ADK spends its time.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+
+from rouge_score import rouge_scorer, tokenizers
+
+
+def _is_cjk(code: int) -> bool:
+    return (
+        0x4E00 <= code <= 0x9FFF
+        or 0x3040 <= code <= 0x309F
+        or 0x30A0 <= code <= 0x30FF
+        or 0xAC00 <= code <= 0xD7AF
+    )
+
+
+def _is_non_spaced(code: int) -> bool:
+    return (
+        0x0E00 <= code <= 0x0E7F
+        or 0x0E80 <= code <= 0x0EFF
+        or 0x1780 <= code <= 0x17FF
+        or 0x1000 <= code <= 0x109F
+    )
+
+
+_DEFAULT = tokenizers.DefaultTokenizer(use_stemmer=True)
+
+
+@lru_cache(maxsize=1 << 16)
+def _ascii_word(word: str) -> tuple[str, ...]:
+    return tuple(_DEFAULT.tokenize(word))
+
+
+@lru_cache(maxsize=1 << 14)
+def unicode_tokens(text: str) -> tuple[str, ...]:
+    text = unicodedata.normalize("NFKC", text).lower()
+    chars: list[str] = []
+    for char in text:
+        code = ord(char)
+        if _is_cjk(code):
+            chars += (" ", char, " ")
+        elif _is_non_spaced(code):
+            if unicodedata.category(char).startswith("M"):
+                chars.append(char)
+            else:
+                chars += (" ", char)
+        elif char.isalnum() or unicodedata.category(char).startswith("M"):
+            chars.append(char)
+        else:
+            chars.append(" ")
+    tokens: list[str] = []
+    for word in "".join(chars).split():
+        if word.isascii():
+            tokens.extend(_ascii_word(word))
+        else:
+            tokens.append(word)
+    return tuple(tokens)
+
+
+class UnicodeAwareTokenizer(tokenizers.Tokenizer):
+    def tokenize(self, text: str) -> list[str]:
+        return list(unicode_tokens(text))
+
+
+_ROUGE1 = rouge_scorer.RougeScorer(["rouge1"], tokenizer=UnicodeAwareTokenizer())
+
+
+def rouge1_fmeasure(reference: str, candidate: str) -> float:
+    """ADK's ``_calculate_rouge_1_scores(candidate, reference).fmeasure``."""
+    return _ROUGE1.score(reference, candidate)["rouge1"].fmeasure

@@ -1,0 +1,471 @@
+"""trpc-agent-go's deterministic evaluators, rule for rule (evaluation/metric/criterion in
+trpc-agent-go): ``tool_trajectory_avg_score`` with its tool strategies and
+``final_response_avg_score`` with text / JSON / ROUGE criteria. Per invocation 1 or 0, mean over
+invocations; the reason for a 0 is kept."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+from rouge_score import rouge_scorer
+
+from ci_eval.criteria import MetricSpec
+from ci_eval.metrics import register
+from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
+from ci_eval.metrics.rouge import UnicodeAwareTokenizer
+from ci_eval.model import IntermediateData, Invocation
+
+DEFAULT_TOLERANCE = 1e-6
+
+
+class Mismatch(Exception):
+    """Why a trpc criterion did not match (trpc's error text, kept as the reason)."""
+
+
+# --- text --------------------------------------------------------------------------------
+
+
+def text_match(actual: str, expected: str, crit: dict[str, Any] | None) -> None:
+    if not crit or crit.get("ignore"):
+        return
+    length = crit.get("length")
+    if length and not length.get("ignore"):
+        low, high = length.get("min"), length.get("max")
+        if low is None and high is None:
+            raise Mismatch("length criterion must configure min or max")
+        if low is not None and len(actual) < low:
+            raise Mismatch(f"length mismatch: actual length {len(actual)} is less than min {low}")
+        if high is not None and len(actual) > high:
+            raise Mismatch(
+                f"length mismatch: actual length {len(actual)} is greater than max {high}"
+            )
+    strategy = crit.get("matchStrategy") or "exact"
+    if strategy == "skip":
+        return
+    if crit.get("caseInsensitive"):
+        actual, expected = actual.lower(), expected.lower()
+    if strategy == "exact":
+        ok = actual == expected
+    elif strategy == "contains":
+        ok = expected in actual
+    elif strategy == "regex":
+        try:
+            ok = re.search(expected, actual) is not None  # RE2 and Python agree on common syntax
+        except re.error as exc:
+            raise Mismatch(f"invalid regex {expected}: {exc}") from None
+    else:
+        raise Mismatch(f"invalid match strategy {strategy}")
+    if not ok:
+        raise Mismatch(f"source {actual!r} and target {expected!r} do not match ({strategy})")
+
+
+# --- JSON --------------------------------------------------------------------------------
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _exact(actual: Any, expected: Any, tol: float, where: str) -> None:
+    if actual is None and expected is None:
+        return
+    if actual is None or expected is None:
+        raise Mismatch(f"{where}: actual {actual!r} and expected {expected!r} do not match")
+    if isinstance(actual, dict) or isinstance(expected, dict):
+        if not (isinstance(actual, dict) and isinstance(expected, dict)):
+            raise Mismatch(f"{where}: one is an object and the other is not")
+        _object(actual, expected, None, tol, where, ignore=False)
+        return
+    if isinstance(actual, list) or isinstance(expected, list):
+        if not (isinstance(actual, list) and isinstance(expected, list)):
+            raise Mismatch(f"{where}: one is an array and the other is not")
+        if len(actual) != len(expected):
+            raise Mismatch(
+                f"{where}: array length mismatch: actual({len(actual)}) != "
+                f"expected({len(expected)})"
+            )
+        for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
+            _exact(a, e, tol, f"{where}[{i}]")
+        return
+    a_num, e_num = _number(actual), _number(expected)
+    if a_num is not None and e_num is not None:
+        if not abs(a_num - e_num) <= tol:
+            raise Mismatch(f"{where}: {actual!r} != {expected!r} (tolerance {tol:g})")
+        return
+    if type(actual) is not type(expected) or actual != expected:
+        raise Mismatch(f"{where}: actual {actual!r} and expected {expected!r} do not match")
+
+
+def _ignored(tree: dict[str, Any] | None, key: str) -> bool:
+    return bool(tree) and tree.get(key) is True
+
+
+def _object(
+    actual: dict[str, Any],
+    expected: dict[str, Any],
+    tree: dict[str, Any] | None,
+    tol: float,
+    where: str,
+    ignore: bool = True,
+) -> None:
+    for key in actual:
+        if not (ignore and _ignored(tree, key)) and key not in expected:
+            raise Mismatch(f"{where}: key {key} in actual but not in expected")
+    for key in expected:
+        if not (ignore and _ignored(tree, key)) and key not in actual:
+            raise Mismatch(f"{where}: key {key} in expected but not in actual")
+    for key in actual:
+        if ignore and _ignored(tree, key):
+            continue
+        child = tree.get(key) if tree and isinstance(tree.get(key), dict) else None
+        if ignore:
+            _ignore_tree(actual[key], expected[key], child, tol, f"{where}.{key}")
+        else:
+            _exact(actual[key], expected[key], tol, f"{where}.{key}")
+
+
+def _ignore_tree(
+    actual: Any, expected: Any, tree: dict[str, Any] | None, tol: float, where: str
+) -> None:
+    if actual is None and expected is None:
+        return
+    if actual is None or expected is None:
+        raise Mismatch(f"{where}: actual {actual!r} and expected {expected!r} do not match")
+    if isinstance(actual, dict) != isinstance(expected, dict):
+        raise Mismatch(f"{where}: one is an object and the other is not")
+    if isinstance(actual, dict):
+        _object(actual, expected, tree, tol, where)
+    else:
+        _exact(actual, expected, tol, where)
+
+
+def _only_tree(actual: Any, expected: Any, tree: dict[str, Any], tol: float, where: str) -> None:
+    if actual is None and expected is None:
+        return
+    if actual is None or expected is None:
+        raise Mismatch(f"{where}: actual {actual!r} and expected {expected!r} do not match")
+    if not isinstance(actual, dict) or not isinstance(expected, dict):
+        if isinstance(actual, dict) or isinstance(expected, dict):
+            raise Mismatch(f"{where}: one is an object and the other is not")
+        _exact(actual, expected, tol, where)
+        return
+    for key, sel in tree.items():
+        if sel is False:
+            continue
+        if not isinstance(sel, bool | dict):
+            raise Mismatch(f"onlyTree[{key}] must be a bool or an object")
+        if key not in actual:
+            raise Mismatch(f"{where}: key {key} in onlyTree but not in actual")
+        if key not in expected:
+            raise Mismatch(f"{where}: key {key} in onlyTree but not in expected")
+        if sel is True:
+            _exact(actual[key], expected[key], tol, f"{where}.{key}")
+        else:
+            _only_tree(actual[key], expected[key], sel, tol, f"{where}.{key}")
+
+
+def json_match(actual: Any, expected: Any, crit: dict[str, Any] | None, what: str) -> None:
+    if not crit or crit.get("ignore"):
+        return
+    if crit.get("onlyTree") and crit.get("ignoreTree"):
+        raise Mismatch("onlyTree and ignoreTree cannot be set at the same time")
+    strategy = crit.get("matchStrategy") or "exact"
+    if strategy == "skip":
+        return
+    if strategy != "exact":
+        raise Mismatch(f"invalid match strategy {strategy}")
+    tol = crit.get("numberTolerance")
+    tol = DEFAULT_TOLERANCE if tol is None else float(tol)
+    if crit.get("onlyTree"):
+        _only_tree(actual, expected, crit["onlyTree"], tol, what)
+    else:
+        _ignore_tree(actual, expected, crit.get("ignoreTree"), tol, what)
+
+
+# --- tool trajectory ---------------------------------------------------------------------
+
+_DEFAULT_STRATEGY: dict[str, Any] = {"name": {}, "arguments": {}, "result": {}}
+
+
+def trpc_tools(inv: Invocation) -> list[dict[str, Any]]:
+    """An invocation's tool calls as trpc sees them: {id, name, arguments, result}."""
+    calls = inv.tool_calls()
+    data = inv.intermediate_data
+    responses = list(data.tool_responses) if isinstance(data, IntermediateData) else []
+    wrapped = set(inv.extensions.get("trpc", {}).get("wrappedResults", []))
+    tools = []
+    for n, call in enumerate(calls):
+        match = next((r for r in responses if r.id is not None and r.id == call.id), None)
+        if match is None and call.id is None and n < len(responses):
+            match = responses[n]
+        result = match.response if match else None
+        if n in wrapped and isinstance(result, dict):
+            result = result.get("result")
+        tools.append(
+            {"id": call.id, "name": call.name or "", "arguments": call.args, "result": result}
+        )
+    return tools
+
+
+def _strategy(
+    crit: dict[str, Any],
+    actual: dict[str, Any],
+    expected: dict[str, Any],
+) -> dict[str, Any]:
+    per_tool = crit.get("toolStrategy") or {}
+    for name in (actual["name"], expected["name"]):
+        if name in per_tool:
+            return per_tool[name] or {}
+    return crit.get("defaultStrategy") or _DEFAULT_STRATEGY
+
+
+def _tool_matches(crit: dict[str, Any], actual: dict[str, Any], expected: dict[str, Any]) -> None:
+    strategy = _strategy(crit, actual, expected)
+    if strategy.get("name") is not None:
+        try:
+            text_match(actual["name"], expected["name"], strategy["name"])
+        except Mismatch as exc:
+            raise Mismatch(f"name mismatch: {exc}") from None
+    if strategy.get("arguments") is not None:
+        json_match(actual["arguments"], expected["arguments"], strategy["arguments"], "arguments")
+    result = strategy.get("result", strategy.get("response"))  # gen 2 called it "response"
+    if result is not None:
+        json_match(actual["result"], expected["result"], result, "result")
+
+
+def _full_matching(edges: list[list[int]], right: int) -> list[int]:
+    """Kuhn's augmenting paths: the expected (left) indexes that cannot all be matched."""
+    owner = [-1] * right
+
+    def augment(left: int, seen: list[bool]) -> bool:
+        for r in edges[left]:
+            if not seen[r]:
+                seen[r] = True
+                if owner[r] == -1 or augment(owner[r], seen):
+                    owner[r] = left
+                    return True
+        return False
+
+    return [left for left in range(len(edges)) if not augment(left, [False] * right)]
+
+
+def trajectory_match(
+    crit: dict[str, Any], actual: list[dict[str, Any]], expected: list[dict[str, Any]]
+) -> None:
+    if not actual and not expected:
+        return
+    gen2 = "orderInsensitive" in crit
+    if crit.get("subsetMatching"):
+        if len(actual) < len(expected):
+            raise Mismatch(
+                f"number of tool calls mismatch: actual({len(actual)}) < expected({len(expected)})"
+            )
+    elif len(actual) != len(expected):
+        raise Mismatch(
+            f"number of tool calls mismatch: actual({len(actual)}) != expected({len(expected)})"
+        )
+    ordered = (
+        not crit.get("orderInsensitive", False) if gen2 else bool(crit.get("orderSensitive", False))
+    )
+    if ordered:
+        i = -1
+        for want in expected:
+            last: Mismatch | None = Mismatch(f"tool {want['name']} mismatch")
+            while i + 1 < len(actual):
+                i += 1
+                try:
+                    _tool_matches(crit, actual[i], want)
+                    last = None
+                    break
+                except Mismatch as exc:
+                    last = exc
+            if last is not None:
+                raise Mismatch(f"tool id {want['id']} with name {want['name']} mismatch: {last}")
+        return
+    edges = []
+    for want in expected:
+        row = []
+        for j, got in enumerate(actual):
+            try:
+                _tool_matches(crit, got, want)
+                row.append(j)
+            except Mismatch:
+                pass
+        edges.append(row)
+    unmatched = _full_matching(edges, len(actual))
+    if unmatched:
+        names = ", ".join(f"{expected[i]['name']} (id {expected[i]['id']})" for i in unmatched)
+        raise Mismatch(f"unmatched expected tools: {names}")
+
+
+def _per_invocation(
+    expected: list[Invocation], actual: list[Invocation], check: Any
+) -> tuple[float, list[float | None], dict[str, Any]]:
+    if not expected:
+        raise NotApplicable("no invocations")
+    if len(actual) != len(expected):
+        raise NotApplicable(f"{len(actual)} actual invocations for {len(expected)} expected")
+    scores: list[float | None] = []
+    reasons: list[str | None] = []
+    for exp, act in zip(expected, actual, strict=True):
+        try:
+            check(act, exp)
+            scores.append(1.0)
+            reasons.append(None)
+        except Mismatch as exc:
+            scores.append(0.0)
+            reasons.append(str(exc))
+    details: dict[str, Any] = {}
+    if any(reasons):
+        details["reasons"] = reasons
+    return sum(s or 0 for s in scores) / len(scores), scores, details
+
+
+def tool_trajectory(
+    expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
+) -> tuple[float, list[float | None], dict[str, Any]]:
+    crit = spec.criterion.get("toolTrajectory")
+    if crit is None:
+        crit = {}  # generation 1 files carry no criterion: trpc's built-in default strategy
+    return _per_invocation(
+        expected, actual, lambda a, e: trajectory_match(crit, trpc_tools(a), trpc_tools(e))
+    )
+
+
+# --- final response ----------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def _rouge_scorer(
+    rouge_type: str,
+    stem: bool,
+    split: bool,
+    unicode: bool,
+) -> rouge_scorer.RougeScorer:
+    tokenizer = UnicodeAwareTokenizer() if unicode else None
+    return rouge_scorer.RougeScorer(
+        [rouge_type], use_stemmer=stem, split_summaries=split, tokenizer=tokenizer
+    )
+
+
+def rouge_match(actual: str, expected: str, crit: dict[str, Any], notes: set[str]) -> None:
+    if crit.get("ignore"):
+        return
+    rouge_type = crit.get("rougeType")
+    if not rouge_type:
+        raise Mismatch("rouge criterion requires rougeType")
+    measure = crit.get("measure") or "f1"
+    if measure not in ("f1", "precision", "recall"):
+        raise Mismatch(f"unsupported rouge measure: {measure}")
+    tokenizer = crit.get("tokenizerName")
+    if tokenizer:
+        notes.add(
+            f"tokenizer {tokenizer!r} is trpc-agent-go's own; ci-eval used ADK's Unicode "
+            "tokenizer (CJK per character), so scores on such text may differ"
+        )
+    try:
+        scorer = _rouge_scorer(
+            rouge_type,
+            bool(crit.get("useStemmer")),
+            bool(crit.get("splitSummaries")),
+            bool(tokenizer),
+        )
+        score = scorer.score(expected, actual)[rouge_type]
+    except ValueError as exc:
+        raise Mismatch(f"rouge: {exc}") from None
+    wanted = crit.get("threshold") or {}
+    values = {"precision": score.precision, "recall": score.recall, "f1": score.fmeasure}
+    if any(values[k] < float(wanted.get(k, 0) or 0) for k in values):
+        raise Mismatch(
+            f"rouge mismatch: {rouge_type} {measure}={values[measure]:.6f} "
+            f"precision={score.precision:.6f} recall={score.recall:.6f} "
+            f"f1={score.fmeasure:.6f}"
+        )
+
+
+def _content(inv: Invocation) -> str | None:
+    if inv.final_response is None:
+        return None
+    return "\n".join(p.text for p in inv.final_response.parts or [] if p.text is not None)
+
+
+def final_response_match(
+    crit: dict[str, Any], actual: Invocation, expected: Invocation, notes: set[str]
+) -> None:
+    if not any(crit.get(k) is not None for k in ("text", "json", "rouge")):
+        raise Mismatch("final response criterion must configure text, json, or rouge")
+    got, want = _content(actual), _content(expected)
+    if got is None and want is None:
+        return
+    if got is None or want is None:
+        raise Mismatch("actual or expected final response is nil")
+    problems = []
+    if crit.get("json") is not None and not crit["json"].get("ignore"):
+        try:
+            json_match(_parse(got, "actual"), _parse(want, "expected"), crit["json"], "json")
+        except Mismatch as exc:
+            problems.append(f"json mismatch: {exc}")
+    if crit.get("text") is not None:
+        try:
+            text_match(got, want, crit["text"])
+        except Mismatch as exc:
+            problems.append(f"text mismatch: {exc}")
+    if crit.get("rouge") is not None:
+        try:
+            rouge_match(got, want, crit["rouge"], notes)
+        except Mismatch as exc:
+            problems.append(str(exc))
+    if problems:
+        raise Mismatch("; ".join(problems))
+
+
+def _parse(content: str, which: str) -> Any:
+    try:
+        return json.JSONDecoder().raw_decode(content.lstrip())[0]
+    except json.JSONDecodeError as exc:
+        raise Mismatch(f"parse {which} final response as json: {exc.msg}") from None
+
+
+def final_response(
+    expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
+) -> tuple[float, list[float | None], dict[str, Any]]:
+    crit = spec.criterion.get("finalResponse")
+    if crit is None:
+        raise NotApplicable("final response criterion not configured")
+    notes: set[str] = set()
+    score, scores, details = _per_invocation(
+        expected, actual, lambda a, e: final_response_match(crit, a, e, notes)
+    )
+    if notes:
+        details["notes"] = sorted(notes)
+    return score, scores, details
+
+
+register(
+    Metric(
+        "tool_trajectory_avg_score",
+        "trpc-agent-go: tool calls matched by name, arguments and result under the configured "
+        "strategies (exact / contains / regex / skip, numberTolerance, ignoreTree / onlyTree), "
+        "ordered or by bipartite matching, optionally as a subset; 1 or 0 per invocation.",
+        tool_trajectory,
+        default_threshold=1.0,
+        origin="trpc-agent-go",
+    ),
+    dialect="trpc",
+)
+register(
+    Metric(
+        "final_response_avg_score",
+        "trpc-agent-go: the final response against the expected one by text, JSON and/or ROUGE "
+        "criteria (all configured must hold); 1 or 0 per invocation.",
+        final_response,
+        default_threshold=1.0,
+        origin="trpc-agent-go",
+    ),
+    dialect="trpc",
+)

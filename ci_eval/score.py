@@ -1,0 +1,271 @@
+"""Score what a run recorded: every metric per run, then per case over runs.
+
+Pure logic over plain data (no I/O besides what a judge or custom metric does). Per run each
+metric gets a score and a status (PASSED iff score ≥ threshold); per case the runs aggregate as
+ADK aggregates repeats — the mean of every per-invocation score across runs, then the threshold —
+unless ``min_pass`` asks for "at least K of N runs pass". A case's verdict is the AND over its
+metrics with ERROR dominating; informational metrics never fail it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from ci_eval.criteria import MetricConfig, MetricSpec, snake_keys
+from ci_eval.metrics import INFORMATIONAL_DEFAULTS, lookup
+from ci_eval.metrics.base import (
+    ERROR,
+    FAILED,
+    INFO,
+    NOT_EVALUATED,
+    PASSED,
+    MetricFailure,
+    MetricResult,
+    NotApplicable,
+    ScoreContext,
+)
+from ci_eval.model import Invocation
+from ci_eval.results import CaseRecord, RunRecord, RunResults, SetRecord
+
+SKIPPED = "SKIPPED"
+
+
+@dataclass
+class CaseMetric:
+    """One metric of one case, over its runs."""
+
+    name: str
+    status: str
+    score: float | None
+    threshold: float | None
+    informational: bool = False
+    runs: list[float | None] = field(default_factory=list)  # per-run scores
+    std: float | None = None
+    min: float | None = None
+    pass_rate: float | None = None
+    flaky: bool = False
+    reason: str | None = None
+
+
+@dataclass
+class ScoreOptions:
+    overrides: list[MetricSpec] = field(default_factory=list)  # --metric: replace the set's
+    repo_defaults: list[MetricSpec] = field(default_factory=list)  # ci-eval.toml [metrics]
+    min_pass: int | None = None
+    judge: Any = None
+
+
+def metrics_for(set_record: SetRecord, options: ScoreOptions) -> tuple[list[MetricSpec], str]:
+    """The metrics that apply to a set and whose semantics they follow ("trpc" or "adk").
+
+    Command line over the set's own sidecar over the repository's ci-eval.toml over defaults;
+    a --metric that names a sidecar metric keeps that metric's criterion.
+    """
+    config: MetricConfig = set_record.metrics
+    own = (
+        config.metrics if config.source != "default" else (options.repo_defaults or config.metrics)
+    )
+    dialect = config.dialect if config.source != "default" else "adk"
+    if options.overrides:
+        by_name = {m.name: m for m in own}
+        own = [
+            MetricSpec(
+                o.name,
+                o.threshold
+                if o.threshold is not None
+                else (by_name[o.name].threshold if o.name in by_name else None),
+                o.criterion or (by_name[o.name].criterion if o.name in by_name else {}),
+                by_name[o.name].evaluator if o.name in by_name else None,
+            )
+            for o in options.overrides
+        ]
+    names = {m.name for m in own}
+    extra = [MetricSpec(n) for n in INFORMATIONAL_DEFAULTS if n not in names]
+    return [*own, *extra], dialect
+
+
+def score_run(
+    specs: list[MetricSpec],
+    dialect: str,
+    expected: list[Invocation],
+    actual: list[Invocation],
+    ctx: ScoreContext,
+) -> list[MetricResult]:
+    out = []
+    for spec in specs:
+        metric = lookup(spec.evaluator or spec.name, dialect)
+        threshold = spec.threshold
+        if metric is None:
+            out.append(
+                MetricResult(
+                    spec.name,
+                    NOT_EVALUATED,
+                    threshold=threshold,
+                    reason=f"unknown metric {spec.evaluator or spec.name!r} "
+                    "(see `ci-eval metrics`)",
+                )
+            )
+            continue
+        if threshold is None and not metric.informational:
+            threshold = metric.default_threshold
+        try:
+            score, per_invocation, details = metric.scorer(expected, actual, spec, ctx)
+        except NotApplicable as exc:
+            out.append(MetricResult(spec.name, NOT_EVALUATED, threshold=threshold, reason=str(exc)))
+            continue
+        except MetricFailure as exc:
+            out.append(MetricResult(spec.name, ERROR, threshold=threshold, reason=str(exc)))
+            continue
+        except Exception as exc:  # a custom metric's bug is that metric's ERROR, not ours
+            out.append(
+                MetricResult(
+                    spec.name, ERROR, threshold=threshold, reason=f"{type(exc).__name__}: {exc}"
+                )
+            )
+            continue
+        if metric.informational or threshold is None:
+            status = INFO
+        else:
+            status = PASSED if score >= threshold else FAILED
+        out.append(
+            MetricResult(
+                spec.name,
+                status,
+                score,
+                threshold,
+                per_invocation,
+                details.pop("reason", None),
+                details,
+            )
+        )
+    return out
+
+
+def _aggregate(
+    name: str, results: list[MetricResult], min_pass: int | None, informational: bool
+) -> CaseMetric:
+    threshold = results[0].threshold
+    scored = [r for r in results if r.score is not None]
+    statuses = [r.status for r in results]
+    runs = [r.score for r in results]
+    reason = next((r.reason for r in results if r.reason), None)
+    if ERROR in statuses:
+        return CaseMetric(name, ERROR, None, threshold, informational, runs, reason=reason)
+    if not scored:
+        return CaseMetric(name, NOT_EVALUATED, None, threshold, informational, runs, reason=reason)
+    # ADK: the mean of every per-invocation score across the runs, then the threshold
+    per_invocation = [s for r in scored for s in r.per_invocation if s is not None]
+    mean = (
+        sum(per_invocation) / len(per_invocation)
+        if per_invocation
+        else sum(r.score or 0.0 for r in scored) / len(scored)
+    )
+    values = [r.score for r in scored if r.score is not None]
+    passes = sum(1 for s in statuses if s == PASSED)
+    fails = sum(1 for s in statuses if s == FAILED)
+    metric = CaseMetric(
+        name,
+        INFO,
+        mean,
+        threshold,
+        informational,
+        runs,
+        std=statistics.stdev(values) if len(values) > 1 else 0.0,
+        min=min(values),
+        reason=reason,
+        pass_rate=passes / (passes + fails) if passes + fails else None,
+        flaky=passes > 0 and fails > 0,
+    )
+    if informational or threshold is None:
+        metric.status = INFO
+    elif min_pass is not None:
+        metric.status = PASSED if passes >= min_pass else FAILED
+    else:
+        metric.status = PASSED if mean >= threshold else FAILED
+    return metric
+
+
+def verdict(metrics: list[CaseMetric], case: CaseRecord) -> str:
+    if case.skipped is not None:
+        return SKIPPED
+    if case.error is not None:
+        return ERROR
+    statuses = [m.status for m in metrics if not m.informational]
+    if ERROR in statuses:
+        return ERROR
+    if FAILED in statuses:
+        return FAILED
+    if PASSED in statuses:
+        return PASSED
+    return NOT_EVALUATED
+
+
+def score_case(
+    case: CaseRecord, specs: list[MetricSpec], dialect: str, set_dialect: str, options: ScoreOptions
+) -> None:
+    ctx = ScoreContext(
+        extensions=case.extensions,
+        rubrics=case.rubrics,
+        set_dialect=set_dialect,
+        judge=options.judge,
+    )
+    completed: list[RunRecord] = [r for r in case.runs if r.error is None]
+    for run in completed:
+        expected = [i.expected for i in run.invocations]
+        actual = [i.actual for i in run.invocations if i.actual is not None]
+        run.metrics = score_run(specs, dialect, expected, actual, ctx)
+    case.metrics = []
+    if completed:
+        for i, spec in enumerate(specs):
+            metric = lookup(spec.evaluator or spec.name, dialect)
+            informational = metric is not None and metric.informational
+            case.metrics.append(
+                _aggregate(
+                    spec.name, [r.metrics[i] for r in completed], options.min_pass, informational
+                )
+            )
+    case.verdict = verdict(case.metrics, case)
+    case.flaky = any(m.flaky for m in case.metrics if not m.informational)
+
+
+def score_results(results: RunResults, options: ScoreOptions) -> None:
+    for set_record in results.sets:
+        specs, dialect = metrics_for(set_record, options)
+        set_record.applied_metrics = specs
+        for case in set_record.cases:
+            score_case(case, specs, dialect, set_record.dialect, options)
+
+
+def parse_metric_option(text: str) -> MetricSpec:
+    """``NAME`` or ``NAME=THRESHOLD`` (``--metric``)."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"--metric {text!r}: expected NAME or NAME=THRESHOLD")
+    if not sep:
+        return MetricSpec(name)
+    try:
+        threshold = float(value)
+    except ValueError:
+        raise ValueError(f"--metric {text!r}: the threshold must be a number") from None
+    if math.isnan(threshold):
+        raise ValueError(f"--metric {text!r}: the threshold must be a number")
+    return MetricSpec(name, threshold)
+
+
+def parse_metric_table(table: dict[str, Any]) -> list[MetricSpec]:
+    """ci-eval.toml ``[metrics]``: name = threshold, or name = {threshold = …, criterion…}."""
+    specs = []
+    for name, value in table.items():
+        if isinstance(value, dict):
+            criterion = snake_keys(value)
+            threshold = criterion.pop("threshold", None)
+            specs.append(MetricSpec(name, threshold, criterion))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            specs.append(MetricSpec(name, float(value)))
+        else:
+            raise ValueError(f"[metrics] {name}: expected a threshold or a table")
+    return specs
