@@ -144,10 +144,8 @@ def to_json(results: RunResults) -> dict[str, Any]:
         "agent": results.agent,
         "settings": results.settings,
         "interrupted": results.interrupted,
-        "totals": {
-            status.lower(): results.count(status) for status in ("COMPLETED", "ERROR", "SKIPPED")
-        }
-        | {"cases": len(results.cases())},
+        "totals": {status.lower(): results.count(status) for status in STATUSES}
+        | {"cases": len(results.cases()), "flaky": sum(1 for _, c in results.cases() if c.flaky)},
         "sets": [
             {
                 "eval_set_id": s.eval_set_id,
@@ -163,7 +161,7 @@ def to_json(results: RunResults) -> dict[str, Any]:
                             "criterion": m.criterion,
                             "evaluator": m.evaluator,
                         }
-                        for m in s.metrics.metrics
+                        for m in (s.applied_metrics or s.metrics.metrics)
                     ],
                 },
                 "cases": [
@@ -174,12 +172,17 @@ def to_json(results: RunResults) -> dict[str, Any]:
                         "status": c.status,
                         "error": c.error,
                         "skipped": c.skipped,
+                        "flaky": c.flaky,
+                        "metrics": [_case_metric(m) for m in c.metrics],
+                        "extensions": c.extensions,
+                        "rubrics": c.rubrics,
                         "runs": [
                             {
                                 "run": r.run,
                                 "error": r.error,
                                 "duration_s": round(r.duration_s, 4),
                                 "retries": r.retries,
+                                "metrics": [_run_metric(m) for m in r.metrics],
                                 "invocations": [
                                     {
                                         "expected": _inv(i.expected),

@@ -131,11 +131,17 @@ def test_without_a_sidecar_the_dialects_defaults_apply(corpus: Path) -> None:
     adk = load(CORPUS / ("agentevals/agentevals-dev-agentevals/samples/eval_set_helm.json"))
     assert isinstance(adk, LoadedEvalSet)
     assert {m.name: m.threshold for m in adk.metrics.metrics} == {
-        "tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
-    rs = load(CORPUS / "adk-rs/skundu42-adk-rs/docs/content/eval.ts.snippets/hello_world.evalset.json")
+        "tool_trajectory_avg_score": 1.0,
+        "response_match_score": 0.8,
+    }
+    rs = load(
+        CORPUS / "adk-rs/skundu42-adk-rs/docs/content/eval.ts.snippets/hello_world.evalset.json"
+    )
     assert isinstance(rs, LoadedEvalSet)
     assert [(m.name, m.criterion) for m in rs.metrics.metrics] == [
-        ("tool_trajectory_avg_score", {"match_type": "ADK_RS"}), ("final_response_match_v1", {})]
+        ("tool_trajectory_avg_score", {"match_type": "ADK_RS"}),
+        ("final_response_match_v1", {}),
+    ]
 
 
 def test_watsonx_dataset_keeps_goals_and_arg_matching(corpus: Path) -> None:
