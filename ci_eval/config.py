@@ -60,27 +60,31 @@ class RunSettings:
 _TABLES = ("run", "agent", "judge", "metrics", "custom_metrics")
 
 
+_NUMBER_OR_NONE = {"min_pass"}  # settings whose default is None but take a number
+
+
+def _type_ok(current: Any, value: Any, name: str) -> bool:
+    if name in _NUMBER_OR_NONE:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(current, list):
+        return isinstance(value, list)
+    if isinstance(current, dict):
+        return isinstance(value, dict)
+    if isinstance(current, int | float) and not isinstance(current, bool):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, str)
+
+
 def _apply(target: Any, table: dict[str, Any], where: str, path: str) -> None:
-    known = {f.name: f for f in fields(target)}
+    known = {f.name for f in fields(target)} - set(_TABLES)
     for key, value in table.items():
         name = key.replace("-", "_")
-        if name not in known or name in _TABLES:
+        if name not in known:
             raise InputError(
-                f"unknown setting {key!r} in [{where}]; known: "
-                + ", ".join(sorted(k for k in known if k != "agent")),
+                f"unknown setting {key!r} in [{where}]; known: " + ", ".join(sorted(known)),
                 path=path,
             )
-        current = getattr(target, name)
-        ok = (
-            isinstance(value, list)
-            if isinstance(current, list)
-            else isinstance(value, dict)
-            if isinstance(current, dict)
-            else isinstance(value, int | float) and not isinstance(value, bool)
-            if isinstance(current, int | float) and not isinstance(current, bool)
-            else isinstance(value, str)
-        )
-        if not ok:
+        if not _type_ok(getattr(target, name), value, name):
             raise InputError(
                 f"[{where}] {key} has the wrong type ({type(value).__name__})", path=path
             )
@@ -99,14 +103,21 @@ def load_config(path: Path | None, required: bool) -> RunSettings:
         data = tomllib.loads(path.read_text("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"not valid TOML: {exc}", path=str(path)) from None
-    unknown = set(data) - {"run", "agent"}
+    unknown = set(data) - set(_TABLES)
     if unknown:
         raise InputError(
-            f"unknown table(s) {sorted(unknown)}; ci-eval.toml has [run] and [agent]",
+            f"unknown table(s) {sorted(unknown)}; ci-eval.toml has "
+            + ", ".join(f"[{t}]" for t in _TABLES),
             path=str(path),
         )
     _apply(settings, data.get("run", {}), "run", str(path))
     _apply(settings.agent, data.get("agent", {}), "agent", str(path))
+    _apply(settings.judge, data.get("judge", {}), "judge", str(path))
+    for table in ("metrics", "custom_metrics"):
+        value = data.get(table, {})
+        if not isinstance(value, dict):
+            raise InputError(f"[{table}] must be a table", path=str(path))
+        setattr(settings, table, value)
     base = path.parent
     # paths in the config are relative to the config file, not to wherever ci-eval runs
     settings.paths = [_rel(base, p) for p in settings.paths]

@@ -4,7 +4,7 @@ The user message picks the behaviour, so one server serves every fault test:
 ``fail 500`` / ``fail 503`` always fail; ``flaky 503 N`` fails N times then answers;
 ``limit 429 N`` answers 429 with Retry-After: 1 N times; ``slow S`` sleeps S seconds;
 ``reset`` drops the connection; ``garbage`` answers a non-JSON body; ``badshape`` answers JSON
-that breaks the contract. Anything else is answered by the sample weather agent's logic.
+that breaks the contract; ``coin`` is right on odd requests and wrong on even ones. Anything else is answered by the sample weather agent's logic.
 """
 
 from __future__ import annotations
@@ -80,6 +80,16 @@ class LoopbackAgent:
             return None
         if words[:1] == ["garbage"]:
             return _send(h, 200, None, raw=b"<html>oops</html>")
+        if words[:1] == ["coin"]:  # right on odd requests, wrong on even: a flaky agent
+            city = "Paris" if count % 2 else "Lyon"
+            return _send(
+                h,
+                200,
+                {
+                    "final_response": f"It is sunny in {city}.",
+                    "tool_calls": [{"name": "get_weather", "args": {"city": city}}],
+                },
+            )
         if words[:1] == ["badshape"]:
             return _send(h, 200, {"tool_calls": [{"args": "not an object"}]})
         reply = respond(message)
