@@ -179,6 +179,10 @@ def run_sets(
                 case.eval_id,
                 source.file if source else loaded.path,
                 source.line if source else None,
+                extensions=dict(case.extensions),
+                rubrics=[r.model_dump(mode="json", exclude_none=True) for r in case.rubrics]
+                if case.rubrics
+                else None,
             )
             set_record.cases.append(case_record)
             trpc = case.extensions.get("trpc", {})

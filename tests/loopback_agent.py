@@ -4,7 +4,8 @@ The user message picks the behaviour, so one server serves every fault test:
 ``fail 500`` / ``fail 503`` always fail; ``flaky 503 N`` fails N times then answers;
 ``limit 429 N`` answers 429 with Retry-After: 1 N times; ``slow S`` sleeps S seconds;
 ``reset`` drops the connection; ``garbage`` answers a non-JSON body; ``badshape`` answers JSON
-that breaks the contract; ``coin`` is right on odd requests and wrong on even ones. Anything else is answered by the sample weather agent's logic.
+that breaks the contract; ``coin`` is right on odd requests and wrong on even ones. Anything
+else is answered by the sample weather agent's logic.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@
 from __future__ import annotations
 
 import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +24,7 @@ from ci_eval.metrics.watsonx import (
     tool_call_recall,
 )
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
+from tests.conftest import SAMPLES
 from tests.judge_server import JudgeServer
 
 # the corpus's examples/evaluations/evaluate/data_simple.json, inline so the test stands alone
@@ -165,3 +170,33 @@ def test_journey_completion_without_text_goals_is_recall() -> None:
     }
     assert _score(journey_completion, [RIGHT[0]], data) == 0.5
     assert _score(journey_completion, RIGHT, data) == 1.0
+
+
+def test_an_orchestrate_dataset_through_ci_eval_run(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ci_eval",
+            "run",
+            str(SAMPLES / "orchestrate/weather_paris.json"),
+            "--agent",
+            "command",
+            "--agent-command",
+            f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}",
+            "--results",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [case] = json.loads(out.read_text())["sets"][0]["cases"]
+    metrics = {m["name"]: (m["score"], m["status"]) for m in case["metrics"]}
+    assert metrics["journey_success"] == (1.0, "PASSED")  # "paris" == str("Paris").lower()
+    assert metrics["tool_call_precision"] == (1.0, "INFO")
+    assert metrics["tool_call_recall"] == (1.0, "INFO")
+    assert case["status"] == "PASSED"

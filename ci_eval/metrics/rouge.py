@@ -11,7 +11,9 @@ the scorer built once and tokenisations cached, which is where ADK spends its ti
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from functools import lru_cache
+from itertools import chain
 
 from rouge_score import rouge_scorer, tokenizers
 
@@ -42,25 +44,34 @@ def _ascii_word(word: str) -> tuple[str, ...]:
     return tuple(_DEFAULT.tokenize(word))
 
 
+class _CharMap(dict[int, str]):
+    """ADK's per-character rule, as a ``str.translate`` table filled on first sight of each
+    character: the rule runs once per distinct character instead of once per character."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if _is_cjk(code):
+            out = f" {char} "
+        elif _is_non_spaced(code):
+            out = char if unicodedata.category(char).startswith("M") else f" {char}"
+        elif char.isalnum() or unicodedata.category(char).startswith("M"):
+            out = char
+        else:
+            out = " "
+        self[code] = out
+        return out
+
+
+_CHARS = _CharMap()
+
+
 @lru_cache(maxsize=1 << 14)
 def unicode_tokens(text: str) -> tuple[str, ...]:
-    text = unicodedata.normalize("NFKC", text).lower()
-    chars: list[str] = []
-    for char in text:
-        code = ord(char)
-        if _is_cjk(code):
-            chars += (" ", char, " ")
-        elif _is_non_spaced(code):
-            if unicodedata.category(char).startswith("M"):
-                chars.append(char)
-            else:
-                chars += (" ", char)
-        elif char.isalnum() or unicodedata.category(char).startswith("M"):
-            chars.append(char)
-        else:
-            chars.append(" ")
+    if text.isascii():  # NFKC leaves ASCII alone, and every word goes to rouge-score's tokenizer
+        return tuple(chain.from_iterable(map(_ascii_word, text.lower().translate(_CHARS).split())))
+    words = unicodedata.normalize("NFKC", text).lower().translate(_CHARS).split()
     tokens: list[str] = []
-    for word in "".join(chars).split():
+    for word in words:
         if word.isascii():
             tokens.extend(_ascii_word(word))
         else:
@@ -73,9 +84,13 @@ class UnicodeAwareTokenizer(tokenizers.Tokenizer):
         return list(unicode_tokens(text))
 
 
-_ROUGE1 = rouge_scorer.RougeScorer(["rouge1"], tokenizer=UnicodeAwareTokenizer())
+@lru_cache(maxsize=1 << 14)
+def _unigrams(text: str) -> Counter[str]:
+    # rouge-score counts 1-tuples of tokens; the tokens themselves count the same, faster
+    return Counter(unicode_tokens(text))
 
 
 def rouge1_fmeasure(reference: str, candidate: str) -> float:
-    """ADK's ``_calculate_rouge_1_scores(candidate, reference).fmeasure``."""
-    return _ROUGE1.score(reference, candidate)["rouge1"].fmeasure
+    """ADK's ``_calculate_rouge_1_scores(candidate, reference).fmeasure``, with rouge-score's
+    own scoring of the unigram counts; each distinct text is tokenised and counted once."""
+    return rouge_scorer._score_ngrams(_unigrams(reference), _unigrams(candidate)).fmeasure
