@@ -17,7 +17,10 @@ from ci_eval.config import AGENT_KINDS, CONFIG_NAME, load_config
 from ci_eval.dialects import WRITERS
 from ci_eval.discover import DEFAULT_INCLUDE, discover
 from ci_eval.errors import InputError, ValidationFailed
+from ci_eval.github import Workflow
 from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
+from ci_eval.publish import ReportSettings, publish
+from ci_eval.results import RunResults, read_results
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INFRA = 0, 1, 2, 3
 
@@ -82,6 +85,48 @@ ExcludeOpt = Annotated[
         "--exclude",
         metavar="GLOB",
         help="Skip files matching GLOB (repeatable).",
+        show_default=False,
+    ),
+]
+
+
+JunitOpt = Annotated[
+    Path | None,
+    typer.Option("--junit", metavar="FILE", help="Write JUnit XML here.", show_default=False),
+]
+SummaryOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--summary",
+        metavar="FILE",
+        help="Write the Markdown summary here (on GitHub Actions it also goes to the job summary).",
+        show_default=False,
+    ),
+]
+AdkResultsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--adk-results",
+        metavar="DIR",
+        help="Write one ADK .evalset_result.json per eval set here.",
+        show_default=False,
+    ),
+]
+CommentOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--comment/--no-comment",
+        help="Upsert the PR comment (GitHub; needs a token with "
+        "pull-requests: write) [default: no].",
+        show_default=False,
+    ),
+]
+CommentIdOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--comment-id",
+        metavar="ID",
+        help="Tell this job's comment apart, e.g. per matrix leg [default: workflow/job].",
         show_default=False,
     ),
 ]
@@ -412,6 +457,11 @@ def run(
             show_default=False,
         ),
     ] = None,
+    junit: JunitOpt = None,
+    summary: SummaryOpt = None,
+    adk_results: AdkResultsOpt = None,
+    comment: CommentOpt = None,
+    comment_id: CommentIdOpt = None,
 ) -> None:
     """Replay eval sets against the agent and write what it did.
 
@@ -439,6 +489,11 @@ def run(
             "metric": metric,
             "min_pass": min_pass,
             "template_dir": str(template_dir) if template_dir else None,
+            "junit": str(junit) if junit else None,
+            "summary": str(summary) if summary else None,
+            "adk_results": str(adk_results) if adk_results else None,
+            "comment": comment,
+            "comment_id": comment_id,
         }
         for key, value in overrides.items():
             if value is not None:
@@ -478,9 +533,94 @@ def run(
         raise typer.Exit(EXIT_INPUT) from None
     except InputError as exc:
         _fail(exc)
-    for line in pipeline.summary_lines(outcome.results):
-        _say(line)
+    _report(
+        outcome.results,
+        ReportSettings(
+            settings.junit,
+            settings.summary,
+            settings.results,
+            settings.adk_results,
+            settings.comment,
+            settings.comment_id,
+            settings.template_dir,
+        ),
+    )
     raise typer.Exit(outcome.exit_code)
+
+
+def _report(results: RunResults, report: ReportSettings) -> None:
+    """The terminal summary, then files and GitHub. Agent text in the log cannot issue
+    workflow commands."""
+    workflow = Workflow()
+    lines = pipeline.summary_lines(results)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        with workflow.untrusted():
+            for line in lines:
+                _say(line)
+    else:
+        for line in lines:
+            _say(line)
+    try:
+        for warning in publish(results, report, workflow=workflow):
+            _say(f"ci-eval: warning: {warning}", err=True)
+    except OSError as exc:
+        _fail(
+            InputError(
+                f"cannot write a report: {exc.strerror or exc}", path=getattr(exc, "filename", None)
+            )
+        )
+
+
+@app.command()
+def report(
+    results_file: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RESULTS",
+            help="A results file from `ci-eval run --results`.",
+            show_default=False,
+        ),
+    ],
+    junit: JunitOpt = None,
+    summary: SummaryOpt = None,
+    adk_results: AdkResultsOpt = None,
+    comment: CommentOpt = None,
+    comment_id: CommentIdOpt = None,
+    template_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--template-dir",
+            metavar="DIR",
+            help="Your own summary.md.j2 / comment.md.j2.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Render reports from saved results without running anything again.
+
+    Prints the summary, writes the files asked for and, on GitHub Actions, the job summary,
+    outputs and annotations; --comment upserts the PR comment. Exits like the run did: 0
+    passed, 1 a case failed, 3 errors kept cases from being scored; 2 for a bad file.
+
+    Example: ci-eval report results.json --junit junit.xml --summary summary.md --comment
+    """
+    try:
+        results = read_results(results_file)
+    except InputError as exc:
+        _fail(exc)
+    _report(
+        results,
+        ReportSettings(
+            str(junit) if junit else None,
+            str(summary) if summary else None,
+            str(results_file),
+            str(adk_results) if adk_results else None,
+            bool(comment),
+            comment_id,
+            str(template_dir) if template_dir else None,
+        ),
+    )
+    raise typer.Exit(pipeline.gate(results))
 
 
 class _stop_on_signals:

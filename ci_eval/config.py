@@ -48,6 +48,11 @@ class RunSettings:
     retries: int = 2
     num_runs: int = 1
     results: str | None = None
+    junit: str | None = None
+    summary: str | None = None
+    adk_results: str | None = None
+    comment: bool = False
+    comment_id: str | None = None
     metric: list[str] = field(default_factory=list)  # --metric NAME[=THRESHOLD]
     min_pass: int | None = None
     template_dir: str | None = None
@@ -66,6 +71,8 @@ _NUMBER_OR_NONE = {"min_pass"}  # settings whose default is None but take a numb
 def _type_ok(current: Any, value: Any, name: str) -> bool:
     if name in _NUMBER_OR_NONE:
         return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(current, bool):
+        return isinstance(value, bool)
     if isinstance(current, list):
         return isinstance(value, list)
     if isinstance(current, dict):

@@ -16,6 +16,7 @@ from typing import Any
 
 from ci_eval import __version__
 from ci_eval.criteria import MetricConfig
+from ci_eval.errors import InputError
 from ci_eval.model import Invocation
 
 SCHEMA_VERSION = 1
@@ -219,3 +220,115 @@ def write_json_atomic(path: Path, data: Any) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def read_results(path: Path) -> RunResults:
+    """Read a results file ``--results`` wrote (input of report, compare, merge). InputError
+    names the file and what is wrong; nothing here trusts the file's shape."""
+    from ci_eval.jsonpos import read_json_file
+
+    doc = read_json_file(path, str(path))
+    data = doc.data
+    if not isinstance(data, dict) or "schema_version" not in data or "sets" not in data:
+        raise InputError(
+            "not a ci-eval results file (no schema_version and sets); write one "
+            "with `ci-eval run --results FILE`",
+            path=str(path),
+        )
+    if data["schema_version"] != SCHEMA_VERSION:
+        raise InputError(
+            f"results schema_version {data['schema_version']!r} is not "
+            f"{SCHEMA_VERSION}; rerun with this ci-eval",
+            path=str(path),
+        )
+    try:
+        return from_json(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InputError(
+            f"not a valid ci-eval results file ({type(exc).__name__}: {exc})", path=str(path)
+        ) from None
+
+
+def from_json(data: dict[str, Any]) -> RunResults:
+    from ci_eval.criteria import MetricSpec
+    from ci_eval.metrics.base import CaseMetric, MetricResult
+
+    sets = []
+    for s in data["sets"]:
+        m = s["metrics"]
+        specs = [
+            MetricSpec(x["name"], x.get("threshold"), x.get("criterion") or {}, x.get("evaluator"))
+            for x in m.get("metrics") or []
+        ]
+        record = SetRecord(
+            s["eval_set_id"],
+            s["file"],
+            s.get("dialect", "adk"),
+            MetricConfig(specs, m.get("source", "default"), m.get("dialect", "default")),
+            applied_metrics=list(specs),
+        )
+        for c in s["cases"]:
+            status = c.get("status")
+            case = CaseRecord(
+                c["eval_id"],
+                c.get("file", s["file"]),
+                c.get("line"),
+                skipped=c.get("skipped"),
+                extensions=c.get("extensions") or {},
+                rubrics=c.get("rubrics"),
+                verdict=status if status not in (None, "COMPLETED") else None,
+                flaky=bool(c.get("flaky")),
+                metrics=[
+                    CaseMetric(
+                        x["name"],
+                        x["status"],
+                        x.get("score"),
+                        x.get("threshold"),
+                        bool(x.get("informational")),
+                        list(x.get("runs") or []),
+                        x.get("std"),
+                        x.get("min"),
+                        x.get("pass_rate"),
+                        bool(x.get("flaky")),
+                        x.get("reason"),
+                    )
+                    for x in c.get("metrics") or []
+                ],
+            )
+            for r in c.get("runs") or []:
+                run = RunRecord(
+                    r["run"], error=r.get("error"), duration_s=float(r.get("duration_s") or 0.0)
+                )
+                run.metrics = [
+                    MetricResult(
+                        x["name"],
+                        x["status"],
+                        x.get("score"),
+                        x.get("threshold"),
+                        list(x.get("per_invocation") or []),
+                        x.get("reason"),
+                        x.get("details") or {},
+                    )
+                    for x in r.get("metrics") or []
+                ]
+                run.invocations = [
+                    InvocationRecord(
+                        Invocation.model_validate(i["expected"]),
+                        Invocation.model_validate(i["actual"]) if i.get("actual") else None,
+                        i.get("duration_s"),
+                        int(i.get("retries") or 0),
+                        i.get("error"),
+                    )
+                    for i in r.get("invocations") or []
+                ]
+                case.runs.append(run)
+            record.cases.append(case)
+        sets.append(record)
+    return RunResults(
+        sets=sets,
+        agent=data.get("agent", ""),
+        started=data.get("started", ""),
+        duration_s=float(data.get("duration_s") or 0.0),
+        settings=data.get("settings") or {},
+        interrupted=bool(data.get("interrupted")),
+    )

@@ -22,6 +22,7 @@ from ci_eval.metrics.base import (
     INFO,
     NOT_EVALUATED,
     PASSED,
+    CaseMetric,
     MetricFailure,
     MetricResult,
     NotApplicable,
@@ -31,23 +32,6 @@ from ci_eval.model import Invocation
 from ci_eval.results import CaseRecord, RunRecord, RunResults, SetRecord
 
 SKIPPED = "SKIPPED"
-
-
-@dataclass
-class CaseMetric:
-    """One metric of one case, over its runs."""
-
-    name: str
-    status: str
-    score: float | None
-    threshold: float | None
-    informational: bool = False
-    runs: list[float | None] = field(default_factory=list)  # per-run scores
-    std: float | None = None
-    min: float | None = None
-    pass_rate: float | None = None
-    flaky: bool = False
-    reason: str | None = None
 
 
 @dataclass

@@ -59,3 +59,20 @@ class Metric:
     informational: bool = False  # reported, never failing (ADK's efficiency metrics)
     default_threshold: float | None = None
     origin: str = "ADK"  # whose numbers it reproduces
+
+
+@dataclass
+class CaseMetric:
+    """One metric of one case, over its runs."""
+
+    name: str
+    status: str
+    score: float | None
+    threshold: float | None
+    informational: bool = False
+    runs: list[float | None] = field(default_factory=list)  # per-run scores
+    std: float | None = None
+    min: float | None = None
+    pass_rate: float | None = None
+    flaky: bool = False
+    reason: str | None = None

@@ -1,0 +1,256 @@
+"""Everything ci-eval says to GitHub, in one place: workflow commands on stdout (annotations,
+masks, stop-commands), the job summary and outputs files, and the upserted PR comment over the
+REST API. Nothing else in ci-eval knows about GitHub."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import requests
+
+from ci_eval.connectors.http_client import HttpSettings, make_session
+from ci_eval.report.markdown import MARKER
+from ci_eval.report.view import error_reason, failing_metrics
+from ci_eval.results import RunResults
+
+WORKSPACE_PREFIX = "/github/workspace/"
+ANNOTATION_CAP = 10  # GitHub shows 10 errors per step
+MAX_RATE_LIMIT_WAIT = 60.0
+
+
+def escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def repo_relative(path: str, workspace: str | None = None) -> str:
+    """Annotations need paths relative to the repository root."""
+    if path.startswith(WORKSPACE_PREFIX):
+        return path[len(WORKSPACE_PREFIX) :]
+    root = workspace or os.environ.get("GITHUB_WORKSPACE")
+    if root and os.path.isabs(path):
+        try:
+            return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+        except ValueError:
+            return path
+    return path
+
+
+@dataclass
+class Workflow:
+    """The workflow-command protocol on stdout (injectable for tests)."""
+
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+
+    def command(self, name: str, message: str, **props: object) -> None:
+        args = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items() if v is not None)
+        self.out.write(f"::{name}{' ' + args if args else ''}::{escape_data(message)}\n")
+
+    def mask(self, value: str) -> None:
+        if value:
+            self.out.write(f"::add-mask::{escape_data(value)}\n")
+
+    def warning(self, message: str) -> None:
+        self.command("warning", message)
+
+    @contextmanager
+    def untrusted(self) -> Iterator[None]:
+        """Agent text between ::stop-commands:: so it cannot issue workflow commands."""
+        token = secrets.token_hex(16)
+        self.out.write(f"::stop-commands::{token}\n")
+        try:
+            yield
+        finally:
+            self.out.write(f"::{token}::\n")
+
+
+def annotate(results: RunResults, workflow: Workflow, cap: int = ANNOTATION_CAP) -> int:
+    """::error at each failing case's line, worst first (errors, then lowest scores)."""
+    bad = [(s, c) for s, c in results.cases() if c.status in ("FAILED", "ERROR")]
+
+    def severity(item: tuple) -> tuple:
+        _, case = item
+        low = min(
+            (m.score for m in case.metrics if m.status == "FAILED" and m.score is not None),
+            default=1.0,
+        )
+        return (case.status != "ERROR", low, case.file, case.line or 0)
+
+    bad.sort(key=severity)
+    for s, case in bad[:cap]:
+        why = error_reason(case) if case.status == "ERROR" else "; ".join(failing_metrics(case))
+        workflow.command(
+            "error",
+            why,
+            file=repo_relative(case.file),
+            line=case.line,
+            title=f"{case.status}: {s.eval_set_id}:{case.eval_id}",
+        )
+    if len(bad) > cap:
+        workflow.command(
+            "notice",
+            f"{len(bad) - cap} more failing cases are not annotated "
+            "(GitHub shows 10 per step); see the job summary",
+        )
+    return len(bad)
+
+
+def append_summary(path: str, text: str) -> None:
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(text if text.endswith("\n") else text + "\n")
+
+
+def write_outputs(path: str, outputs: Mapping[str, object]) -> None:
+    with open(path, "a", encoding="utf-8") as handle:
+        for name, value in outputs.items():
+            text = "" if value is None else str(value)
+            if "\n" in text:
+                delimiter = f"ci_eval_{uuid.uuid4().hex}"
+                handle.write(f"{name}<<{delimiter}\n{text}\n{delimiter}\n")
+            else:
+                handle.write(f"{name}={text}\n")
+
+
+def pr_number(env: Mapping[str, str]) -> int | None:
+    """From the event file (pull_request, pull_request_target, issue_comment on a PR), else
+    from ``refs/pull/N/merge``."""
+    event_path = env.get("GITHUB_EVENT_PATH")
+    if event_path and Path(event_path).is_file():
+        try:
+            event = json.loads(Path(event_path).read_text("utf-8"))
+        except (OSError, ValueError):
+            event = {}
+        if isinstance(event, dict):
+            pr = event.get("pull_request")
+            if isinstance(pr, dict) and isinstance(pr.get("number"), int):
+                return pr["number"]
+            issue = event.get("issue")
+            if (
+                isinstance(issue, dict)
+                and issue.get("pull_request")
+                and isinstance(issue.get("number"), int)
+            ):
+                return issue["number"]
+    ref = env.get("GITHUB_REF", "")
+    parts = ref.split("/")
+    if len(parts) == 4 and parts[:2] == ["refs", "pull"] and parts[2].isdigit():
+        return int(parts[2])
+    return None
+
+
+def marker_for(comment_id: str) -> str:
+    return MARKER.format(id=comment_id)
+
+
+def default_comment_id(env: Mapping[str, str]) -> str:
+    return f"{env.get('GITHUB_WORKFLOW', 'workflow')}/{env.get('GITHUB_JOB', 'job')}"
+
+
+class CommentError(Exception):
+    pass
+
+
+@dataclass
+class CommentPoster:
+    """Upserts one PR comment identified by a hidden marker: PATCH when ours exists and its
+    body changed, POST when none does, nothing when unchanged."""
+
+    api_url: str
+    repository: str
+    token: str
+    workflow: Workflow
+    session: requests.Session = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.api_url = self.api_url.rstrip("/")
+        self.session = make_session(
+            HttpSettings(
+                timeout=30,
+                retries=3,
+                headers={
+                    "Authorization": f"Bearer {self.token}",
+                    "Accept": "application/vnd.github+json",
+                    "X-GitHub-Api-Version": "2022-11-28",
+                },
+            )
+        )
+
+    def _call(self, method: str, url: str, **kwargs: object) -> requests.Response:
+        for _ in range(4):
+            try:
+                response = self.session.request(method, url, timeout=30, **kwargs)
+            except requests.RequestException as exc:
+                raise CommentError(f"{method} {url}: {type(exc).__name__}") from None
+            if response.status_code == 403 and "rate limit" in response.text.lower():
+                wait = float(response.headers.get("Retry-After") or MAX_RATE_LIMIT_WAIT)
+                time.sleep(min(wait, MAX_RATE_LIMIT_WAIT))  # GitHub's secondary rate limit
+                continue
+            return response
+        return response
+
+    def _login(self) -> str | None:
+        response = self._call("GET", f"{self.api_url}/user")
+        if response.ok:
+            login = response.json().get("login")
+            return login if isinstance(login, str) else None
+        return None  # installation tokens (GITHUB_TOKEN) cannot read /user
+
+    def _find(self, number: int, marker: str) -> dict | None:
+        login = self._login()
+        page = 1
+        while True:
+            url = f"{self.api_url}/repos/{self.repository}/issues/{number}/comments"
+            response = self._call("GET", url, params={"per_page": 100, "page": page})
+            if response.status_code == 403:
+                raise PermissionError(response.text[:200])
+            if not response.ok:
+                raise CommentError(f"GET {url}: HTTP {response.status_code}")
+            comments = response.json()
+            for comment in comments:
+                user = comment.get("user") or {}
+                ours = user.get("login") == login if login else user.get("type") == "Bot"
+                if ours and marker in (comment.get("body") or ""):
+                    return comment
+            if len(comments) < 100:
+                return None
+            page += 1
+
+    def upsert(self, number: int, body: str, marker: str) -> str:
+        """'created', 'updated', 'unchanged' or 'forbidden' (a warning was printed)."""
+        try:
+            existing = self._find(number, marker)
+            if existing is not None:
+                if existing.get("body") == body:
+                    return "unchanged"
+                url = f"{self.api_url}/repos/{self.repository}/issues/comments/{existing['id']}"
+                response = self._call("PATCH", url, json={"body": body})
+                action = "updated"
+            else:
+                url = f"{self.api_url}/repos/{self.repository}/issues/{number}/comments"
+                response = self._call("POST", url, json={"body": body})
+                action = "created"
+            if response.status_code == 403:
+                raise PermissionError(response.text[:200])
+            if not response.ok:
+                raise CommentError(f"{url}: HTTP {response.status_code}")
+            return action
+        except PermissionError:
+            self.workflow.warning(
+                "ci-eval could not comment on the pull request (403: the token is read-only, "
+                "as on pull requests from forks, or lacks pull-requests: write); the job "
+                "summary has the full report"
+            )
+            return "forbidden"

@@ -1,0 +1,123 @@
+"""Write what a run produced where people look: files (JUnit, Markdown summary, ADK-format
+results) and, on GitHub Actions, the job summary, step outputs, annotations and the PR comment.
+Used by ``ci-eval run`` and ``ci-eval report`` alike."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci_eval import github
+from ci_eval.report.adk_results import to_adk_results
+from ci_eval.report.junit import to_junit
+from ci_eval.report.markdown import render_comment, render_summary
+from ci_eval.results import RunResults, write_json_atomic
+
+
+@dataclass
+class ReportSettings:
+    junit: str | None = None
+    summary: str | None = None
+    results: str | None = None  # where the results JSON is (for outputs and pointers)
+    adk_results: str | None = None
+    comment: bool = False
+    comment_id: str | None = None
+    template_dir: str | None = None
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def token_from(env: Mapping[str, str]) -> str | None:
+    for name in ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN"):
+        if env.get(name):
+            return env[name]
+    return None
+
+
+def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
+    scored = len(results.cases()) - results.count("SKIPPED")
+    return {
+        "passed": results.count("PASSED"),
+        "failed": results.count("FAILED"),
+        "errors": results.count("ERROR"),
+        "regressions": 0,
+        "total": len(results.cases()),
+        "score": round(results.count("PASSED") / scored, 4) if scored else 0,
+        "junit-path": settings.junit or "",
+        "results-path": settings.results or "",
+        "summary-path": settings.summary or "",
+    }
+
+
+def publish(
+    results: RunResults,
+    settings: ReportSettings,
+    env: Mapping[str, str] | None = None,
+    workflow: github.Workflow | None = None,
+) -> list[str]:
+    """Returns warnings to show; raises OSError for files it cannot write."""
+    env = os.environ if env is None else env
+    workflow = workflow or github.Workflow()
+    template_dir = Path(settings.template_dir) if settings.template_dir else None
+    warnings: list[str] = []
+    on_actions = env.get("GITHUB_ACTIONS") == "true"
+    token = token_from(env)
+    if on_actions and token:
+        workflow.mask(token)
+    if settings.junit:
+        _write_text(Path(settings.junit), to_junit(results))
+    summary_text = None
+    if settings.summary or (on_actions and env.get("GITHUB_STEP_SUMMARY")):
+        summary_text = render_summary(results, template_dir, artifact=settings.results)
+        if settings.summary:
+            _write_text(Path(settings.summary), summary_text)
+    if settings.adk_results:
+        for name, data in to_adk_results(results).items():
+            write_json_atomic(Path(settings.adk_results) / name, data)
+    if on_actions:
+        if env.get("GITHUB_STEP_SUMMARY") and summary_text is not None:
+            github.append_summary(env["GITHUB_STEP_SUMMARY"], summary_text)
+        if env.get("GITHUB_OUTPUT"):
+            github.write_outputs(env["GITHUB_OUTPUT"], outputs(results, settings))
+        github.annotate(results, workflow)
+    if settings.comment:
+        warnings += _comment(results, settings, env, workflow, token, template_dir)
+    return warnings
+
+
+def _comment(
+    results: RunResults,
+    settings: ReportSettings,
+    env: Mapping[str, str],
+    workflow: github.Workflow,
+    token: str | None,
+    template_dir: Path | None,
+) -> list[str]:
+    number = github.pr_number(env)
+    if number is None:
+        return ["no pull request in this event: the PR comment is skipped"]
+    if not token or not env.get("GITHUB_REPOSITORY"):
+        return ["no GitHub token or repository in the environment: the PR comment is skipped"]
+    comment_id = settings.comment_id or github.default_comment_id(env)
+    body = render_comment(results, comment_id, template_dir, artifact=settings.results)
+    poster = github.CommentPoster(
+        env.get("GITHUB_API_URL", "https://api.github.com"),
+        env["GITHUB_REPOSITORY"],
+        token,
+        workflow,
+    )
+    try:
+        poster.upsert(number, body, github.marker_for(comment_id))
+    except github.CommentError as exc:
+        workflow.warning(f"ci-eval could not comment on the pull request: {exc}")
+        return [f"PR comment failed: {exc}"]
+    return []

@@ -1,0 +1,118 @@
+"""A loopback server that plays the parts of GitHub's REST API that ci-eval uses."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+
+class GitHubServer:
+    def __init__(
+        self, others: int = 0, forbidden: bool = False, rate_limited_once: bool = False
+    ) -> None:
+        self.comments: list[dict[str, Any]] = [
+            {
+                "id": i + 1,
+                "body": f"someone else's comment {i}",
+                "user": {"login": "octocat", "type": "User"},
+            }
+            for i in range(others)
+        ]
+        self.requests: list[tuple[str, str, Any]] = []
+        self.forbidden = forbidden
+        self.rate_limited_once = rate_limited_once
+        self.lock = threading.Lock()
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args: Any) -> None:
+                return None
+
+            def _send(
+                self,
+                status: int,
+                body: Any,
+                headers: dict[str, str] | None = None,
+            ) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _body(self) -> Any:
+                length = int(self.headers.get("Content-Length") or 0)
+                return json.loads(self.rfile.read(length)) if length else None
+
+            def handle_one(self, method: str) -> None:
+                url = urlparse(self.path)
+                body = self._body()
+                with hub.lock:
+                    hub.requests.append((method, url.path, body))
+                    hub.authorization = self.headers.get("Authorization")
+                if url.path == "/user":
+                    return self._send(403, {"message": "Resource not accessible by integration"})
+                m = re.fullmatch(r"/repos/o/r/issues/(\d+)/comments", url.path)
+                if m and method == "GET":
+                    q = parse_qs(url.query)
+                    per, page = int(q["per_page"][0]), int(q["page"][0])
+                    return self._send(200, hub.comments[(page - 1) * per : page * per])
+                if hub.forbidden and method in ("POST", "PATCH"):
+                    return self._send(403, {"message": "Resource not accessible by integration"})
+                if hub.rate_limited_once and method in ("POST", "PATCH"):
+                    hub.rate_limited_once = False
+                    return self._send(
+                        403,
+                        {"message": "You have exceeded a secondary rate limit."},
+                        {"Retry-After": "1"},
+                    )
+                if m and method == "POST":
+                    comment = {
+                        "id": 1000 + len(hub.comments),
+                        "body": body["body"],
+                        "user": {"login": "github-actions[bot]", "type": "Bot"},
+                    }
+                    hub.comments.append(comment)
+                    return self._send(201, comment)
+                m = re.fullmatch(r"/repos/o/r/issues/comments/(\d+)", url.path)
+                if m and method == "PATCH":
+                    for comment in hub.comments:
+                        if comment["id"] == int(m.group(1)):
+                            comment["body"] = body["body"]
+                            return self._send(200, comment)
+                return self._send(404, {"message": "Not Found"})
+
+            def do_GET(self) -> None:
+                self.handle_one("GET")
+
+            def do_POST(self) -> None:
+                self.handle_one("POST")
+
+            def do_PATCH(self) -> None:
+                self.handle_one("PATCH")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.authorization: str | None = None
+
+    def writes(self) -> list[str]:
+        return [m for m, _, _ in self.requests if m in ("POST", "PATCH")]
+
+    def __enter__(self) -> GitHubServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
