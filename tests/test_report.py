@@ -31,12 +31,14 @@ HOSTILE = (
     "@octocat | col | ` ``` **bold** [link](http://x) <!-- -->"
 )
 
-AGENT = """import json, sys
-for line in sys.stdin:
-    json.loads(line)
-    print(json.dumps({"final_response": %r, "tool_calls": [{"name": "x", "args": {"q": %r}}]}),
-          flush=True)
-""" % (HOSTILE, HOSTILE)
+AGENT = (
+    "import json, sys\n"
+    f"TEXT = {HOSTILE!r}\n"
+    "for line in sys.stdin:\n"
+    "    json.loads(line)\n"
+    "    print(json.dumps({'final_response': TEXT, 'tool_calls': [{'name': 'x', 'args': "
+    "{'q': TEXT}}]}), flush=True)\n"
+)
 
 
 @pytest.fixture(scope="module")
