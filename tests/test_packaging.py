@@ -1,0 +1,46 @@
+"""What the package imports at run time is what pyproject.toml installs (the test extra brings
+more, so a green test run alone would not notice a missing runtime dependency)."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import tomllib
+from importlib.metadata import packages_distributions
+
+from tests.conftest import REPO
+
+OPTIONAL = {"google"}  # google-adk: the `adk` connector's extra, imported only when used
+
+
+def _imports() -> set[str]:
+    found = set()
+    for path in (REPO / "ci_eval").rglob("*.py"):
+        tree = ast.parse(path.read_text("utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module.split(".")[0])
+    return found - set(sys.stdlib_module_names) - {"ci_eval"} - OPTIONAL
+
+
+def test_every_runtime_import_is_a_declared_dependency() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    declared = {
+        re.split(r"[<>=\[ ;]", d)[0].lower().replace("_", "-") for d in project["dependencies"]
+    }
+    dists = packages_distributions()
+    for module in _imports():
+        owners = {d.lower().replace("_", "-") for d in dists.get(module, [])}
+        transitive = {"urllib3", "typing-extensions"}  # requests', pydantic's own
+        assert owners & (declared | transitive), f"{module} ({owners}) is not a dependency"
+
+
+def test_templates_ship_in_the_wheel() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert config["package-dir"]["ci_eval._templates"] == "templates"
+    assert "ci_eval._templates" in config["packages"]
+    for name in ("summary.md.j2", "comment.md.j2", "judge/final_response_match_v2.j2"):
+        assert (REPO / "templates" / name).is_file()
