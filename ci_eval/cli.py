@@ -13,14 +13,14 @@ from typing import Annotated
 import typer
 
 from ci_eval import __version__, pipeline
-from ci_eval.config import AGENT_KINDS, CONFIG_NAME, load_config
+from ci_eval.config import AGENT_KINDS, CONFIG_NAME, RunSettings, load_config
 from ci_eval.dialects import WRITERS
 from ci_eval.discover import DEFAULT_INCLUDE, discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.github import Workflow
 from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
 from ci_eval.publish import ReportSettings, publish
-from ci_eval.results import RunResults, read_results
+from ci_eval.results import RunResults, read_results, to_json, write_json_atomic
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INFRA = 0, 1, 2, 3
 
@@ -127,6 +127,66 @@ CommentIdOpt = Annotated[
         "--comment-id",
         metavar="ID",
         help="Tell this job's comment apart, e.g. per matrix leg [default: workflow/job].",
+        show_default=False,
+    ),
+]
+
+
+BaselineOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--baseline",
+        metavar="FILE",
+        help="The stored baseline [default: .ci-eval/baseline.json; "
+        "a missing baseline means thresholds only].",
+        show_default=False,
+    ),
+]
+BaselineRefOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline-ref",
+        metavar="REF",
+        help="Read the baseline as it is at this git ref "
+        "[default in a pull request: the merge base with the base branch].",
+        show_default=False,
+    ),
+]
+ToleranceOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--tolerance",
+        metavar="X",
+        help="A metric's mean may drop by this much before it counts as a regression [default: 0].",
+        show_default=False,
+    ),
+]
+SignificanceOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--significance",
+        metavar="P",
+        help="With repeated runs on both sides, a drop must be "
+        "significant at this level [default: 0.05].",
+        show_default=False,
+    ),
+]
+FailOnOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-on",
+        metavar="failure,regression,error",
+        help="What fails the gate [default: "
+        "regression,error with a baseline; failure,error without].",
+        show_default=False,
+    ),
+]
+MaxAgeOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--baseline-max-age",
+        metavar="DAYS",
+        help="Warn when the baseline is older [default: 30].",
         show_default=False,
     ),
 ]
@@ -462,6 +522,20 @@ def run(
     adk_results: AdkResultsOpt = None,
     comment: CommentOpt = None,
     comment_id: CommentIdOpt = None,
+    baseline: BaselineOpt = None,
+    baseline_ref: BaselineRefOpt = None,
+    update_baseline: Annotated[
+        bool | None,
+        typer.Option(
+            "--update-baseline/--no-update-baseline",
+            help="Write the baseline from this run.",
+            show_default=False,
+        ),
+    ] = None,
+    tolerance: ToleranceOpt = None,
+    significance: SignificanceOpt = None,
+    fail_on: FailOnOpt = None,
+    baseline_max_age: MaxAgeOpt = None,
 ) -> None:
     """Replay eval sets against the agent and write what it did.
 
@@ -494,6 +568,13 @@ def run(
             "adk_results": str(adk_results) if adk_results else None,
             "comment": comment,
             "comment_id": comment_id,
+            "baseline": str(baseline) if baseline else None,
+            "baseline_ref": baseline_ref,
+            "update_baseline": update_baseline,
+            "tolerance": tolerance,
+            "significance": significance,
+            "fail_on": fail_on,
+            "baseline_max_age": baseline_max_age,
         }
         for key, value in overrides.items():
             if value is not None:
@@ -533,6 +614,8 @@ def run(
         raise typer.Exit(EXIT_INPUT) from None
     except InputError as exc:
         _fail(exc)
+    for notice in outcome.problems:
+        _say(f"ci-eval: {notice}", err=True)
     _report(
         outcome.results,
         ReportSettings(
@@ -668,6 +751,119 @@ def list_metrics() -> None:
         name = f"{key.split('/')[1]} ({key.split('/')[0]} criteria)" if "/" in key else key
         _say(f"{name}  [{'; '.join(flags)}]")
         _say(f"    {m.description}")
+
+
+@app.command("compare")
+def compare_command(
+    results_file: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RESULTS",
+            help="A results file from `ci-eval run --results`.",
+            show_default=False,
+        ),
+    ],
+    baseline: BaselineOpt = None,
+    baseline_ref: BaselineRefOpt = None,
+    tolerance: ToleranceOpt = None,
+    significance: SignificanceOpt = None,
+    fail_on: FailOnOpt = None,
+    baseline_max_age: MaxAgeOpt = None,
+    junit: JunitOpt = None,
+    summary: SummaryOpt = None,
+    comment: CommentOpt = None,
+    comment_id: CommentIdOpt = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--output",
+            metavar="FILE",
+            help="Write the results with the comparison here.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Compare saved results with the baseline and gate on regressions.
+
+    A case regresses when a metric's mean drops by more than --tolerance or its status flips
+    from PASSED to FAILED; with repeated runs on both sides the drop must also be significant
+    (exact permutation test on run scores, Fisher's exact test on pass counts). Exits 1 when
+    the gate fails (per --fail-on), 0 when not, 2 on bad input.
+
+    Example: ci-eval compare results.json --baseline .ci-eval/baseline.json
+    """
+    settings = RunSettings()
+    for key, value in {
+        "baseline": str(baseline) if baseline else None,
+        "baseline_ref": baseline_ref,
+        "tolerance": tolerance,
+        "significance": significance,
+        "fail_on": fail_on,
+        "baseline_max_age": baseline_max_age,
+    }.items():
+        if value is not None:
+            setattr(settings, key, value)
+    try:
+        results = read_results(results_file)
+        for notice in pipeline.apply_baseline(results, settings):
+            _say(f"ci-eval: {notice}", err=True)
+        if output:
+            write_json_atomic(output, to_json(results))
+    except InputError as exc:
+        _fail(exc)
+    _report(
+        results,
+        ReportSettings(
+            str(junit) if junit else None,
+            str(summary) if summary else None,
+            str(output or results_file),
+            None,
+            bool(comment),
+            comment_id,
+            None,
+        ),
+    )
+    raise typer.Exit(pipeline.gate(results))
+
+
+baseline_app = typer.Typer(
+    help="Keep the stored baseline.", no_args_is_help=True, rich_markup_mode=None
+)
+app.add_typer(baseline_app, name="baseline")
+
+
+@baseline_app.command("update")
+def baseline_update(
+    results_file: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RESULTS",
+            help="A results file from `ci-eval run --results`.",
+            show_default=False,
+        ),
+    ],
+    baseline: BaselineOpt = None,
+) -> None:
+    """Write the baseline from saved results (atomically; sorted keys, so its diff reads well).
+
+    Commit the file. A pull request that changes scores on purpose updates it in the same PR,
+    and the diff shows reviewers what moved.
+
+    Example: ci-eval baseline update results.json
+    """
+    from ci_eval import baseline as baseline_store
+
+    path = baseline or Path(baseline_store.DEFAULT_PATH)
+    try:
+        results = read_results(results_file)
+        baseline_store.write(path, baseline_store.from_results(results))
+    except InputError as exc:
+        _fail(exc)
+    except OSError as exc:
+        _fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(path)))
+    cases = sum(len(s["cases"]) for s in baseline_store.read(path)["sets"].values())
+    _say(f"baseline written to {path}: {cases} cases")
 
 
 def _n(count: int, noun: str) -> str:

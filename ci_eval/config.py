@@ -48,6 +48,13 @@ class RunSettings:
     retries: int = 2
     num_runs: int = 1
     results: str | None = None
+    baseline: str | None = None
+    baseline_ref: str | None = None
+    update_baseline: bool = False
+    tolerance: float = 0.0
+    significance: float = 0.05
+    fail_on: list[str] = field(default_factory=list)
+    baseline_max_age: float = 30.0
     junit: str | None = None
     summary: str | None = None
     adk_results: str | None = None

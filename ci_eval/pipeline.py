@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ci_eval import __version__
+from ci_eval import baseline as baseline_store
+from ci_eval.compare import compare
 from ci_eval.config import RunSettings
 from ci_eval.connectors import build_connector
 from ci_eval.discover import discover
@@ -106,11 +110,80 @@ def make_judge(settings: RunSettings) -> Judge | None:
     )
 
 
+FAIL_ON = ("failure", "regression", "error")
+
+
 def gate(results: RunResults) -> int:
-    """3 when infrastructure errors kept cases from being scored, else 1 when a case failed."""
-    if results.count("ERROR") or results.interrupted:
+    """Exit code per --fail-on: 3 when errors kept cases from being scored, 1 when a case
+    failed its thresholds or regressed, else 0."""
+    fail_on = set(results.fail_on)
+    if "error" in fail_on and (results.count("ERROR") or results.interrupted):
         return EXIT_INFRA
-    return EXIT_GATE if results.count("FAILED") else EXIT_OK
+    if "failure" in fail_on and results.count("FAILED"):
+        return EXIT_GATE
+    if "regression" in fail_on and results.comparison and results.comparison.regressions:
+        return EXIT_GATE
+    return EXIT_OK
+
+
+def parse_fail_on(values: list[str]) -> tuple[str, ...]:
+    items = tuple(x.strip() for v in values for x in v.split(",") if x.strip())
+    unknown = [x for x in items if x not in FAIL_ON]
+    if unknown:
+        raise InputError(
+            f"--fail-on: unknown {', '.join(unknown)}; choose from " + ", ".join(FAIL_ON)
+        )
+    return items
+
+
+def apply_baseline(
+    results: RunResults, settings: RunSettings, env: Mapping[str, str] | None = None
+) -> list[str]:
+    """Compare with the baseline (a file, or the file at a git ref) and set the gate's
+    --fail-on default. Returns notices for the terminal; warnings also go to the summary."""
+    env = os.environ if env is None else env
+    if not 0 < settings.significance < 1:
+        raise InputError("--significance must be between 0 and 1")
+    if settings.tolerance < 0:
+        raise InputError("--tolerance must not be negative")
+    path = settings.baseline or baseline_store.DEFAULT_PATH
+    ref = settings.baseline_ref or (None if settings.baseline else baseline_store.default_ref(env))
+    if ref:
+        data = baseline_store.read_at_ref(ref, path)
+        where = f"{path} at {ref}"
+    else:
+        data = baseline_store.read(Path(path))
+        where = path
+    explicit = parse_fail_on(settings.fail_on)
+    notices = []
+    if data is None:
+        results.fail_on = explicit or ("failure", "error")
+        notices.append(
+            f"no baseline at {where}: gating on thresholds only (create one with "
+            "`ci-eval baseline update RESULTS`)"
+        )
+        return notices
+    comparison = compare(results, data, settings.tolerance, settings.significance)
+    provenance = data.get("provenance") or {}
+    if provenance.get("metrics_digest") not in (None, baseline_store.metrics_digest(results)):
+        comparison.warnings.append(
+            "the baseline was recorded with another metric configuration: compare with care"
+        )
+    version = str(provenance.get("ci_eval_version") or "")
+    if version and version.split(".")[0] != __version__.split(".")[0]:
+        comparison.warnings.append(
+            f"the baseline was recorded by ci-eval {version} (now {__version__})"
+        )
+    age = baseline_store.age_days(data)
+    if age is not None and age > settings.baseline_max_age:
+        comparison.warnings.append(
+            f"the baseline is {age:.0f} days old (more than "
+            f"{settings.baseline_max_age:g}): consider updating it"
+        )
+    results.comparison = comparison
+    results.fail_on = explicit or ("regression", "error")
+    notices += [f"baseline warning: {w}" for w in comparison.warnings]
+    return notices
 
 
 def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
@@ -145,9 +218,14 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         "min_pass": settings.min_pass,
     }
     score_results(results, options)
+    notices = apply_baseline(results, settings)
     if settings.results:
         write_json_atomic(Path(settings.results), to_json(results))
-    return Outcome(results, gate(results))
+    if settings.update_baseline:
+        path = Path(settings.baseline or baseline_store.DEFAULT_PATH)
+        baseline_store.write(path, baseline_store.from_results(results))
+        notices.append(f"baseline written to {path}")
+    return Outcome(results, gate(results), notices)
 
 
 def _fmt(value: float | None) -> str:
@@ -194,6 +272,17 @@ def summary_lines(results: RunResults) -> list[str]:
                 lines.append(f"  FAILED {c.eval_id} ({c.file}:{c.line}): " + ", ".join(failing))
             if c.flaky:
                 lines.append(f"  FLAKY {c.eval_id}: passed in some runs and failed in others")
+    comparison = results.comparison
+    if comparison is not None:
+        for change in comparison.regressions:
+            lines.append(f"  REGRESSED {change.set_id}:{change.case_id}: {change.describe()}")
+        lines.append(
+            f"baseline {(comparison.baseline_commit or 'unknown')[:12]} "
+            f"({comparison.baseline_date or 'undated'}): "
+            f"{len(comparison.regressions)} regressions, "
+            f"{len(comparison.improvements)} improvements, "
+            f"{len(comparison.new_cases)} new, {len(comparison.removed_cases)} removed"
+        )
     total = len(results.cases())
     lines.append(
         f"{total} cases: {results.count('PASSED')} passed, {results.count('FAILED')} "

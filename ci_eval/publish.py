@@ -49,7 +49,7 @@ def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
         "passed": results.count("PASSED"),
         "failed": results.count("FAILED"),
         "errors": results.count("ERROR"),
-        "regressions": 0,
+        "regressions": len(results.comparison.regressions) if results.comparison else 0,
         "total": len(results.cases()),
         "score": round(results.count("PASSED") / scored, 4) if scored else 0,
         "junit-path": settings.junit or "",

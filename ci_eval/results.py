@@ -89,6 +89,8 @@ class RunResults:
     duration_s: float
     settings: dict[str, Any] = field(default_factory=dict)
     interrupted: bool = False
+    comparison: Any = None  # ci_eval.compare.Comparison, when a baseline was compared
+    fail_on: tuple[str, ...] = ("failure", "error")
 
     def cases(self) -> list[tuple[SetRecord, CaseRecord]]:
         return [(s, c) for s in self.sets for c in s.cases]
@@ -136,6 +138,33 @@ def _case_metric(m: Any) -> dict[str, Any]:
     }
 
 
+def _comparison(c: Any) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {
+        "baseline_commit": c.baseline_commit,
+        "baseline_date": c.baseline_date,
+        "warnings": list(c.warnings),
+        "regressions": len(c.regressions),
+        "changes": [
+            {
+                "eval_set_id": x.set_id,
+                "eval_id": x.case_id,
+                "metric": x.metric,
+                "before": x.before,
+                "after": x.after,
+                "regressed": x.regressed,
+                "improved": x.improved,
+                "method": x.method,
+                "p_value": x.p_value,
+            }
+            for x in c.changes
+        ],
+        "new_cases": [list(k) for k in c.new_cases],
+        "removed_cases": [list(k) for k in c.removed_cases],
+    }
+
+
 def to_json(results: RunResults) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
@@ -147,6 +176,8 @@ def to_json(results: RunResults) -> dict[str, Any]:
         "interrupted": results.interrupted,
         "totals": {status.lower(): results.count(status) for status in STATUSES}
         | {"cases": len(results.cases()), "flaky": sum(1 for _, c in results.cases() if c.flaky)},
+        "fail_on": list(results.fail_on),
+        "comparison": _comparison(results.comparison),
         "sets": [
             {
                 "eval_set_id": s.eval_set_id,
@@ -208,13 +239,13 @@ def to_json(results: RunResults) -> dict[str, Any]:
     }
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
     """Write then rename, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
+            json.dump(data, handle, indent=2, ensure_ascii=False, sort_keys=sort_keys)
             handle.write("\n")
         os.replace(tmp, path)
     except BaseException:
@@ -324,7 +355,35 @@ def from_json(data: dict[str, Any]) -> RunResults:
                 case.runs.append(run)
             record.cases.append(case)
         sets.append(record)
+    comparison = None
+    if data.get("comparison"):
+        from ci_eval.compare import Comparison, MetricChange
+
+        c = data["comparison"]
+        comparison = Comparison(
+            c.get("baseline_commit"),
+            c.get("baseline_date"),
+            [
+                MetricChange(
+                    x["eval_set_id"],
+                    x["eval_id"],
+                    x["metric"],
+                    x.get("before"),
+                    x.get("after"),
+                    bool(x.get("regressed")),
+                    bool(x.get("improved")),
+                    x.get("method"),
+                    x.get("p_value"),
+                )
+                for x in c.get("changes") or []
+            ],
+            [tuple(k) for k in c.get("new_cases") or []],
+            [tuple(k) for k in c.get("removed_cases") or []],
+            list(c.get("warnings") or []),
+        )
     return RunResults(
+        comparison=comparison,
+        fail_on=tuple(data.get("fail_on") or ("failure", "error")),
         sets=sets,
         agent=data.get("agent", ""),
         started=data.get("started", ""),

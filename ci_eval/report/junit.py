@@ -8,6 +8,7 @@ XML 1.0 cannot hold."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from typing import Any
 
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
@@ -64,7 +65,7 @@ def _system_out(case: CaseRecord) -> str | None:
     return strip_ansi("\n".join(rows))
 
 
-def _case(set_id: str, case: CaseRecord) -> TestCase:
+def _case(set_id: str, case: CaseRecord, regressions: list[Any]) -> TestCase:
     elapsed = round(sum(r.duration_s for r in case.runs), 3)
     test = TestCase(
         name=case.eval_id,
@@ -75,6 +76,13 @@ def _case(set_id: str, case: CaseRecord) -> TestCase:
         stdout=_system_out(case),
     )
     status = case.status
+    regressed = [c.describe() for c in regressions]
+    if regressed and status in ("PASSED", "FAILED", "NOT_EVALUATED"):
+        message = "; ".join([*failing_metrics(case), *regressed])
+        test.add_failure_info(
+            message=strip_ansi(message), output=_details(case), failure_type="Regression"
+        )
+        return test
     if status == "FAILED":
         message = "; ".join(failing_metrics(case)) or "failed"
         test.add_failure_info(
@@ -97,6 +105,10 @@ def _case(set_id: str, case: CaseRecord) -> TestCase:
 
 
 def to_junit(results: RunResults) -> str:
+    changes: dict[tuple[str, str], list[Any]] = {}
+    if results.comparison is not None:
+        for change in results.comparison.regressions:
+            changes.setdefault((change.set_id, change.case_id), []).append(change)
     suites = []
     for s in results.sets:
         properties = {
@@ -108,7 +120,10 @@ def to_junit(results: RunResults) -> str:
         suites.append(
             TestSuite(
                 s.eval_set_id or s.file,
-                [_case(s.eval_set_id, c) for c in s.cases],
+                [
+                    _case(s.eval_set_id, c, changes.get((s.eval_set_id, c.eval_id), []))
+                    for c in s.cases
+                ],
                 timestamp=results.started or None,
                 file=s.file,
                 properties=properties,

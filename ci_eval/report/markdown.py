@@ -146,7 +146,38 @@ def _context(
         for c in s.cases
         if c.flaky
     ]
-    passed = not totals["FAILED"] and not totals["ERROR"] and not results.interrupted
+    comparison = results.comparison
+    baseline = None
+    if comparison is not None:
+        baseline = {
+            "commit": inline((comparison.baseline_commit or "unknown")[:12]),
+            "date": inline(comparison.baseline_date or "undated"),
+            "regressions": [
+                {
+                    "id": inline(f"{c.set_id}:{c.case_id}", 200),
+                    "metric": inline(c.metric),
+                    "before": fmt(c.before),
+                    "after": fmt(c.after),
+                    "test": inline(f"{c.method}, p={c.p_value:.3g}") if c.method else "",
+                }
+                for c in comparison.regressions
+            ],
+            "improvements": [
+                {
+                    "id": inline(f"{c.set_id}:{c.case_id}", 200),
+                    "metric": inline(c.metric),
+                    "before": fmt(c.before),
+                    "after": fmt(c.after),
+                }
+                for c in comparison.improvements
+            ],
+            "new": len(comparison.new_cases),
+            "removed": len(comparison.removed_cases),
+            "warnings": [inline(w) for w in comparison.warnings],
+        }
+    from ci_eval.pipeline import gate
+
+    passed = gate(results) == 0
     return {
         "verdict": "passed" if passed else "failed",
         "totals": totals,
@@ -162,6 +193,7 @@ def _context(
         "started": results.started,
         "version": __version__,
         "interrupted": results.interrupted,
+        "baseline": baseline,
         "runs": results.settings.get("num_runs", 1),
     }
 

@@ -1,0 +1,275 @@
+"""The baseline gate, driven from replayed results: identical → pass; a drop → fail, named in
+the summary and the JUnit; noise over repeated runs → no regression; a clear drop → a regression
+with its p-value; a baseline read at a git ref; an atomic write that survives a kill."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ci_eval import baseline as baseline_store
+from ci_eval.compare import compare
+from ci_eval.criteria import MetricConfig, MetricSpec
+from ci_eval.metrics.base import CaseMetric
+from ci_eval.results import CaseRecord, RunResults, SetRecord
+from tests.conftest import REPO
+
+COMMAND = "python samples/agents/weather_agent/command_agent.py"
+EVALS = "samples/evals/weather_basic.evalset.json"
+
+
+def ci_eval(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ci_eval", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+    )
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("baseline")
+    first = folder / "first.json"
+    ci_eval("run", EVALS, "--agent", "command", "--agent-command", COMMAND, "--results", str(first))
+    base = folder / "baseline.json"
+    assert ci_eval("baseline", "update", str(first), "--baseline", str(base)).returncode == 0
+    # the same recording with paris answered worse: the agent "regressed"
+    worse = json.loads(first.read_text())
+    for case in worse["sets"][0]["cases"]:
+        if case["eval_id"] == "paris_weather":
+            actual = case["runs"][0]["invocations"][0]["actual"]
+            actual["final_response"]["parts"][0]["text"] = "Paris is nice."
+    edited = folder / "worse-recording.json"
+    edited.write_text(json.dumps(worse))
+    return {"folder": folder, "first": first, "baseline": base, "worse": edited}
+
+
+def test_identical_results_pass_with_no_regression(recorded: dict[str, Path]) -> None:
+    proc = ci_eval(
+        "run",
+        EVALS,
+        "--agent",
+        "replay",
+        "--replay",
+        str(recorded["first"]),
+        "--baseline",
+        str(recorded["baseline"]),
+    )
+    # berlin fails its thresholds, as it did in the baseline: a known failure, not a regression
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 regressions" in proc.stdout
+
+
+def test_a_drop_fails_the_gate_and_is_named(recorded: dict[str, Path]) -> None:
+    folder = recorded["folder"]
+    proc = ci_eval(
+        "run",
+        EVALS,
+        "--agent",
+        "replay",
+        "--replay",
+        str(recorded["worse"]),
+        "--baseline",
+        str(recorded["baseline"]),
+        "--junit",
+        str(folder / "junit.xml"),
+        "--summary",
+        str(folder / "summary.md"),
+        "--results",
+        str(folder / "worse.json"),
+    )
+    assert proc.returncode == 1
+    assert (
+        "REGRESSED weather_basic:paris_weather: response_match_score regressed from 1 to "
+        in proc.stdout
+    )
+    summary = (folder / "summary.md").read_text()
+    assert "**1 regressed**" in summary and "paris\\_weather" in summary
+    junit = (folder / "junit.xml").read_text()
+    assert 'type="Regression"' in junit and "response_match_score regressed from 1 to" in junit
+    results = json.loads((folder / "worse.json").read_text())
+    assert results["comparison"]["regressions"] == 1
+    # compare on the saved results reaches the same verdict
+    again = ci_eval("compare", str(folder / "worse.json"), "--baseline", str(recorded["baseline"]))
+    assert again.returncode == 1
+    # --fail-on failure ignores regressions and fails on berlin's thresholds instead
+    assert (
+        ci_eval(
+            "compare",
+            str(folder / "worse.json"),
+            "--baseline",
+            str(recorded["baseline"]),
+            "--fail-on",
+            "error",
+        ).returncode
+        == 0
+    )
+
+
+def test_missing_baseline_gates_on_thresholds(recorded: dict[str, Path]) -> None:
+    proc = ci_eval(
+        "compare", str(recorded["first"]), "--baseline", str(recorded["folder"] / "nope.json")
+    )
+    assert proc.returncode == 1  # berlin fails its thresholds
+    assert "no baseline at" in proc.stderr and "gating on thresholds only" in proc.stderr
+
+
+def test_bad_fail_on_is_a_usage_error(recorded: dict[str, Path]) -> None:
+    proc = ci_eval("compare", str(recorded["first"]), "--fail-on", "everything")
+    assert proc.returncode == 2 and "--fail-on: unknown everything" in proc.stderr
+
+
+# --- statistics over repeated runs ---------------------------------------------------------
+
+
+def _results(runs: list[float], threshold: float = 0.5) -> RunResults:
+    spec = MetricSpec("m", threshold)
+    mean = sum(runs) / len(runs)
+    passes = sum(1 for r in runs if r >= threshold)
+    status = "PASSED" if mean >= threshold else "FAILED"
+    case = CaseRecord(
+        "c",
+        "f.json",
+        1,
+        verdict=status,
+        metrics=[CaseMetric("m", status, mean, threshold, runs=runs, pass_rate=passes / len(runs))],
+    )
+    return RunResults(
+        [SetRecord("s", "f.json", "adk", MetricConfig([spec], "x", "adk"), [case], [spec])],
+        "agent",
+        "",
+        0.0,
+    )
+
+
+def _baseline(runs: list[float]) -> dict[str, Any]:
+    return baseline_store.from_results(_results(runs), commit="abc")
+
+
+def test_noise_over_repeated_runs_is_not_a_regression() -> None:
+    result = compare(_results([1, 0, 1, 1, 0]), _baseline([1, 1, 0, 1, 1]))
+    [change] = result.changes
+    assert change.delta == pytest.approx(-0.2)
+    assert not change.regressed
+
+
+def test_a_clear_drop_over_repeated_runs_is_a_regression_with_its_p_value() -> None:
+    result = compare(_results([0, 0, 0, 0, 0, 0]), _baseline([1, 1, 1, 1, 1, 1]))
+    [change] = result.regressions
+    assert change.method in ("exact permutation test", "Fisher's exact test on pass counts")
+    assert change.p_value == pytest.approx(1 / 924)  # C(12, 6) arrangements, one as extreme
+    assert "p=0.00108" in change.describe()
+
+
+def test_single_runs_use_tolerance_and_status_flips() -> None:
+    assert compare(_results([0.45]), _baseline([0.55]), tolerance=0.2).regressions  # flip
+    assert not compare(_results([0.7]), _baseline([0.8]), tolerance=0.2).regressions
+    assert compare(_results([0.7]), _baseline([0.8])).regressions
+    assert compare(_results([0.9]), _baseline([0.8])).improvements
+
+
+def test_new_and_removed_cases_are_reported_apart() -> None:
+    base = _baseline([1])
+    base["sets"]["s"]["cases"]["gone"] = copy.deepcopy(base["sets"]["s"]["cases"]["c"])
+    current = _results([1])
+    current.sets[0].cases.append(CaseRecord("fresh", "f.json", 2, verdict="PASSED"))
+    result = compare(current, base)
+    assert result.new_cases == [("s", "fresh")] and result.removed_cases == [("s", "gone")]
+    assert not result.regressions
+
+
+# --- where the baseline comes from ---------------------------------------------------------
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+def test_baseline_from_a_git_ref(recorded: dict[str, Path], tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    target = repo / ".ci-eval/baseline.json"
+    target.parent.mkdir()
+    target.write_text(recorded["baseline"].read_text())
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "baseline")
+    _git(repo, "checkout", "-q", "-b", "feature")
+    target.write_text("{ broken on the branch")  # the working copy must not be what is read
+    _git(repo, "commit", "-q", "-am", "break it")
+    proc = ci_eval("compare", str(recorded["first"]), "--baseline-ref", "main", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 regressions" in proc.stdout
+    # in a pull request the default ref is the merge base with the base branch
+    env = {**os.environ, "GITHUB_BASE_REF": "main"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "ci_eval", "compare", str(recorded["first"])],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=repo,
+        env=env,
+    )
+    assert proc.returncode == 0 and "0 regressions" in proc.stdout
+    bad = ci_eval("compare", str(recorded["first"]), "--baseline-ref", "no-such-ref", cwd=repo)
+    assert bad.returncode == 2 and "no such commit" in bad.stderr
+
+
+def test_atomic_write_survives_a_kill_between_write_and_rename(tmp_path: Path) -> None:
+    target = tmp_path / "baseline.json"
+    old = baseline_store.from_results(_results([1.0]), commit="old")
+    baseline_store.write(target, old)
+    before = target.read_text()
+    script = (
+        "import os, signal, sys\n"
+        "from ci_eval import baseline\n"
+        "from tests.test_baseline import _results\n"
+        "os.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)\n"
+        f"baseline.write(__import__('pathlib').Path({str(target)!r}), "
+        "baseline.from_results(_results([0.0]), commit='new'))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == -signal.SIGKILL
+    assert target.read_text() == before  # the old baseline is intact
+    assert json.loads(target.read_text())["provenance"]["commit"] == "old"
+
+
+def test_baseline_file_is_stable_and_sorted(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    data = baseline_store.from_results(_results([1.0, 0.0]), commit="x")
+    baseline_store.write(a, data)
+    baseline_store.write(b, json.loads(a.read_text()))
+    assert a.read_text() == b.read_text()
+    keys = list(json.loads(a.read_text()))
+    assert keys == sorted(keys)
+
+
+def test_old_or_differently_configured_baselines_warn(
+    recorded: dict[str, Path], tmp_path: Path
+) -> None:
+    data = json.loads(recorded["baseline"].read_text())
+    data["provenance"]["date"] = "2020-01-01T00:00:00+00:00"
+    data["provenance"]["metrics_digest"] = "different"
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data))
+    proc = ci_eval("compare", str(recorded["first"]), "--baseline", str(old))
+    assert "days old (more than 30)" in proc.stderr
+    assert "another metric configuration" in proc.stderr
