@@ -522,6 +522,16 @@ def run(
     adk_results: AdkResultsOpt = None,
     comment: CommentOpt = None,
     comment_id: CommentIdOpt = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            metavar="I/N",
+            help="Run only shard I of N (a stable hash of set and case "
+            "id), for matrix jobs; join them with `ci-eval merge`.",
+            show_default=False,
+        ),
+    ] = None,
     baseline: BaselineOpt = None,
     baseline_ref: BaselineRefOpt = None,
     update_baseline: Annotated[
@@ -568,6 +578,7 @@ def run(
             "adk_results": str(adk_results) if adk_results else None,
             "comment": comment,
             "comment_id": comment_id,
+            "shard": shard,
             "baseline": str(baseline) if baseline else None,
             "baseline_ref": baseline_ref,
             "update_baseline": update_baseline,
@@ -631,12 +642,13 @@ def run(
     raise typer.Exit(outcome.exit_code)
 
 
-def _report(results: RunResults, report: ReportSettings) -> None:
+def _report(results: RunResults, report: ReportSettings, env: dict[str, str] | None = None) -> None:
     """The terminal summary, then files and GitHub. Agent text in the log cannot issue
     workflow commands."""
+    env = dict(os.environ) if env is None else env
     workflow = Workflow()
     lines = pipeline.summary_lines(results)
-    if os.environ.get("GITHUB_ACTIONS") == "true":
+    if env.get("GITHUB_ACTIONS") == "true":
         with workflow.untrusted():
             for line in lines:
                 _say(line)
@@ -644,7 +656,7 @@ def _report(results: RunResults, report: ReportSettings) -> None:
         for line in lines:
             _say(line)
     try:
-        for warning in publish(results, report, workflow=workflow):
+        for warning in publish(results, report, env=env, workflow=workflow):
             _say(f"ci-eval: warning: {warning}", err=True)
     except OSError as exc:
         _fail(
@@ -864,6 +876,62 @@ def baseline_update(
         _fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(path)))
     cases = sum(len(s["cases"]) for s in baseline_store.read(path)["sets"].values())
     _say(f"baseline written to {path}: {cases} cases")
+
+
+@app.command()
+def merge(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="RESULTS...", help="Results files of the shards.", show_default=False
+        ),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "-o", "--output", metavar="FILE", help="The merged results file.", show_default=False
+        ),
+    ],
+) -> None:
+    """Join shard results (matrix jobs run with --shard I/N) into one results file.
+
+    `report` and `compare` then work on it as on a single run.
+
+    Example: ci-eval merge shard-*/results.json -o results.json
+    """
+    from ci_eval.merge import merge as merge_results
+
+    try:
+        merged = merge_results(list(files))
+        write_json_atomic(output, to_json(merged))
+    except InputError as exc:
+        _fail(exc)
+    _say(f"merged {len(files)} results files: {len(merged.cases())} cases in {output}")
+
+
+@app.command()
+def action() -> None:
+    """The GitHub Action's entrypoint: reads INPUT_* and the job's environment, runs the
+    pipeline in $GITHUB_WORKSPACE and reports (JUnit, job summary, outputs, annotations, PR
+    comment). Exit codes as for `run`.
+    """
+    from ci_eval.action import run_action
+
+    stop = threading.Event()
+    try:
+        with _stop_on_signals(stop):
+            outcome, report_settings, env = run_action(os.environ, stop)
+    except ValidationFailed as exc:
+        for problem in exc.problems:
+            _say(str(problem))  # to the log, where the action's user looks
+        raise typer.Exit(EXIT_INPUT) from None
+    except InputError as exc:
+        _say(f"::error title=ci-eval::{exc}")
+        _fail(exc)
+    for notice in outcome.problems:
+        _say(f"ci-eval: {notice}", err=True)
+    _report(outcome.results, report_settings, env)
+    raise typer.Exit(outcome.exit_code)
 
 
 def _n(count: int, noun: str) -> str:

@@ -48,6 +48,7 @@ class RunSettings:
     retries: int = 2
     num_runs: int = 1
     results: str | None = None
+    shard: str | None = None
     baseline: str | None = None
     baseline_ref: str | None = None
     update_baseline: bool = False

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ci_eval import __version__
 from ci_eval import baseline as baseline_store
+from ci_eval import shard as shard_spec
 from ci_eval.compare import compare
 from ci_eval.config import RunSettings
 from ci_eval.connectors import build_connector
@@ -199,12 +200,19 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     if settings.timeout <= 0:
         raise InputError("--timeout must be positive")
     options = score_options(settings)
+    if settings.shard:
+        shard_spec.parse(settings.shard)  # a bad --shard is a usage error before any work
     connector = build_connector(settings.agent, settings.timeout, settings.retries)
     try:
         results = run_sets(
             sets,
             connector,
-            RunOptions(settings.concurrency, settings.num_runs, settings.cases),
+            RunOptions(
+                settings.concurrency,
+                settings.num_runs,
+                settings.cases,
+                shard_spec.parse(settings.shard) if settings.shard else None,
+            ),
             stop=stop,
         )
     finally:
@@ -216,6 +224,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         "retries": settings.retries,
         "num_runs": settings.num_runs,
         "min_pass": settings.min_pass,
+        "shard": settings.shard,
     }
     score_results(results, options)
     notices = apply_baseline(results, settings)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TextIO
 
+from ci_eval import shard
 from ci_eval.connectors.base import ActualTurn, AgentError, Connector
 from ci_eval.dialects.trpc import TrpcDialect
 from ci_eval.jsonpos import JsonDocument
@@ -30,6 +31,7 @@ class RunOptions:
     concurrency: int = 4
     num_runs: int = 1
     cases: list[str] = field(default_factory=list)  # SET_ID:CASE_ID or SET_ID filters
+    shard: tuple[int, int] | None = None  # (I, N): only this shard's cases
 
 
 def _selected(eval_set_id: str, case_id: str, filters: list[str]) -> bool:
@@ -172,7 +174,9 @@ def run_sets(
         es = loaded.eval_set
         set_record = SetRecord(es.eval_set_id, loaded.path, loaded.dialect, loaded.metrics)
         for case in es.eval_cases:
-            if not _selected(es.eval_set_id, case.eval_id, options.cases):
+            if not _selected(es.eval_set_id, case.eval_id, options.cases) or not (
+                shard.selected(es.eval_set_id, case.eval_id, options.shard)
+            ):
                 continue
             source = case.source
             case_record = CaseRecord(
