@@ -20,7 +20,7 @@ from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import lookup
 from ci_eval.metrics.custom import register_custom, register_entry_points
-from ci_eval.metrics.judge import Judge, JudgeSettings
+from ci_eval.metrics.judge import Judge
 from ci_eval.results import CaseRecord, RunResults, to_json, write_json_atomic
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
@@ -98,14 +98,7 @@ def make_judge(settings: RunSettings) -> Judge | None:
                 f"the environment variable {config.api_key_env} (the judge's API key) is not set"
             )
     return Judge(
-        JudgeSettings(
-            config.base_url,
-            config.model,
-            config.api_key_env,
-            config.timeout,
-            config.retries,
-            config.temperature,
-        ),
+        config,
         key,
         Path(settings.template_dir) if settings.template_dir else None,
     )

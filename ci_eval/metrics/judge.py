@@ -14,20 +14,13 @@ from typing import Any
 from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
+from ci_eval.config import JudgeConfig
 from ci_eval.connectors.base import AgentError
 from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
 from ci_eval.metrics.base import MetricFailure
 from ci_eval.templates import template_dirs
 
-
-@dataclass
-class JudgeSettings:
-    base_url: str | None = None
-    model: str | None = None
-    api_key_env: str | None = None
-    timeout: float = 60.0
-    retries: int = 3
-    temperature: float = 0.0
+JudgeSettings = JudgeConfig  # where the judge is and how to call it ([judge] in ci-eval.toml)
 
 
 @dataclass
