@@ -13,9 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from scipy.stats import fisher_exact, permutation_test
-
 from ci_eval.results import RunResults
 
 
@@ -69,7 +66,9 @@ def _f(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3g}"
 
 
-def _mean_difference(before: np.ndarray, after: np.ndarray, axis: int = -1) -> np.ndarray:
+def _mean_difference(before: Any, after: Any, axis: int = -1) -> Any:
+    import numpy as np
+
     return np.mean(before, axis=axis) - np.mean(after, axis=axis)
 
 
@@ -77,6 +76,9 @@ def _significant_drop(
     before_runs: list[float], after_runs: list[float], threshold: float | None, significance: float
 ) -> tuple[str, float] | None:
     """(method, p) when the drop is significant, else None."""
+    import numpy as np  # scipy takes most of a second to import: only when a test is needed
+    from scipy.stats import fisher_exact, permutation_test
+
     tests: list[tuple[str, float]] = []
     if len(set(before_runs + after_runs)) > 1:
         result = permutation_test(

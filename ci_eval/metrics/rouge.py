@@ -14,8 +14,7 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 from itertools import chain
-
-from rouge_score import rouge_scorer, tokenizers
+from typing import Any
 
 
 def _is_cjk(code: int) -> bool:
@@ -36,12 +35,18 @@ def _is_non_spaced(code: int) -> bool:
     )
 
 
-_DEFAULT = tokenizers.DefaultTokenizer(use_stemmer=True)
+@lru_cache(maxsize=1)
+def _default_tokenizer() -> Any:
+    # rouge-score pulls in nltk (half a second): imported when a score is first needed, so
+    # commands that score nothing start fast
+    from rouge_score import tokenizers
+
+    return tokenizers.DefaultTokenizer(use_stemmer=True)
 
 
 @lru_cache(maxsize=1 << 16)
 def _ascii_word(word: str) -> tuple[str, ...]:
-    return tuple(_DEFAULT.tokenize(word))
+    return tuple(_default_tokenizer().tokenize(word))
 
 
 class _CharMap(dict[int, str]):
@@ -79,7 +84,9 @@ def unicode_tokens(text: str) -> tuple[str, ...]:
     return tuple(tokens)
 
 
-class UnicodeAwareTokenizer(tokenizers.Tokenizer):
+class UnicodeAwareTokenizer:
+    """ADK's tokenizer, as the object rouge-score's RougeScorer takes."""
+
     def tokenize(self, text: str) -> list[str]:
         return list(unicode_tokens(text))
 
@@ -93,4 +100,6 @@ def _unigrams(text: str) -> Counter[str]:
 def rouge1_fmeasure(reference: str, candidate: str) -> float:
     """ADK's ``_calculate_rouge_1_scores(candidate, reference).fmeasure``, with rouge-score's
     own scoring of the unigram counts; each distinct text is tokenised and counted once."""
+    from rouge_score import rouge_scorer
+
     return rouge_scorer._score_ngrams(_unigrams(reference), _unigrams(candidate)).fmeasure

@@ -10,8 +10,6 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from rouge_score import rouge_scorer
-
 from ci_eval.criteria import MetricSpec
 from ci_eval.metrics import register
 from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
@@ -346,7 +344,9 @@ def _rouge_scorer(
     stem: bool,
     split: bool,
     unicode: bool,
-) -> rouge_scorer.RougeScorer:
+) -> Any:
+    from rouge_score import rouge_scorer
+
     tokenizer = UnicodeAwareTokenizer() if unicode else None
     return rouge_scorer.RougeScorer(
         [rouge_type], use_stemmer=stem, split_summaries=split, tokenizer=tokenizer
