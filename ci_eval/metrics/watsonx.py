@@ -181,27 +181,33 @@ def is_topological(goals: dict[str, list[str]], ordering: list[str]) -> bool:
     return True
 
 
-def journey_success(
-    expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
-) -> tuple[float, list[float | None], dict[str, Any]]:
+def _journey(
+    actual: list[Invocation],
+    ctx: ScoreContext,
+) -> tuple[dict[str, Any], list[str], list[str], bool]:
+    """IBM's journey: tool analysis, text goals (all, matched) and whether the goal DAG was
+    walked in order."""
     data = _dataset(ctx)
     if not data.get("goals"):
         raise NotApplicable("a referenceless dataset (no goals)")
     analysis = tool_analysis(data, actual)
-    _, texts = matched_text_goals(data, actual, ctx)
-    ok = is_topological(data["goals"], analysis["correct_tool_calls"] + texts)
+    text_goals, texts = matched_text_goals(data, actual, ctx)
+    success = is_topological(data["goals"], analysis["correct_tool_calls"] + texts)
+    return analysis, text_goals, texts, success
+
+
+def journey_success(
+    expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
+) -> tuple[float, list[float | None], dict[str, Any]]:
+    analysis, _, texts, ok = _journey(actual, ctx)
     return (1.0 if ok else 0.0), [1.0 if ok else 0.0], {"matched_text_goals": texts, **analysis}
 
 
 def journey_completion(
     expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
 ) -> tuple[float, list[float | None], dict[str, Any]]:
-    data = _dataset(ctx)
-    if not data.get("goals"):
-        raise NotApplicable("a referenceless dataset (no goals)")
-    analysis = tool_analysis(data, actual)
-    text_goals, texts = matched_text_goals(data, actual, ctx)
-    if is_topological(data["goals"], analysis["correct_tool_calls"] + texts):
+    analysis, text_goals, texts, success = _journey(actual, ctx)
+    if success:
         score = 1.0
     elif not text_goals:
         if analysis["expected_tool_calls"] == 0:
