@@ -21,19 +21,14 @@ from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.metrics.base import CaseMetric
 from ci_eval.results import CaseRecord, RunResults, SetRecord
 from tests.conftest import REPO
+from tests.helpers import run_cli
 
 COMMAND = "python samples/agents/weather_agent/command_agent.py"
 EVALS = "samples/evals/weather_basic.evalset.json"
 
 
 def ci_eval(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ci_eval", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-    )
+    return run_cli(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ci_eval import __version__
 from tests.conftest import CORPUS, SAMPLES
+from tests.helpers import run_cli
 
-
-def ci_eval(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ci_eval", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-    )
+ci_eval = run_cli
 
 
 def test_version() -> None:

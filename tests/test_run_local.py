@@ -14,19 +14,13 @@ from typing import Any
 import pytest
 
 from tests.conftest import CORPUS, REPO, SAMPLES, SHARED
+from tests.helpers import run_cli
 from tests.loopback_agent import LoopbackAgent
 
 COMMAND = f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}"
 
 
-def ci_eval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ci_eval", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-    )
+ci_eval = run_cli
 
 
 def results_of(path: Path) -> dict[str, Any]:

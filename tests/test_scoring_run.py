@@ -17,25 +17,14 @@ from ci_eval.metrics.judge import Judge, JudgeSettings
 from ci_eval.metrics.judge_metrics import final_response_match_v2
 from ci_eval.model import Content, Invocation, Part
 from tests.conftest import SAMPLES
+from tests.helpers import run_cli
 from tests.judge_server import JudgeServer
 from tests.loopback_agent import LoopbackAgent
 
 COMMAND = f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}"
 
 
-def ci_eval(
-    *args: str,
-    cwd: Path,
-    env: dict[str, str] | None = None,
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ci_eval", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-        env=env,
-    )
+ci_eval = run_cli
 
 
 def _cases(path: Path) -> dict[str, Any]:
