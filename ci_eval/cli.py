@@ -17,12 +17,11 @@ from ci_eval.config import AGENT_KINDS, CONFIG_NAME, RunSettings, load_config
 from ci_eval.dialects import WRITERS
 from ci_eval.discover import DEFAULT_INCLUDE, discover
 from ci_eval.errors import InputError, ValidationFailed
+from ci_eval.gate import EXIT_INPUT, EXIT_OK
 from ci_eval.github import Workflow
 from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
 from ci_eval.publish import ReportSettings, publish
 from ci_eval.results import RunResults, read_results, to_json, write_json_atomic
-
-EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INFRA = 0, 1, 2, 3
 
 app = typer.Typer(
     name="ci-eval",

@@ -17,6 +17,7 @@ from ci_eval.config import RunSettings
 from ci_eval.connectors import build_connector
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
+from ci_eval.gate import FAIL_ON, gate
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import lookup
 from ci_eval.metrics.custom import register_custom, register_entry_points
@@ -24,8 +25,6 @@ from ci_eval.metrics.judge import Judge
 from ci_eval.results import CaseRecord, RunResults, to_json, write_json_atomic
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
-
-EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INFRA = 0, 1, 2, 3
 
 
 @dataclass
@@ -102,22 +101,6 @@ def make_judge(settings: RunSettings) -> Judge | None:
         key,
         Path(settings.template_dir) if settings.template_dir else None,
     )
-
-
-FAIL_ON = ("failure", "regression", "error")
-
-
-def gate(results: RunResults) -> int:
-    """Exit code per --fail-on: 3 when errors kept cases from being scored, 1 when a case
-    failed its thresholds or regressed, else 0."""
-    fail_on = set(results.fail_on)
-    if "error" in fail_on and (results.count("ERROR") or results.interrupted):
-        return EXIT_INFRA
-    if "failure" in fail_on and results.count("FAILED"):
-        return EXIT_GATE
-    if "regression" in fail_on and results.comparison and results.comparison.regressions:
-        return EXIT_GATE
-    return EXIT_OK
 
 
 def parse_fail_on(values: list[str]) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from ci_eval import __version__
+from ci_eval.gate import gate
 from ci_eval.report.view import (
     error_reason,
     failing_metrics,
@@ -175,8 +176,6 @@ def _context(
             "removed": len(comparison.removed_cases),
             "warnings": [inline(w) for w in comparison.warnings],
         }
-    from ci_eval.pipeline import gate
-
     passed = gate(results) == 0
     return {
         "verdict": "passed" if passed else "failed",
