@@ -6,14 +6,25 @@ Hangul one token each; Thai, Lao, Khmer and Myanmar per grapheme; other characte
 ``isalnum()`` or a combining mark, else a space; ASCII words through rouge-score's own tokenizer
 (Porter stemmer on tokens longer than 3 characters); other words whole. The same rules here, with
 the scorer built once and tokenisations cached, which is where ADK spends its time.
+
+rouge-score stems with nltk's ``PorterStemmer``, and importing the ``nltk`` package costs seconds
+(it pulls in much of the scientific stack). The stemmer's own file needs nothing from that
+package, so it is loaded by path from the installed nltk: the same code, without the import.
+rouge-score's tokenizer and its n-gram scoring are used the same way (same code, same order of
+floating-point operations); the parity tests keep rouge-score itself as the reference.
 """
 
 from __future__ import annotations
 
+import builtins
+import importlib.util
+import sys
 import unicodedata
 from collections import Counter
 from functools import lru_cache
 from itertools import chain
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 
@@ -35,18 +46,71 @@ def _is_non_spaced(code: int) -> bool:
     )
 
 
-@lru_cache(maxsize=1)
-def _default_tokenizer() -> Any:
-    # rouge-score pulls in nltk (half a second): imported when a score is first needed, so
-    # commands that score nothing start fast
-    from rouge_score import tokenizers
+def _exec_file(name: str, path: Path, import_: Any = None) -> ModuleType:
+    """Run one source file as a module of its own (not registered in ``sys.modules``)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    if import_ is not None:
+        # the module's own ``import`` statements go through import_
+        module.__dict__["__builtins__"] = {**builtins.__dict__, "__import__": import_}
+    spec.loader.exec_module(module)
+    return module
 
-    return tokenizers.DefaultTokenizer(use_stemmer=True)
+
+def porter_stemmer_class() -> type:
+    """nltk's ``PorterStemmer``, the class rouge-score's tokenizer instantiates.
+
+    Loaded from ``nltk/stem/porter.py`` of the installed nltk. That file imports three names
+    from nltk: ``StemmerI`` (an abstract base class, loaded from its own file too), and
+    ``redos`` and ``safe_print``, which only its ``demo()`` uses. Any other nltk import it
+    might grow in a later version goes to the real nltk: slower, never different.
+    """
+    loaded = sys.modules.get("nltk.stem.porter")
+    if loaded is not None:  # someone already paid for nltk: use the very same class
+        return loaded.PorterStemmer  # type: ignore[no-any-return]
+    return porter_stemmer_from_file()
+
+
+def porter_stemmer_from_file() -> type:
+    spec = importlib.util.find_spec("nltk")  # finds the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("nltk (rouge-score's dependency) is not installed")
+    stem_dir = Path(next(iter(spec.submodule_search_locations))) / "stem"
+    api = _exec_file("_ci_eval_nltk_stem_api", stem_dir / "api.py")
+    stubs: dict[str, Any] = {
+        "nltk": SimpleNamespace(redos=None),
+        "nltk.stem.api": api,
+        "nltk.termsec": SimpleNamespace(safe_print=print),
+    }
+
+    def import_(
+        name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
+    ) -> Any:
+        stub = stubs.get(name) if level == 0 else None
+        if stub is not None and fromlist and all(hasattr(stub, f) for f in fromlist):
+            return stub
+        return builtins.__import__(name, globals, locals, fromlist, level)
+
+    porter = _exec_file("_ci_eval_nltk_stem_porter", stem_dir / "porter.py", import_)
+    return porter.PorterStemmer  # type: ignore[no-any-return]
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    # rouge-score's DefaultTokenizer(use_stemmer=True) builds PorterStemmer() in its default
+    # mode, NLTK_EXTENSIONS; loaded when a score is first needed
+    return porter_stemmer_class()()
 
 
 @lru_cache(maxsize=1 << 16)
 def _ascii_word(word: str) -> tuple[str, ...]:
-    return tuple(_default_tokenizer().tokenize(word))
+    # rouge-score's tokenize module imports only re and six (its tokenizers module is what
+    # imports nltk): DefaultTokenizer.tokenize is exactly this call
+    from rouge_score import tokenize
+
+    return tuple(tokenize.tokenize(word, _stemmer()))
 
 
 class _CharMap(dict[int, str]):
@@ -97,9 +161,24 @@ def _unigrams(text: str) -> Counter[str]:
     return Counter(unicode_tokens(text))
 
 
+def score_unigrams(target: Counter[str], prediction: Counter[str]) -> float:
+    """rouge-score's ``rouge_scorer._score_ngrams(target, prediction).fmeasure``, statement for
+    statement (``rouge_scorer`` itself imports nltk and numpy): the same floating-point
+    operations in the same order give the same bits."""
+    intersection = 0
+    for ngram in target:
+        intersection += min(target[ngram], prediction[ngram])
+    target_count = sum(target.values())
+    prediction_count = sum(prediction.values())
+    precision = intersection / max(prediction_count, 1)
+    recall = intersection / max(target_count, 1)
+    # rouge_score.scoring.fmeasure
+    if precision + recall > 0:
+        return 2 * precision * recall / (precision + recall)
+    return 0.0
+
+
 def rouge1_fmeasure(reference: str, candidate: str) -> float:
     """ADK's ``_calculate_rouge_1_scores(candidate, reference).fmeasure``, with rouge-score's
     own scoring of the unigram counts; each distinct text is tokenised and counted once."""
-    from rouge_score import rouge_scorer
-
-    return rouge_scorer._score_ngrams(_unigrams(reference), _unigrams(candidate)).fmeasure
+    return score_unigrams(_unigrams(reference), _unigrams(candidate))
