@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ci_eval.metrics import rouge
+from ci_eval.metrics import rouge_loader
 from tests.conftest import SHARED
 
 nltk_porter = pytest.importorskip("nltk.stem.porter")
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _pair() -> tuple[object, object]:
-    return rouge.porter_stemmer_from_file()(), nltk_porter.PorterStemmer()
+    return rouge_loader.porter_stemmer_from_file()(), nltk_porter.PorterStemmer()
 
 
 def _words(text: str) -> set[str]:
@@ -64,11 +64,33 @@ def test_same_stems_on_any_ascii_word(word: str) -> None:
     assert ours.stem(word) == theirs.stem(word)
 
 
+WORDS = ["running", "runs", "the", "weather", "sunny", "Paris", "cities", "é", "42", ".\n"]
+_scorer_from_file = rouge_loader.rouge_scorer_from_file()
+
+
+@given(
+    st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join),
+    st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join),
+    st.sampled_from(["rouge1", "rouge2", "rougeL", "rougeLsum"]),
+    st.booleans(),
+)
+def test_the_file_loaded_rouge_scorer_scores_as_rouge_score(
+    target: str, prediction: str, rouge_type: str, stem: bool
+) -> None:
+    from rouge_score import rouge_scorer
+
+    ours = _scorer_from_file.RougeScorer([rouge_type], use_stemmer=stem)
+    theirs = rouge_scorer.RougeScorer([rouge_type], use_stemmer=stem)
+    assert ours.score(target, prediction) == theirs.score(target, prediction)
+
+
 def test_scoring_rouge_does_not_import_nltk() -> None:
     code = (
         "import sys\n"
         "from ci_eval.metrics.rouge import rouge1_fmeasure\n"
+        "from ci_eval.metrics.rouge_loader import rouge_scorer\n"
         "print(rouge1_fmeasure('the runners were running', 'a runner runs'))\n"
+        "rouge_scorer().RougeScorer(['rougeL'], use_stemmer=True).score('a b', 'a c')\n"
         "print('nltk' in sys.modules)\n"
     )
     out = subprocess.run(

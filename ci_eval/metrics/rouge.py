@@ -7,25 +7,20 @@ Hangul one token each; Thai, Lao, Khmer and Myanmar per grapheme; other characte
 (Porter stemmer on tokens longer than 3 characters); other words whole. The same rules here, with
 the scorer built once and tokenisations cached, which is where ADK spends its time.
 
-rouge-score stems with nltk's ``PorterStemmer``, and importing the ``nltk`` package costs seconds
-(it pulls in much of the scientific stack). The stemmer's own file needs nothing from that
-package, so it is loaded by path from the installed nltk: the same code, without the import.
-rouge-score's tokenizer and its n-gram scoring are used the same way (same code, same order of
-floating-point operations); the parity tests keep rouge-score itself as the reference.
+The stemmer is nltk's ``PorterStemmer``, as rouge-score's, loaded without importing nltk (see
+``rouge_loader``); the n-gram scoring is rouge-score's, statement for statement. The parity tests
+keep rouge-score itself as the reference.
 """
 
 from __future__ import annotations
 
-import builtins
-import importlib.util
-import sys
 import unicodedata
 from collections import Counter
 from functools import lru_cache
 from itertools import chain
-from pathlib import Path
-from types import ModuleType, SimpleNamespace
 from typing import Any
+
+from ci_eval.metrics.rouge_loader import porter_stemmer_class
 
 
 def _is_cjk(code: int) -> bool:
@@ -44,57 +39,6 @@ def _is_non_spaced(code: int) -> bool:
         or 0x1780 <= code <= 0x17FF
         or 0x1000 <= code <= 0x109F
     )
-
-
-def _exec_file(name: str, path: Path, import_: Any = None) -> ModuleType:
-    """Run one source file as a module of its own (not registered in ``sys.modules``)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    if import_ is not None:
-        # the module's own ``import`` statements go through import_
-        module.__dict__["__builtins__"] = {**builtins.__dict__, "__import__": import_}
-    spec.loader.exec_module(module)
-    return module
-
-
-def porter_stemmer_class() -> type:
-    """nltk's ``PorterStemmer``, the class rouge-score's tokenizer instantiates.
-
-    Loaded from ``nltk/stem/porter.py`` of the installed nltk. That file imports three names
-    from nltk: ``StemmerI`` (an abstract base class, loaded from its own file too), and
-    ``redos`` and ``safe_print``, which only its ``demo()`` uses. Any other nltk import it
-    might grow in a later version goes to the real nltk: slower, never different.
-    """
-    loaded = sys.modules.get("nltk.stem.porter")
-    if loaded is not None:  # someone already paid for nltk: use the very same class
-        return loaded.PorterStemmer  # type: ignore[no-any-return]
-    return porter_stemmer_from_file()
-
-
-def porter_stemmer_from_file() -> type:
-    spec = importlib.util.find_spec("nltk")  # finds the package without importing it
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("nltk (rouge-score's dependency) is not installed")
-    stem_dir = Path(next(iter(spec.submodule_search_locations))) / "stem"
-    api = _exec_file("_ci_eval_nltk_stem_api", stem_dir / "api.py")
-    stubs: dict[str, Any] = {
-        "nltk": SimpleNamespace(redos=None),
-        "nltk.stem.api": api,
-        "nltk.termsec": SimpleNamespace(safe_print=print),
-    }
-
-    def import_(
-        name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
-    ) -> Any:
-        stub = stubs.get(name) if level == 0 else None
-        if stub is not None and fromlist and all(hasattr(stub, f) for f in fromlist):
-            return stub
-        return builtins.__import__(name, globals, locals, fromlist, level)
-
-    porter = _exec_file("_ci_eval_nltk_stem_porter", stem_dir / "porter.py", import_)
-    return porter.PorterStemmer  # type: ignore[no-any-return]
 
 
 @lru_cache(maxsize=1)
