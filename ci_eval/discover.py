@@ -12,8 +12,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from wcmatch import glob
-
 from ci_eval.errors import InputError
 
 DEFAULT_INCLUDE: tuple[str, ...] = (
@@ -40,7 +38,6 @@ SKIP_DIRS = frozenset(
         ".ci-eval",
     }
 )
-_FLAGS = glob.GLOBSTAR | glob.DOTGLOB
 
 
 @dataclass(frozen=True)
@@ -95,17 +92,20 @@ def discover(
             continue
         if not given.is_dir():
             raise InputError("no such file or directory", path=str(given))
+        from wcmatch import glob  # loaded when a folder is searched, not for `--help`
+
+        flags = glob.GLOBSTAR | glob.DOTGLOB
         for dirpath, dirnames, filenames in os.walk(given):
             dirnames[:] = sorted(d for d in dirnames if not _skip_dir(dirpath, d))
             for name in filenames:
                 file = Path(dirpath, name)
                 rel = file.relative_to(given).as_posix()
-                if not glob.globmatch(rel, includes, flags=_FLAGS):
+                if not glob.globmatch(rel, includes, flags=flags):
                     continue
-                if excludes and glob.globmatch(rel, excludes, flags=_FLAGS):
+                if excludes and glob.globmatch(rel, excludes, flags=flags):
                     continue
                 key = file.resolve()
-                claimed = glob.globmatch(rel, _DEFAULT_NORMALISED, flags=_FLAGS)
+                claimed = glob.globmatch(rel, _DEFAULT_NORMALISED, flags=flags)
                 found.setdefault(
                     key, Candidate(file, display_path(file, base), False, given, claimed)
                 )

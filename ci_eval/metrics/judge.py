@@ -11,12 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jinja2 import FileSystemLoader, StrictUndefined
-from jinja2.sandbox import SandboxedEnvironment
-
 from ci_eval.config import JudgeConfig
 from ci_eval.connectors.base import AgentError
-from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
 from ci_eval.metrics.base import MetricFailure
 from ci_eval.templates import template_dirs
 
@@ -33,6 +29,12 @@ class Judge:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
+        # jinja2 and requests load only when a judge is configured: most runs have none
+        from jinja2 import FileSystemLoader, StrictUndefined
+        from jinja2.sandbox import SandboxedEnvironment
+
+        from ci_eval.connectors.http_client import HttpSettings, make_session
+
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         self._http = make_session(
             HttpSettings(self.settings.timeout, self.settings.retries, headers=headers)
@@ -49,6 +51,8 @@ class Judge:
 
     def ask(self, prompt: str, sample: int = 0) -> str:
         """One completion; the same prompt and sample number is asked once per run."""
+        from ci_eval.connectors.http_client import post_json
+
         key = (self.settings.model or "", prompt, sample)
         with self._lock:
             if key in self._cache:

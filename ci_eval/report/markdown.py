@@ -14,9 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jinja2 import FileSystemLoader, StrictUndefined
-from jinja2.sandbox import SandboxedEnvironment
-
 from ci_eval import __version__
 from ci_eval.gate import gate
 from ci_eval.report.view import (
@@ -237,7 +234,10 @@ def _problem(set_id: str, case: Any) -> dict[str, Any]:
     }
 
 
-def _environment(template_dir: Path | None) -> SandboxedEnvironment:
+def _environment(template_dir: Path | None) -> Any:
+    from jinja2 import FileSystemLoader, StrictUndefined  # only when a report is rendered
+    from jinja2.sandbox import SandboxedEnvironment
+
     env = SandboxedEnvironment(
         loader=FileSystemLoader([str(d) for d in template_dirs(template_dir)]),
         undefined=StrictUndefined,
