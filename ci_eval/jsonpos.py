@@ -142,7 +142,7 @@ def parse_json(text: str, path: str) -> JsonDocument:
             f"not valid JSON: {exc.msg}", path=path, line=exc.lineno, col=exc.colno
         ) from None
     except RecursionError:
-        raise InputError("JSON is nested too deeply to be an eval set", path=path) from None
+        raise _too_deep(text, path) from None
     except _IntTooLong:
         digits = sys.get_int_max_str_digits()
         match = re.search(rf"\d{{{digits + 1},}}", text)
@@ -158,6 +158,53 @@ def parse_json(text: str, path: str) -> JsonDocument:
     if isinstance(data, str) and scrubbing:
         data = text_util.scrub(data)
     return JsonDocument(data=data, text=text, path=path, positions=positions, scrubbed=scrubbing)
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}:,]')
+
+
+def _too_deep(text: str, path: str) -> InputError:
+    """Where nesting goes deepest (the parser's stack gave out there): line, column and path."""
+    depth, deepest, at = 0, 0, 0
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, match.start()
+        elif token in "]}":
+            depth = max(0, depth - 1)
+    chain = _chain(text, at)
+    keys = [k if k is not None else "?" for _, k in chain]
+    shown = json_path(keys[:8]) + ("…" if len(keys) > 8 else "")
+    line, col = JsonDocument(data=None, text=text, path=path).line_col(at)
+    return InputError(
+        f"JSON nested {deepest} levels deep here, too deep to be an eval set",
+        path=path,
+        line=line,
+        col=col,
+        json_path=shown,
+    )
+
+
+def _chain(text: str, offset: int) -> list[list[Any]]:
+    """The open containers at ``offset``, each as [is_object, current key or index]."""
+    stack: list[list[Any]] = []
+    last = ""
+    for match in _TOKEN.finditer(text, 0, offset):
+        token = match.group()
+        if token[0] == '"':
+            last = token[1:-1]
+        elif token in "[{":
+            stack.append([token == "{", None if token == "{" else 0])
+        elif token in "]}":
+            if stack:
+                stack.pop()
+        elif token == ":" and stack and stack[-1][0]:
+            stack[-1][1] = last
+        elif token == "," and stack and not stack[-1][0]:
+            stack[-1][1] += 1
+    return stack
 
 
 def _parse_int(digits: str) -> int:

@@ -69,12 +69,12 @@ def parse_document(
         return LoadedSidecar(rel, "trpc-metrics", criteria.load_trpc_metrics(doc, rel))
     other = looks_like(data)
     if other:
-        raise NotAnEvalSet(f"not an eval set (looks like {other})", path=rel)
+        raise NotAnEvalSet(f"not an eval set (looks like {other})", path=rel, json_path="$")
     if data == []:
         raise reject_empty_list(doc)
     dialect = sniff(data)
     if dialect is None:
-        raise NotAnEvalSet(f"not an eval set ({_describe_unknown(data)})", path=rel)
+        raise NotAnEvalSet(f"not an eval set ({_describe_unknown(data)})", path=rel, json_path="$")
     ctx = LoadContext(rel)
     return dialect.name, dialect.load(doc, ctx), ctx.warnings
 
@@ -100,7 +100,9 @@ class SidecarFinder:
             if not ok:
                 kind = "a trpc-agent-go metrics list" if trpc else "an ADK eval config"
                 raise InputError(
-                    f"expected {kind} here (it sits where one is looked for)", path=rel
+                    f"expected {kind} here (it sits where one is looked for)",
+                    path=rel,
+                    json_path="$",
                 )
             self._cache[key] = (
                 criteria.load_trpc_metrics(doc, rel) if trpc else criteria.load_adk_config(doc, rel)

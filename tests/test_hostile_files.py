@@ -156,3 +156,11 @@ def test_any_bytes_load_to_a_set_or_one_named_error(tmp_path: Path, data: bytes)
     if isinstance(outcome, Failed):
         assert str(outcome.error).startswith(path.as_posix())
         assert "\n" not in str(outcome.error)
+
+
+def test_nesting_too_deep_for_the_parser_names_line_column_and_path(tmp_path: Path) -> None:
+    path = tmp_path / "deep.evalset.json"
+    path.write_text('{"eval_set_id": "d",\n "eval_cases": [' + "[" * 5000 + "]" * 5000 + "]}")
+    error = _error(load(path))
+    assert "levels deep" in error.message
+    assert (error.line, error.json_path) == (2, "$.eval_cases[0][0][0][0][0][0][0]…")
