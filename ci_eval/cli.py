@@ -21,6 +21,7 @@ from ci_eval.config import AGENT_KINDS, CONFIG_NAME
 from ci_eval.discover import DEFAULT_INCLUDE
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import EXIT_INPUT, EXIT_OK
+from ci_eval.text import scrub
 
 if TYPE_CHECKING:
     from ci_eval.publish import ReportSettings
@@ -195,7 +196,7 @@ MaxAgeOpt = Annotated[
 
 
 def _say(line: str, err: bool = False) -> None:
-    typer.echo(line, err=err)
+    typer.echo(scrub(line), err=err)  # a lone surrogate in agent text must not end the run
 
 
 @app.command()
