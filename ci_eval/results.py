@@ -7,14 +7,13 @@ invocations (ADK's snake_case Invocation), timings, retries and errors. ``report
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_eval import __version__
+from ci_eval import __version__, jsonwrite
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
 from ci_eval.model import Invocation
@@ -240,14 +239,24 @@ def to_json(results: RunResults) -> dict[str, Any]:
     }
 
 
+class _Scrubbed:
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def write(self, text: str) -> None:
+        self.handle.write(scrub(text))
+
+
 def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
     """Write then rename, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=sort_keys)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(scrub(text) + "\n")  # a lone surrogate must not lose the file
+            # json.dump(indent=2)'s text, written in pieces; a lone surrogate must not lose
+            # the file
+            jsonwrite.dump(data, _Scrubbed(handle), sort_keys=sort_keys)
+            handle.write("\n")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
