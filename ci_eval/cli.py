@@ -19,6 +19,7 @@ from ci_eval.discover import DEFAULT_INCLUDE, discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import EXIT_INPUT, EXIT_OK
 from ci_eval.github import Workflow
+from ci_eval.inert import inert
 from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
 from ci_eval.publish import ReportSettings, publish
 from ci_eval.results import RunResults, read_results, to_json, write_json_atomic
@@ -192,7 +193,10 @@ MaxAgeOpt = Annotated[
 
 
 def _say(line: str, err: bool = False) -> None:
-    typer.echo(line, err=err)
+    """Every line ci-eval prints may carry agent or eval-file text: it goes out inert (no
+    ANSI or controls, no GitHub/Azure/TeamCity command prefixes). ci-eval's own workflow
+    commands go through ``github.Workflow`` instead."""
+    typer.echo(inert(line), err=err)
 
 
 @app.command()
@@ -925,7 +929,7 @@ def action() -> None:
             _say(str(problem))  # to the log, where the action's user looks
         raise typer.Exit(EXIT_INPUT) from None
     except InputError as exc:
-        _say(f"::error title=ci-eval::{exc}")
+        Workflow().command("error", str(exc), title="ci-eval")
         _fail(exc)
     for notice in outcome.problems:
         _say(f"ci-eval: {notice}", err=True)

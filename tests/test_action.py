@@ -119,7 +119,7 @@ def test_the_action_end_to_end(adk_server: str, tmp_path: Path) -> None:
     results = json.loads((workspace / "ci-eval-results.json").read_text())
     assert results["totals"]["passed"] == 2
     summary = (tmp_path / "summary.md").read_text()
-    assert summary.startswith("## ❌ ci-eval: 1 failed, 0 errors of 3 cases")
+    assert summary.startswith("## ❌ ci-eval failed: 1 failed of 3 cases")
     outputs = dict(
         line.split("=", 1) for line in (tmp_path / "output.txt").read_text().splitlines()
     )
