@@ -22,6 +22,7 @@ from ci_eval.github import Workflow
 from ci_eval.inert import inert
 from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
 from ci_eval.publish import ReportSettings, publish
+from ci_eval.report.terminal import summary_lines
 from ci_eval.results import RunResults, read_results, to_json, write_json_atomic
 
 app = typer.Typer(
@@ -650,7 +651,7 @@ def _report(results: RunResults, report: ReportSettings, env: dict[str, str] | N
     workflow commands."""
     env = dict(os.environ) if env is None else env
     workflow = Workflow()
-    lines = pipeline.summary_lines(results)
+    lines = summary_lines(results)
     if env.get("GITHUB_ACTIONS") == "true":
         with workflow.untrusted():
             for line in lines:

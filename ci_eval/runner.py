@@ -96,7 +96,8 @@ class Progress:
                 return
             self.last = now
             line = (
-                f"ci-eval: {self.done}/{self.total} runs done, {self.errors} errors, "
+                f"ci-eval: {self.done}/{self.total} runs done, {self.errors} "
+                f"error{'' if self.errors == 1 else 's'}, "
                 f"{elapsed:.1f} s"
             )
             self.stream.write(("\r" + line) if self.tty else line + "\n")
