@@ -116,6 +116,18 @@ def test_the_bundled_samples_render_clean(samples: Path) -> None:
     check(render_comment(results, "ci/evals", artifact="results.json"))
 
 
+def test_the_bundled_samples_summary_snapshot(samples: Path) -> None:
+    """The sample's summary as it is (timings and paths of this machine aside)."""
+    summary = render_summary(read_results(samples), artifact="results.json")
+    lines = summary.splitlines()
+    assert lines[-1].startswith("<sub>ci-eval ")
+    text = "\n".join(lines[:-1]) + "\n"
+    snapshot = REPO / "tests/snapshots/sample-summary.md"
+    if not snapshot.is_file():  # first run writes it; review it in the diff
+        snapshot.write_text(text)
+    assert text == snapshot.read_text()
+
+
 def test_the_summary_reads_in_order(samples: Path) -> None:
     summary = render_summary(read_results(samples))
     first = summary.splitlines()[0]

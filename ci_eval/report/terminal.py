@@ -91,8 +91,18 @@ def summary_lines(results: RunResults) -> list[str]:
             f"{len(comparison.new_cases)} new, {len(comparison.removed_cases)} removed"
         )
     cases = [c for _, c in results.cases()]
+    totals = (
+        f"{results.count('PASSED')} passed, {results.count('FAILED')} failed, "
+        f"{plural(results.count('ERROR'), 'error')}, "
+        + (
+            f"{results.count('NOT_EVALUATED')} not evaluated, "
+            if results.count("NOT_EVALUATED")
+            else ""
+        )
+        + f"{results.count('SKIPPED')} skipped"
+    )
     lines.append(
-        f"{plural(len(cases), 'case')}: {_counts(cases)} in {results.duration_s:.1f} s "
+        f"{plural(len(cases), 'case')}: {totals} in {results.duration_s:.1f} s "
         f"({results.agent})" + (" — interrupted" if results.interrupted else "")
     )
     return lines
