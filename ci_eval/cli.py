@@ -19,7 +19,7 @@ from ci_eval.discover import DEFAULT_INCLUDE, discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import EXIT_INPUT, EXIT_OK
 from ci_eval.github import Workflow
-from ci_eval.inert import inert
+from ci_eval.inert import inert, inert_json
 from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
 from ci_eval.publish import ReportSettings, publish
 from ci_eval.report.terminal import summary_lines
@@ -308,7 +308,7 @@ def convert(
     data, warnings = writer.dump(outcome.eval_set)
     for warning in warnings:
         _say(f"ci-eval: convert to {to}: {warning}", err=True)
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = inert_json(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
     if output is None:
         sys.stdout.write(text)
     else:
