@@ -24,6 +24,7 @@ from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
 from ci_eval.publish import ReportSettings, publish
 from ci_eval.report.terminal import summary_lines
 from ci_eval.results import RunResults, read_results, to_json, write_json_atomic
+from ci_eval.text import scrub
 
 app = typer.Typer(
     name="ci-eval",
@@ -197,7 +198,7 @@ def _say(line: str, err: bool = False) -> None:
     """Every line ci-eval prints may carry agent or eval-file text: it goes out inert (no
     ANSI or controls, no GitHub/Azure/TeamCity command prefixes). ci-eval's own workflow
     commands go through ``github.Workflow`` instead."""
-    typer.echo(inert(line), err=err)
+    typer.echo(inert(scrub(line)), err=err)  # lone surrogates → U+FFFD first
 
 
 @app.command()

@@ -19,6 +19,7 @@ from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
 from ci_eval.inert import inert_json
 from ci_eval.model import Invocation
+from ci_eval.text import scrub
 
 SCHEMA_VERSION = 1
 
@@ -250,7 +251,7 @@ def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
     try:
         text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=sort_keys)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(inert_json(text) + "\n")  # no line of it is a CI service message
+            handle.write(inert_json(scrub(text)) + "\n")  # no lone surrogate, no CI command
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -27,11 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
-from ci_eval import __version__
+from ci_eval import __version__, templates
 from ci_eval.gate import gate
 from ci_eval.inert import ZWSP, inert, inert_line
 from ci_eval.report.view import (
@@ -44,7 +43,6 @@ from ci_eval.report.view import (
     shown_run,
 )
 from ci_eval.results import CaseRecord, RunResults, SetRecord
-from ci_eval.templates import template_dirs
 
 SUMMARY_LIMIT = 1024 * 1024 - 1024  # bytes; GitHub's step summary cap is 1 MiB
 COMMENT_LIMIT = 65_536 - 256  # characters; GitHub rejects longer comment bodies
@@ -466,10 +464,8 @@ def _notes(counts: Counts, clip: Clipper, artifact: str | None) -> list[str]:
 
 
 def _environment(template_dir: Path | None) -> SandboxedEnvironment:
-    env = SandboxedEnvironment(
-        loader=FileSystemLoader([str(d) for d in template_dirs(template_dir)]),
-        undefined=StrictUndefined,
-        autoescape=False,
+    env = templates.environment(
+        template_dir,
         finalize=_finalize,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -503,13 +499,35 @@ def render(
     marker: str | None = None,
     artifact: str | None = None,
     size: Callable[[str], int] = len,
+    problems: list[str] | None = None,
 ) -> str:
-    tmpl = _environment(template_dir).get_template(template)
+    """A user's template that fails (error, sandbox violation, time limit) is reported in
+    ``problems`` (raised when None) as one line naming its file and line, and the built-in
+    template renders instead: the report is never lost."""
+    try:
+        return _render(results, template, limit, template_dir, marker, artifact, size)
+    except templates.TemplateProblem as exc:
+        if template_dir is None or problems is None:
+            raise
+        problems.append(f"{exc}; the built-in template was used instead")
+        return _render(results, template, limit, None, marker, artifact, size)
+
+
+def _render(
+    results: RunResults,
+    template: str,
+    limit: int,
+    template_dir: Path | None,
+    marker: str | None,
+    artifact: str | None,
+    size: Callable[[str], int],
+) -> str:
+    env = _environment(template_dir)
 
     def attempt(budget: Budget) -> str:
         context, counts, clip = _context(results, budget, marker, artifact)
         context["notes"] = _notes(counts, clip, artifact)
-        return tmpl.render(**context)
+        return templates.render(env, template, context)
 
     def fits(budget: Budget) -> bool:
         return size(attempt(budget)) <= limit
@@ -540,7 +558,10 @@ def render(
 
 
 def render_summary(
-    results: RunResults, template_dir: Path | None = None, artifact: str | None = None
+    results: RunResults,
+    template_dir: Path | None = None,
+    artifact: str | None = None,
+    problems: list[str] | None = None,
 ) -> str:
     return render(
         results,
@@ -548,7 +569,8 @@ def render_summary(
         SUMMARY_LIMIT,
         template_dir=template_dir,
         artifact=artifact,
-        size=lambda t: len(t.encode("utf-8")),
+        size=lambda t: len(t.encode("utf-8", "surrogatepass")),
+        problems=problems,
     )
 
 
@@ -557,6 +579,7 @@ def render_comment(
     comment_id: str,
     template_dir: Path | None = None,
     artifact: str | None = None,
+    problems: list[str] | None = None,
 ) -> str:
     marker = MARKER.format(id=comment_id)
     text = render(
@@ -566,6 +589,7 @@ def render_comment(
         template_dir=template_dir,
         marker=marker,
         artifact=artifact,
+        problems=problems,
     )
     if marker not in text:  # a custom template must keep it, or the comment would duplicate
         text = f"{marker}\n{text}"
