@@ -236,3 +236,15 @@ def test_a_hostile_summary_keeps_one_details_block_per_case() -> None:
     opened = sum(t.content.count("<details>") for t in tokens if t.type.startswith("html"))
     closed = sum(t.content.count("</details>") for t in tokens if t.type.startswith("html"))
     assert opened == closed == 2  # the failed and the errored case; agent text closed none
+
+
+def test_a_chart_only_where_it_says_more_than_a_table() -> None:
+    results = hostile_results()
+    assert "```mermaid" not in render_summary(results)  # one set: its table says it all
+    results.sets = results.sets * 4
+    summary = render_summary(results)
+    chart = summary[summary.index("```mermaid") : summary.index("```", summary.index("xychart"))]
+    assert "bar [33, 33, 33, 33]" in chart  # passed 1, failed 1, errored 1 in each set
+    labels = chart[chart.index("x-axis [") : chart.index("]", chart.index("x-axis ["))]
+    assert "<" not in labels and labels.count('"') == 8  # agent text cannot leave its label
+    check(summary, backslashes_in_source=True)

@@ -294,7 +294,8 @@ def _set(
             }
         )
     status_counts = {k: sum(1 for c in s.cases if c.status == k) for k in ORDER}
-    evaluated = status_counts["PASSED"] + status_counts["FAILED"]
+    # errored cases did not pass; skipped and not-evaluated ones say nothing either way
+    evaluated = status_counts["PASSED"] + status_counts["FAILED"] + status_counts["ERROR"]
     means = []
     for name in columns:
         values = [
