@@ -73,6 +73,14 @@ _MD_ESCAPE = re.compile(r"([\\`*\[\]|~$])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _BLOCK_START = re.compile(r"^(\s*)([#>+=-]|\d+(?=[.)](?:\s|$)))")
 
 
+PROBLEMS = ("FAILED", "ERROR", "NOT_EVALUATED", "COMPLETED")
+
+
+def _failing_row(case: CaseRecord) -> bool:
+    """Rows a reviewer must see: anything but a clean pass (skipped cases count as passing)."""
+    return case.status not in ("PASSED", "SKIPPED") or (case.status == "PASSED" and case.flaky)
+
+
 def _no_mentions(text: str) -> str:
     return text.replace("@", "@" + ZWSP)
 
@@ -244,12 +252,38 @@ def _problem(s: SetRecord, case: CaseRecord, clip: Clipper) -> dict[str, Any]:
     }
 
 
+def _row(
+    s: SetRecord, case: CaseRecord, columns: list[str], changes: dict[tuple[str, str, str], Any]
+) -> tuple[dict[str, Any], int]:
+    clip = Clipper()
+    by_name = {m.name: m for m in case.metrics}
+    row = {
+        # a legacy file is one case named by its path: the heading already says it
+        "id": clip(Path(case.eval_id).name if case.eval_id == s.file else case.eval_id, 120),
+        "status": case.status,
+        "icon": ICONS.get(case.status, "⚠️"),
+        "word": WORDS.get(case.status, case.status.lower()),
+        "flaky": case.flaky,
+        "line": case.line,
+        "runs_passed": _runs_passed(case),
+        "scores": [
+            {
+                "value": fmt(by_name[n].score) if n in by_name else "",
+                "delta": _delta(changes.get((s.eval_set_id, case.eval_id, n))),
+            }
+            for n in columns
+        ],
+    }
+    return row, clip.texts
+
+
 def _set(
     s: SetRecord,
     changes: dict[tuple[str, str, str], Any],
     budget: Budget,
     counts: Counts,
     clip: Clipper,
+    cache: dict[Any, Any],
 ) -> dict[str, Any]:
     informational = {m.name for c in s.cases for m in c.metrics if m.informational}
     names = [m.name for m in s.applied_metrics if m.name not in informational]
@@ -258,10 +292,7 @@ def _set(
     multi = any(len(c.runs) > 1 for c in s.cases)
     rows = []
     for case in sorted(s.cases, key=lambda c: (ORDER.get(c.status, 3), not c.flaky)):
-        failing = case.status != "PASSED" or case.flaky
-        if case.status == "SKIPPED":
-            failing = False
-        if failing:
+        if _failing_row(case):
             if budget.failing_rows is not None and counts.failing_rows >= budget.failing_rows:
                 counts.notes.append("failing")
                 continue
@@ -271,28 +302,12 @@ def _set(
                 counts.notes.append("passing")
                 continue
             counts.passed_rows += 1
-        by_name = {m.name: m for m in case.metrics}
-        rows.append(
-            {
-                # a legacy file is one case named by its path: the heading already says it
-                "id": clip(
-                    Path(case.eval_id).name if case.eval_id == s.file else case.eval_id, 120
-                ),
-                "status": case.status,
-                "icon": ICONS.get(case.status, "⚠️"),
-                "word": WORDS.get(case.status, case.status.lower()),
-                "flaky": case.flaky,
-                "line": case.line,
-                "runs_passed": _runs_passed(case),
-                "scores": [
-                    {
-                        "value": fmt(by_name[n].score) if n in by_name else "",
-                        "delta": _delta(changes.get((s.eval_set_id, case.eval_id, n))),
-                    }
-                    for n in columns
-                ],
-            }
-        )
+        key = ("row", id(case))
+        if key not in cache:
+            cache[key] = _row(s, case, columns, changes)
+        row, clipped = cache[key]
+        clip.texts += clipped
+        rows.append(row)
     status_counts = {k: sum(1 for c in s.cases if c.status == k) for k in ORDER}
     # errored cases did not pass; skipped and not-evaluated ones say nothing either way
     evaluated = status_counts["PASSED"] + status_counts["FAILED"] + status_counts["ERROR"]
@@ -344,25 +359,30 @@ def _context(
     budget: Budget,
     marker: str | None,
     artifact: str | None,
+    cache: dict[Any, Any],
 ) -> tuple[dict[str, Any], Counts, Clipper]:
+    """The template's variables under ``budget``; ``cache`` keeps each case's row and details
+    across the renders that look for the largest budget that fits."""
     clip = Clipper()
     counts = Counts()
     changes = _changes(results)
-    sets = [_set(s, changes, budget, counts, clip) for s in results.sets]
+    sets = [_set(s, changes, budget, counts, clip, cache) for s in results.sets]
     regressed = results.comparison.regressed_cases() if results.comparison else set()
     problems = []
-    all_problems = [
-        (s, c)
-        for s, c in results.cases()
-        if c.status in ("FAILED", "ERROR", "NOT_EVALUATED", "COMPLETED")
-    ]
+    all_problems = [(s, c) for s, c in results.cases() if c.status in PROBLEMS]
     all_problems.sort(key=lambda sc: ORDER.get(sc[1].status, 3))
     for s, c in all_problems:
         if budget.details is not None and len(problems) >= budget.details:
             counts.notes.append("details")
             continue
-        problem = _problem(s, c, clip)
-        problem["regressed"] = (s.eval_set_id, c.eval_id) in regressed
+        key = ("problem", id(c))
+        if key not in cache:
+            one = Clipper()
+            problem = _problem(s, c, one)
+            problem["regressed"] = (s.eval_set_id, c.eval_id) in regressed
+            cache[key] = (problem, one.texts)
+        problem, clipped = cache[key]
+        clip.texts += clipped
         problems.append(problem)
     comparison = results.comparison
     baseline = None
@@ -452,7 +472,9 @@ def _notes(counts: Counts, clip: Clipper, artifact: str | None) -> list[str]:
     if left["failing"]:
         notes.append(f"{_plural(left['failing'], 'failing case')} not listed")
     if left["details"]:
-        notes.append(f"details of {_plural(left['details'], 'more case')} left out")
+        notes.append(
+            f"{_plural(left['details'], 'more failed or errored case')} not shown in detail"
+        )
     out = []
     if notes:
         out.append(f"To fit GitHub's size limit: {'; '.join(notes)}. Everything is in {where}.")
@@ -479,15 +501,27 @@ def _environment(template_dir: Path | None) -> SandboxedEnvironment:
     return env
 
 
-def _search(fits: Callable[[int], bool], high: int) -> int:
-    """The largest n in [0, high] with fits(n), given fits is monotone and fits(0)."""
-    low = 0
-    while low < high:
-        mid = (low + high + 1) // 2
-        if fits(mid):
-            low = mid
+def _largest(
+    size_at: Callable[[int], int], limit: int, low: int, low_size: int, high: int, high_size: int
+) -> int:
+    """The largest n in [low, high) with size_at(n) <= limit, given size_at(low) fits and
+    size_at(high) does not, and sizes grow with n. Guesses where the limit falls (sizes grow
+    about linearly, so a few renders do) and bisects when a guess does not halve the range."""
+    bisect = False
+    while high - low > 1:
+        if bisect:
+            guess = (low + high) // 2
         else:
-            high = mid - 1
+            step = (high_size - low_size) / (high - low) or 1
+            guess = low + int((limit - low_size) / step)
+        guess = min(max(guess, low + 1), high - 1)
+        before = high - low
+        value = size_at(guess)
+        if value <= limit:
+            low, low_size = guess, value
+        else:
+            high, high_size = guess, value
+        bisect = (high - low) * 2 > before
     return low
 
 
@@ -524,30 +558,38 @@ def _render(
     size: Callable[[str], int],
 ) -> str:
     env = _environment(template_dir)
+    cache: dict[Any, Any] = {}
 
     def attempt(budget: Budget) -> str:
-        context, counts, clip = _context(results, budget, marker, artifact)
+        context, counts, clip = _context(results, budget, marker, artifact, cache)
         context["notes"] = _notes(counts, clip, artifact)
         return templates.render(env, template, context)
 
-    def fits(budget: Budget) -> bool:
-        return size(attempt(budget)) <= limit
+    def size_of(budget: Budget) -> int:
+        return size(attempt(budget))
 
     budget = Budget()
-    if fits(budget):
+    full = size_of(budget)
+    if full <= limit:
         return attempt(budget)
-    cases = len(results.cases())
+    failing = sum(1 for _, c in results.cases() if _failing_row(c))
+    available = {
+        "passed_rows": len(results.cases()) - failing,
+        "details": sum(1 for _, c in results.cases() if c.status in PROBLEMS),
+        "failing_rows": failing,
+    }
     # leave out as little as needed: passing rows, then details, then failing rows
-    for kind in ("passed_rows", "details", "failing_rows"):
+    for kind, count in available.items():
         setattr(budget, kind, 0)
-        if fits(budget):
+        least = size_of(budget)
+        if least <= limit:
 
-            def with_kind(n: int, kind: str = kind) -> bool:
-                trial = Budget(**{**budget.__dict__, kind: n})
-                return fits(trial)
+            def size_at(n: int, kind: str = kind) -> int:
+                return size_of(Budget(**{**budget.__dict__, kind: n}))
 
-            setattr(budget, kind, _search(with_kind, cases))
+            setattr(budget, kind, _largest(size_at, limit, 0, least, count, full))
             return attempt(budget)
+        full = least
     # still too long (thousands of sets?): cut, and say what was cut and where the rest is
     text = attempt(budget)
     where = artifact or "the results file (`--results FILE`)"
