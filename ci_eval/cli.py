@@ -22,6 +22,7 @@ from ci_eval.config import AGENT_KINDS, CONFIG_NAME
 from ci_eval.discover import DEFAULT_INCLUDE
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import EXIT_INPUT, EXIT_OK
+from ci_eval.inert import inert, inert_json
 from ci_eval.text import scrub
 
 if TYPE_CHECKING:
@@ -197,7 +198,10 @@ MaxAgeOpt = Annotated[
 
 
 def _say(line: str, err: bool = False) -> None:
-    typer.echo(scrub(line), err=err)  # a lone surrogate in agent text must not end the run
+    """Every line ci-eval prints may carry agent or eval-file text: it goes out inert (no
+    ANSI or controls, no GitHub/Azure/TeamCity command prefixes). ci-eval's own workflow
+    commands go through ``github.Workflow`` instead."""
+    typer.echo(inert(scrub(line)), err=err)  # lone surrogates → U+FFFD first
 
 
 @app.command()
@@ -315,7 +319,7 @@ def convert(
     data, warnings = writer.dump(outcome.eval_set)
     for warning in warnings:
         _say(f"ci-eval: convert to {to}: {warning}", err=True)
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = inert_json(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
     if output is None:
         sys.stdout.write(text)
     else:
@@ -660,13 +664,13 @@ def run(
 def _report(results: RunResults, report: ReportSettings, env: dict[str, str] | None = None) -> None:
     """The terminal summary, then files and GitHub. Agent text in the log cannot issue
     workflow commands."""
-    from ci_eval import pipeline
     from ci_eval.github import Workflow
     from ci_eval.publish import publish
+    from ci_eval.report.terminal import summary_lines
 
     env = dict(os.environ) if env is None else env
     workflow = Workflow()
-    lines = pipeline.summary_lines(results)
+    lines = summary_lines(results)
     if env.get("GITHUB_ACTIONS") == "true":
         with workflow.untrusted():
             for line in lines:
@@ -948,6 +952,7 @@ def action() -> None:
     comment). Exit codes as for `run`.
     """
     from ci_eval.action import run_action
+    from ci_eval.github import Workflow
 
     stop = threading.Event()
     try:
@@ -958,7 +963,7 @@ def action() -> None:
             _say(str(problem))  # to the log, where the action's user looks
         raise typer.Exit(EXIT_INPUT) from None
     except InputError as exc:
-        _say(f"::error title=ci-eval::{exc}")
+        Workflow().command("error", str(exc), title="ci-eval")
         _fail(exc)
     for notice in outcome.problems:
         _say(f"ci-eval: {notice}", err=True)

@@ -16,6 +16,7 @@ from typing import Any
 from ci_eval import __version__, jsonwrite
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
+from ci_eval.inert import inert_json
 from ci_eval.model import Invocation
 from ci_eval.text import scrub
 
@@ -38,6 +39,8 @@ class RunRecord:
     error: str | None = None  # why the agent could not finish this run (infrastructure)
     duration_s: float = 0.0
     metrics: list[Any] = field(default_factory=list)  # MetricResult per metric, once scored
+    started_s: float | None = None  # seconds after the run began (None: replayed or not run)
+    replayed: bool = False  # durations are the recording's, not measured
 
     @property
     def retries(self) -> int:
@@ -213,6 +216,7 @@ def to_json(results: RunResults) -> dict[str, Any]:
                                 "run": r.run,
                                 "error": r.error,
                                 "duration_s": round(r.duration_s, 4),
+                                "started_s": None if r.started_s is None else round(r.started_s, 4),
                                 "retries": r.retries,
                                 "metrics": [_run_metric(m) for m in r.metrics],
                                 "invocations": [
@@ -239,12 +243,12 @@ def to_json(results: RunResults) -> dict[str, Any]:
     }
 
 
-class _Scrubbed:
+class _Inert:
     def __init__(self, handle: Any) -> None:
         self.handle = handle
 
     def write(self, text: str) -> None:
-        self.handle.write(scrub(text))
+        self.handle.write(inert_json(scrub(text)))
 
 
 def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
@@ -253,9 +257,9 @@ def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            # json.dump(indent=2)'s text, written in pieces; a lone surrogate must not lose
-            # the file
-            jsonwrite.dump(data, _Scrubbed(handle), sort_keys=sort_keys)
+            # json.dump(indent=2)'s text, written in pieces (each whole JSON tokens): no lone
+            # surrogate, no CI command
+            jsonwrite.dump(data, _Inert(handle), sort_keys=sort_keys)
             handle.write("\n")
         os.replace(tmp, path)
     except BaseException:
@@ -340,6 +344,8 @@ def from_json(data: dict[str, Any]) -> RunResults:
                 run = RunRecord(
                     r["run"], error=r.get("error"), duration_s=float(r.get("duration_s") or 0.0)
                 )
+                if isinstance(r.get("started_s"), int | float):
+                    run.started_s = float(r["started_s"])
                 run.metrics = [
                     MetricResult(
                         x["name"],
