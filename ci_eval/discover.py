@@ -78,7 +78,7 @@ class Discovery:
 def repo_root(start: Path) -> Path | None:
     """The nearest folder at or above ``start`` holding ``.git`` (a folder, or a file in a
     worktree or submodule)."""
-    current = start.resolve()
+    current = safe_resolve(start)
     if current.is_file():
         current = current.parent
     for folder in (current, *current.parents):
@@ -94,16 +94,25 @@ def is_eval_folder_name(name: str) -> bool:
 def _base_parts(given: Path) -> tuple[str, ...]:
     """The folder names from the repository root (else the working directory) down to
     ``given``: an eval folder above the searched directory still makes it one."""
-    resolved = given.resolve()
-    for root in (repo_root(resolved), Path.cwd().resolve()):
+    resolved = safe_resolve(given)
+    for root in (repo_root(resolved), safe_resolve(Path.cwd())):
         if root is not None and (resolved == root or root in resolved.parents):
             return resolved.relative_to(root).parts
     return (resolved.name,)
 
 
+def safe_resolve(path: Path) -> Path:
+    """``path.resolve()``, or the absolute path when it cannot be resolved (a symlink loop, a
+    name too long): such a file is still listed, and refused with a reason when it is read."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return path.absolute()
+
+
 def display_path(path: Path, base: Path | None = None) -> str:
-    base = (base or Path.cwd()).resolve()
-    resolved = path.resolve()
+    base = safe_resolve(base or Path.cwd())
+    resolved = safe_resolve(path)
     try:
         return resolved.relative_to(base).as_posix()
     except ValueError:
@@ -124,6 +133,13 @@ def _skip_dir(dirpath: str, name: str) -> bool:
     if name == "eval_history" and os.path.basename(dirpath) == ".adk":
         return True
     return os.path.isfile(os.path.join(full, "pyvenv.cfg"))  # any virtualenv
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def discover(
@@ -148,12 +164,13 @@ def discover_all(
     found: dict[Path, Candidate] = {}
     ignored: dict[Path, Ignored] = {}
     for given in paths or [Path(".")]:
-        if given.is_file():
-            key = given.resolve()
+        if not _is_dir(given):
+            if not os.path.lexists(given):
+                raise InputError("no such file or directory", path=str(given))
+            # a file, or a FIFO, a device, a symlink loop: the loader says which and refuses it
+            key = safe_resolve(given)
             found.setdefault(key, Candidate(given, display_path(given, base), True, given.parent))
             continue
-        if not given.is_dir():
-            raise InputError("no such file or directory", path=str(given))
         base_in_eval = any(is_eval_folder_name(p) for p in _base_parts(given))
         for dirpath, dirnames, filenames in os.walk(given):
             dirnames[:] = sorted(d for d in dirnames if not _skip_dir(dirpath, d))
@@ -164,7 +181,7 @@ def discover_all(
             for name in filenames:
                 file = Path(dirpath, name)
                 rel = file.relative_to(given).as_posix()
-                key = file.resolve()
+                key = safe_resolve(file)
                 if excludes and glob.globmatch(rel, excludes, flags=_FLAGS):
                     if name.endswith(".json"):
                         ignored.setdefault(key, Ignored(display_path(file, base), "--exclude"))

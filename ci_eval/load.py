@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from ci_eval.criteria import MetricConfig
 from ci_eval.dialects import LoadContext, sniff
 from ci_eval.dialects.adk import reject_empty_list
 from ci_eval.dialects.other import looks_like
-from ci_eval.discover import Candidate, display_path, repo_root
+from ci_eval.discover import Candidate, display_path, repo_root, safe_resolve
 from ci_eval.errors import InputError, NotAnEvalSet, ValidationFailed
 from ci_eval.jsonpos import JsonDocument, read_json_file
 from ci_eval.model import EvalSet
@@ -69,12 +70,12 @@ def parse_document(
         return LoadedSidecar(rel, "trpc-metrics", criteria.load_trpc_metrics(doc, rel))
     other = looks_like(data)
     if other:
-        raise NotAnEvalSet(f"not an eval set (looks like {other})", path=rel)
+        raise NotAnEvalSet(f"not an eval set (looks like {other})", path=rel, json_path="$")
     if data == []:
         raise reject_empty_list(doc)
     dialect = sniff(data)
     if dialect is None:
-        raise NotAnEvalSet(f"not an eval set ({_describe_unknown(data)})", path=rel)
+        raise NotAnEvalSet(f"not an eval set ({_describe_unknown(data)})", path=rel, json_path="$")
     ctx = LoadContext(rel)
     return dialect.name, dialect.load(doc, ctx), ctx.warnings
 
@@ -105,7 +106,7 @@ class SidecarFinder:
 
     def _load(self, path: Path, trpc: bool) -> MetricConfig | str:
         """The config, or (for an ADK config name) the description of a foreign shape."""
-        key = path.resolve()
+        key = safe_resolve(path)
         if key not in self._cache:
             rel = _shown(path)
             doc = read_json_file(path, rel)
@@ -115,6 +116,7 @@ class SidecarFinder:
                         "expected a trpc-agent-go metrics list here (a list of "
                         "{metricName, threshold, criterion} beside the eval set)",
                         path=rel,
+                        json_path="$",
                     )
                 self._cache[key] = criteria.load_trpc_metrics(doc, rel)
             else:
@@ -123,7 +125,7 @@ class SidecarFinder:
         return self._cache[key]
 
     def load_override(self, path: Path) -> MetricConfig:
-        key = path.resolve()
+        key = safe_resolve(path)
         cached = self._cache.get(key)
         if isinstance(cached, MetricConfig):
             return cached
@@ -161,7 +163,7 @@ class SidecarFinder:
         suffix = criteria.TRPC_METRICS_SUFFIX
         stem = file.name.split(".")[0]
         for name in (f"{eval_set_id}{suffix}", f"{stem}{suffix}"):
-            if "/" not in name and (folder / name).is_file():
+            if "/" not in name and _present(folder / name):
                 return self._expect_config(self._load(folder / name, trpc=True))
         shared = [
             p for p in folder.glob(f"*{suffix}") if eval_set_id.startswith(p.name[: -len(suffix)])
@@ -210,17 +212,17 @@ def _shown(path: Path) -> str:
 def search_stop(file: Path) -> Path:
     """Where the search for a config above ``file`` ends: the repository root (outside a
     repository, the top of the file system: the rule must not depend on where ci-eval runs)."""
-    folder = file.resolve().parent
+    folder = safe_resolve(file).parent
     return repo_root(folder) or Path(folder.anchor)
 
 
 def find_eval_config(file: Path) -> Path | None:
     """The ADK eval config that applies to the eval set ``file`` (rule 3 above)."""
     stop = search_stop(file)
-    current = file.resolve().parent
+    current = safe_resolve(file).parent
     while True:
         for name in criteria.ADK_CONFIG_NAMES:
-            if (current / name).is_file():
+            if _present(current / name):
                 return current / name
         if current == stop or current.parent == current:
             return None
@@ -248,19 +250,44 @@ _SCAN_ONLY_ABOVE = 256 * 1024
 
 
 def _lacks_markers(path: Path) -> bool:
+    """A large regular file none of whose bytes spell a key any eval-set format uses. Read in
+    chunks, so that an unrelated dump bigger than the loader's size limit is skipped, not
+    refused."""
     try:
-        if path.stat().st_size <= _SCAN_ONLY_ABOVE:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size <= _SCAN_ONLY_ABOVE:
             return False
-        raw = path.read_bytes()
+        overlap = max(len(m) for m in _MARKERS)
+        tail = b""
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                window = tail + chunk
+                if any(marker in window for marker in _MARKERS):
+                    return False
+                tail = window[-overlap:]
     except OSError:
         return False  # the loader reports it
-    return not any(marker in raw for marker in _MARKERS)
+    return True
+
+
+def _present(path: Path) -> bool:
+    """Whether a sidecar is there: anything but a directory counts (a FIFO or a symlink loop
+    named like a sidecar is refused with its reason, not silently passed over for defaults). A
+    name the system cannot hold (a set id over 255 bytes, a NUL) is simply not there."""
+    try:
+        return os.path.lexists(path) and not path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+SCRUBBED_NOTE = "lone surrogates (such as \\ud83d) in the file were replaced with U+FFFD"
 
 
 def load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
     rel = candidate.rel
     if not candidate.claimed and _lacks_markers(candidate.path):
         return Skipped(rel, "not an eval set (no key any eval-set format uses)")
+    doc: JsonDocument | None = None
     try:
         doc = read_json_file(candidate.path, rel)
         parsed = parse_document(doc, rel)
@@ -272,13 +299,30 @@ def load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
         metrics = sidecars.find(
             candidate.path, eval_set.eval_set_id, candidate.root, dialect, warnings
         )
+        if doc.scrubbed:
+            warnings = [*warnings, SCRUBBED_NOTE]
         return LoadedEvalSet(rel, dialect, eval_set, metrics, warnings)
     except NotAnEvalSet as exc:
         if candidate.claimed:
-            return Failed(rel, exc)
+            return Failed(rel, _noted(exc, doc))
         return Skipped(rel, exc.message)
     except InputError as exc:
-        return Failed(rel, exc)
+        return Failed(rel, _noted(exc, doc))
+    except (OSError, ValueError, RuntimeError, RecursionError) as exc:
+        # a hostile file must not hide the other files' problems behind one internal error
+        return Failed(
+            rel, InputError(f"cannot load this file ({type(exc).__name__}: {exc})", path=rel)
+        )
+
+
+def _noted(error: InputError, doc: JsonDocument | None) -> InputError:
+    """Say that lone surrogates were replaced: two ids that differ only there now collide."""
+    if doc is not None and doc.scrubbed:
+        problems = getattr(error, "problems", None) or [error]
+        for problem in problems:
+            problem.message += f" ({SCRUBBED_NOTE})"
+        error.message = problems[0].message
+    return error
 
 
 def load_all(candidates: list[Candidate], eval_config: Path | None = None) -> list[Outcome]:
