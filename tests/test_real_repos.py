@@ -370,6 +370,15 @@ def test_trace_mode_scores_the_recording_and_never_calls_the_agent(tmp_path: Pat
     assert actual["final_response"]["parts"][0]["text"] == "Sunny, 20 C"
 
 
+def test_snake_case_trace_mode_converts_to_trpc_trace_mode(tmp_path: Path) -> None:
+    source = write(tmp_path / "t.evalset.json", TRACE_SET)
+    result = cli("convert", str(source), "--to", "trpc", cwd=tmp_path)
+    assert result.returncode == 0 and result.stderr == ""
+    first = json.loads(result.stdout)["evalCases"][0]
+    assert first["evalMode"] == "trace"
+    assert first["actualConversation"][0]["tools"] == [{"name": "get_weather", "arguments": {}}]
+
+
 def test_a_trace_case_without_a_recording_is_an_error_with_its_place(tmp_path: Path) -> None:
     bad = {"eval_set_id": "t", "eval_cases": [{"eval_id": "x", "eval_mode": "trace"}]}
     write(tmp_path / "evals/t.evalset.json", bad)

@@ -417,6 +417,9 @@ def _dump_case(case: EvalCase, warnings: set[str]) -> dict[str, Any]:
             warnings.add("trpc scenarios have no user_persona: it is not written")
     if "actualConversation" in ext:
         out["actualConversation"] = ext["actualConversation"]
+    elif case.trace_actuals is not None:  # trpc-agent-python's snake_case trace mode
+        out["evalMode"] = "trace"
+        out["actualConversation"] = [_dump_invocation(i, warnings) for i in case.trace_actuals]
     if case.session_input is not None:
         si = case.session_input
         out["sessionInput"] = {"appName": si.app_name, "userId": si.user_id}
@@ -433,7 +436,10 @@ def _dump_case(case: EvalCase, warnings: set[str]) -> dict[str, Any]:
         out["creationTimestamp"] = case.creation_timestamp
     if case.final_session_state:
         warnings.add("trpc cases have no final_session_state: it is not written")
-    if case.model_extra:
+    extra = set(case.model_extra or {})
+    if case.trace_actuals is not None:
+        extra -= {"eval_mode", "evalMode", "actual_conversation", "actualConversation"}
+    if extra:
         warnings.add("extra case fields are not written to trpc")
     return out
 
