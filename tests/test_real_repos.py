@@ -136,6 +136,27 @@ def test_non_eval_json_in_an_eval_folder_is_skipped_with_its_reason(starter_pack
     }
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        [],
+        [{"query": "what is up?", "expected": "x"}],  # another tool's dataset of queries
+        [{"data": [1, 2]}],
+    ],
+)
+def test_loose_shapes_found_by_content_are_skipped_not_errors(tmp_path: Path, data: Any) -> None:
+    write(tmp_path / "evals/queries.json", data)
+    [outcome] = load_all(discover_all([tmp_path]).candidates)
+    assert isinstance(outcome, Skipped), outcome
+    assert outcome.reason.startswith(("not an eval set", "empty list"))
+
+
+def test_a_legacy_list_found_by_content_with_adks_keys_loads(tmp_path: Path) -> None:
+    write(tmp_path / "evals/roll.json", [{"query": "roll", "reference": "4"}])
+    [outcome] = load_all(discover_all([tmp_path]).candidates)
+    assert isinstance(outcome, LoadedEvalSet) and outcome.dialect == "adk-legacy"
+
+
 def test_a_large_unrelated_json_is_skipped_without_parsing(tmp_path: Path) -> None:
     # invalid JSON on purpose: were it parsed, it would be an error, not a skip
     write(tmp_path / "evals/big.json", '{"rows": [' + "1," * 200_000 + "oops")
