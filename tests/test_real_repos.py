@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+# imported here, not lazily inside a CliRunner call: runner.Progress binds sys.stderr as a
+# default argument, and CliRunner's stream is closed afterwards
+import ci_eval.runner  # noqa: F401
 from ci_eval.cli import app
 from ci_eval.config import find_config
 from ci_eval.connectors.replay import load_recordings
