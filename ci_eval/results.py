@@ -7,9 +7,6 @@ invocations (ADK's snake_case Invocation), timings, retries and errors. ``report
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +14,7 @@ from typing import Any
 from ci_eval import __version__
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
+from ci_eval.files import write_json_atomic as write_json_atomic  # re-exported
 from ci_eval.model import Invocation
 
 SCHEMA_VERSION = 1
@@ -237,20 +235,6 @@ def to_json(results: RunResults) -> dict[str, Any]:
             for s in results.sets
         ],
     }
-
-
-def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
-    """Write then rename, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False, sort_keys=sort_keys)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_results(path: Path) -> RunResults:

@@ -3,7 +3,8 @@
 The user message picks the behaviour, so one server serves every fault test:
 ``fail 500`` / ``fail 503`` always fail; ``flaky 503 N`` fails N times then answers;
 ``limit 429 N`` answers 429 with Retry-After: 1 N times; ``slow S`` sleeps S seconds;
-``reset`` drops the connection; ``garbage`` answers a non-JSON body; ``badshape`` answers JSON
+``drip S`` sends the headers, then the body a byte every S seconds; ``reset`` drops the
+connection; ``garbage`` answers a non-JSON body; ``badshape`` answers JSON
 that breaks the contract; ``coin`` is right on odd requests and wrong on even ones. Anything
 else is answered by the sample weather agent's logic.
 """
@@ -72,6 +73,21 @@ class LoopbackAgent:
             return _send(h, 429, {"error": "slow down"}, {"Retry-After": "1"})
         if words[:1] == ["slow"]:
             time.sleep(float(words[1]))
+        if words[:1] == ["drip"]:
+            data = json.dumps({"final_response": "It is sunny, " + "very " * 20 + "sunny."})
+            h.send_response(200)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.flush()
+            try:
+                for byte in data.encode():
+                    h.wfile.write(bytes([byte]))
+                    h.wfile.flush()
+                    time.sleep(float(words[1]))
+            except OSError:  # the client gave up
+                h.close_connection = True
+            return None
         if words[:1] == ["reset"]:
             h.connection.setsockopt(
                 socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"

@@ -15,12 +15,12 @@ import shlex
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from typing import IO
 
 from ci_eval.connectors import contract
 from ci_eval.connectors.base import ActualTurn, AgentError
+from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase
 
 
@@ -76,37 +76,49 @@ class _CommandSession:
     turns: int = 0
     _buffer: bytes = b""
 
-    def send(self, user_content: Content) -> ActualTurn:
+    def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
         self.turns += 1
+        deadline = deadline or Deadline(self.connector.timeout)
         request = contract.request(
             self.case, self.eval_set_id, self.run, self.turns, self.session_id, user_content
         )
         assert self.process.stdin is not None
-        try:
-            self.process.stdin.write(json.dumps(request).encode() + b"\n")
-            self.process.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise AgentError(self._exited("before reading the turn")) from None
-        line = self._read_line(self.connector.timeout)
+        # the watchdog kills the agent at the deadline (or on cancellation), which also
+        # unblocks a write to an agent that does not read its stdin
+        with deadline.guard(self._kill):
+            try:
+                self.process.stdin.write(json.dumps(request).encode() + b"\n")
+                self.process.stdin.flush()
+            except (BrokenPipeError, OSError):
+                if deadline.expired():
+                    raise AgentError(deadline.message()) from None
+                raise AgentError(self._exited("before reading the turn")) from None
+            line = self._read_line(deadline)
         try:
             data = json.loads(line)
         except json.JSONDecodeError:
             raise AgentError(f"the agent's reply is not a JSON line: {line[:80]!r}") from None
         return contract.parse_reply(data)
 
-    def _read_line(self, timeout: float) -> str:
+    def _read_line(self, deadline: Deadline) -> str:
+        """One reply line by ``deadline`` (wall clock): an agent that drips bytes without a
+        newline fails at the deadline like a silent one."""
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
-        deadline = time.monotonic() + timeout
         with selectors.DefaultSelector() as selector:
             selector.register(fd, selectors.EVENT_READ)
             while b"\n" not in self._buffer:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not selector.select(remaining):
+                remaining = deadline.remaining()
+                if remaining <= 0:
                     self._kill()
-                    raise AgentError(f"no reply within {timeout:g} s")
+                    raise AgentError(deadline.message())
+                # short waits: a grandchild holding stdout open cannot hide the deadline
+                if not selector.select(min(remaining, 0.5)):
+                    continue
                 chunk = os.read(fd, 65536)
                 if not chunk:
+                    if deadline.expired():  # the watchdog killed it
+                        raise AgentError(deadline.message())
                     raise AgentError(self._exited("without replying"))
                 self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")

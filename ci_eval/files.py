@@ -1,0 +1,73 @@
+"""Writing the files other steps read (reports, results, the baseline): atomically and readable.
+
+Atomic: a temp file in the same directory, then a rename, so a reader sees the old file or the
+new one, never half of either. Readable: ``mkstemp`` creates 0600 files; in the Docker action
+the container runs as root and the runner's later steps (upload-artifact, a JUnit reporter) run
+as another user, so a 0600 file is unreadable to them. The final file gets the mode an ordinary
+``open(path, "w")`` would give it: the existing file's mode when replacing one, else 0666 minus
+the umask (0644 under the usual 022).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where the system says it (Linux 4.7+);
+    elsewhere set and restored at once."""
+    with (
+        contextlib.suppress(OSError, ValueError),
+        open("/proc/self/status", encoding="ascii") as status,
+    ):
+        for line in status:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return 0o666 & ~current_umask()
+
+
+@contextlib.contextmanager
+def atomic_writer(path: Path) -> Iterator[IO[str]]:
+    """A text handle (UTF-8) whose content replaces ``path`` when the block ends without an
+    exception; the temp file is removed otherwise. Creates missing parent directories and
+    gives the file normal permissions. Raises OSError."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = _mode_for(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            yield handle
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    with atomic_writer(path) as handle:
+        handle.write(text)
+
+
+def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
+    """JSON (indented, UTF-8, a final newline), streamed: a large results file is never one
+    string in memory."""
+    with atomic_writer(path) as handle:
+        json.dump(data, handle, indent=2, ensure_ascii=False, sort_keys=sort_keys)
+        handle.write("\n")
