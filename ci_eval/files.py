@@ -15,9 +15,10 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+from ci_eval.text import scrub
 
 
 def current_umask() -> int:
@@ -42,17 +43,16 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~current_umask()
 
 
-@contextlib.contextmanager
-def atomic_writer(path: Path) -> Iterator[IO[str]]:
-    """A text handle (UTF-8) whose content replaces ``path`` when the block ends without an
-    exception; the temp file is removed otherwise. Creates missing parent directories and
-    gives the file normal permissions. Raises OSError."""
+def write_text_atomic(path: Path, text: str) -> None:
+    """``text`` (UTF-8, lone surrogates scrubbed: one reply must not lose a report) to ``path``
+    through a temp file in the same directory and a rename, with normal permissions. Creates
+    missing parent directories; the temp file never outlives a failure. Raises OSError."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = _mode_for(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            yield handle
+            handle.write(scrub(text))
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
@@ -60,14 +60,7 @@ def atomic_writer(path: Path) -> Iterator[IO[str]]:
         raise
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    with atomic_writer(path) as handle:
-        handle.write(text)
-
-
 def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
-    """JSON (indented, UTF-8, a final newline), streamed: a large results file is never one
-    string in memory."""
-    with atomic_writer(path) as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False, sort_keys=sort_keys)
-        handle.write("\n")
+    """JSON (indented, UTF-8, a final newline) through :func:`write_text_atomic`."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=sort_keys)
+    write_text_atomic(path, text + "\n")

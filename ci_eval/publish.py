@@ -16,6 +16,7 @@ from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary
 from ci_eval.results import RunResults
+from ci_eval.text import scrub
 
 INTERRUPTED_COMMENT_S = 4.0
 
@@ -72,7 +73,9 @@ def publish(
         write_text_atomic(Path(settings.junit), to_junit(results))
     summary_text = None
     if settings.summary or (on_actions and env.get("GITHUB_STEP_SUMMARY")):
-        summary_text = render_summary(results, template_dir, artifact=settings.results)
+        summary_text = scrub(
+            render_summary(results, template_dir, artifact=settings.results, problems=warnings)
+        )
         if settings.summary:
             write_text_atomic(Path(settings.summary), summary_text)
     if settings.adk_results:
@@ -103,7 +106,12 @@ def _comment(
     if not token or not env.get("GITHUB_REPOSITORY"):
         return ["no GitHub token or repository in the environment: the PR comment is skipped"]
     comment_id = settings.comment_id or github.default_comment_id(env)
-    body = render_comment(results, comment_id, template_dir, artifact=settings.results)
+    problems: list[str] = []
+    body = scrub(
+        render_comment(
+            results, comment_id, template_dir, artifact=settings.results, problems=problems
+        )
+    )
     poster = github.CommentPoster(
         env.get("GITHUB_API_URL", "https://api.github.com"),
         env["GITHUB_REPOSITORY"],
@@ -116,5 +124,5 @@ def _comment(
         poster.upsert(number, body, github.marker_for(comment_id))
     except github.CommentError as exc:
         workflow.warning(f"ci-eval could not comment on the pull request: {exc}")
-        return [f"PR comment failed: {exc}"]
-    return []
+        return [*problems, f"PR comment failed: {exc}"]
+    return problems

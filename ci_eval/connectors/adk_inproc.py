@@ -16,6 +16,7 @@ from ci_eval.connectors.adk_http import DEFAULT_USER
 from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
 from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase
+from ci_eval.text import scrub_json
 
 
 def load_root_agent(spec: str) -> Any:
@@ -111,7 +112,7 @@ class _InProcessSession:
             raise AgentError(deadline.message()) from None
         except Exception as exc:  # the agent's own code raised
             raise AgentError(f"the agent raised {type(exc).__name__}: {exc}") from None
-        return events_to_turn(events)
+        return events_to_turn(scrub_json(events))
 
     def close(self) -> None:
         self.loop.close()
