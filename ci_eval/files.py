@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ci_eval.inert import inert_json
 from ci_eval.text import scrub
 
 
@@ -61,6 +62,7 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 
 def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
-    """JSON (indented, UTF-8, a final newline) through :func:`write_text_atomic`."""
+    """JSON (indented, UTF-8, a final newline) through :func:`write_text_atomic`; no line of
+    it can be read as a CI service message."""
     text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=sort_keys)
-    write_text_atomic(path, text + "\n")
+    write_text_atomic(path, inert_json(text) + "\n")

@@ -36,6 +36,8 @@ class RunRecord:
     error: str | None = None  # why the agent could not finish this run (infrastructure)
     duration_s: float = 0.0
     metrics: list[Any] = field(default_factory=list)  # MetricResult per metric, once scored
+    started_s: float | None = None  # seconds after the run began (None: replayed or not run)
+    replayed: bool = False  # durations are the recording's, not measured
 
     @property
     def retries(self) -> int:
@@ -211,6 +213,7 @@ def to_json(results: RunResults) -> dict[str, Any]:
                                 "run": r.run,
                                 "error": r.error,
                                 "duration_s": round(r.duration_s, 4),
+                                "started_s": None if r.started_s is None else round(r.started_s, 4),
                                 "retries": r.retries,
                                 "metrics": [_run_metric(m) for m in r.metrics],
                                 "invocations": [
@@ -314,6 +317,8 @@ def from_json(data: dict[str, Any]) -> RunResults:
                 run = RunRecord(
                     r["run"], error=r.get("error"), duration_s=float(r.get("duration_s") or 0.0)
                 )
+                if isinstance(r.get("started_s"), int | float):
+                    run.started_s = float(r["started_s"])
                 run.metrics = [
                     MetricResult(
                         x["name"],

@@ -100,7 +100,8 @@ class Progress:
                 return
             self.last = now
             line = (
-                f"ci-eval: {self.done}/{self.total} runs done, {self.errors} errors, "
+                f"ci-eval: {self.done}/{self.total} runs done, {self.errors} "
+                f"error{'' if self.errors == 1 else 's'}, "
                 f"{elapsed:.1f} s"
             )
             self.stream.write(("\r" + line) if self.tty else line + "\n")
@@ -142,6 +143,7 @@ def run_case(
         record.invocations = _not_run(expected)
         record.duration_s = time.monotonic() - started
         return record
+    recorded, measured = 0.0, False
     try:
         for n, exp in enumerate(expected):
             if stop is not None and stop.is_set():  # no new turn after a stop request
@@ -168,6 +170,11 @@ def run_case(
                 record.invocations += _not_run(expected[n + 1 :])
                 break
             elapsed = time.monotonic() - t0
+            if turn.recorded_duration_s is not None:
+                elapsed = turn.recorded_duration_s
+                recorded += elapsed
+            else:
+                measured = True
             record.invocations.append(
                 InvocationRecord(
                     expected=exp,
@@ -182,6 +189,9 @@ def run_case(
         with contextlib.suppress(Exception):  # closing is best effort
             session.close()
     record.duration_s = time.monotonic() - started
+    if not measured and record.invocations and record.error is None:
+        record.duration_s = recorded  # a replay: the recorded run's time
+        record.replayed = True
     return record
 
 
@@ -215,6 +225,7 @@ def _execute(
     options: RunOptions,
     stop: threading.Event,
     bar: Progress,
+    t0: float,
 ) -> None:
     """Run the jobs on daemon worker threads until all are done or the run is abandoned; then
     every job holds its final record."""
@@ -258,6 +269,8 @@ def _execute(
                 stop,
                 job.record,
             )
+            if not record.replayed:  # when it ran, relative to the run's start: sets' wall time
+                record.started_s = job.started - t0
             finish(job, record)
 
     if not jobs:
@@ -279,6 +292,7 @@ def _execute(
             expected = job.case.invocations()
             if job.record is not None:
                 job.record = _abandoned(job.record, expected, job.started)
+                job.record.started_s = job.started - t0
             else:
                 job.record = RunRecord(run=job.run, error="not run: the run was interrupted")
                 job.record.invocations = _not_run(expected)
@@ -340,7 +354,7 @@ def run_sets(
 
     bar = (progress or (lambda total: Progress(total)))(len(jobs))
     work = [_Job(*job) for job in jobs]
-    _execute(work, connector, options, stop, bar)
+    _execute(work, connector, options, stop, bar, t0)
     for job in work:
         assert job.record is not None
         job.case_record.runs.append(job.record)

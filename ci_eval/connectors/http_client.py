@@ -141,6 +141,10 @@ def make_session(settings: HttpSettings, pool_size: int = 16) -> requests.Sessio
     return session
 
 
+def _retries(n: int) -> str:
+    return f"{n} retry" if n == 1 else f"{n} retries"
+
+
 @contextlib.contextmanager
 def within(deadline: Deadline) -> Iterator[Deadline]:
     """Requests made by this thread inside the block end at ``deadline``: retries and back-off
@@ -182,31 +186,28 @@ def post_json(
     except DeadlinePassed:
         raise AgentError(f"POST {url}: {deadline.message()}", retries) from None
     except requests.exceptions.RetryError:
-        raise AgentError(f"POST {url}: still failing after {retries} retries", retries) from None
+        raise AgentError(f"POST {url}: still failing after {_retries(retries)}", retries) from None
     except requests.exceptions.RequestException as exc:
         if deadline.expired():
             raise AgentError(f"POST {url}: {deadline.message()}", retries) from None
-        if isinstance(exc, requests.exceptions.Timeout):
+        timed_out = isinstance(exc, requests.exceptions.Timeout) or isinstance(
+            getattr(exc.args[0] if exc.args else None, "reason", None), ReadTimeoutError
+        )  # read timeouts, retried, end up as a ConnectionError
+        if timed_out:
             raise AgentError(
-                f"POST {url}: no answer within {timeout:g} s (after {retries} retries)", retries
+                f"POST {url}: no answer within {timeout:g} s (after {_retries(retries)})", retries
             ) from None
         if isinstance(exc, requests.exceptions.ConnectionError):
-            cause = getattr(exc.args[0] if exc.args else None, "reason", None)
-            if isinstance(cause, ReadTimeoutError):  # read timeouts, retried, end up here
-                raise AgentError(
-                    f"POST {url}: no answer within {timeout:g} s (after {retries} retries)",
-                    retries,
-                ) from None
+            why = failure_reason(exc)
             raise AgentError(
-                f"POST {url}: cannot connect ({failure_reason(exc)}) after {retries} retries",
-                retries,
+                f"POST {url}: cannot connect ({why}) after {_retries(retries)}", retries
             ) from None
         raise AgentError(f"POST {url}: {type(exc).__name__}", retries) from None
     history = getattr(getattr(response.raw, "retries", None), "history", ()) or ()
     spent = len(history)
     if response.status_code >= 400:
         detail = response.text.strip().replace("\n", " ")[:200]
-        more = f" after {spent} retries" if spent else ""
+        more = f" after {_retries(spent)}" if spent else ""
         raise AgentError(f"POST {url}: HTTP {response.status_code}{more}: {detail}", spent)
     try:
         # lone surrogates (a JavaScript agent's cut emoji) become U+FFFD here, at the boundary
