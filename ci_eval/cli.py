@@ -1,32 +1,34 @@
-"""The ``ci-eval`` command: a thin layer that parses options and calls the pipeline."""
+"""The ``ci-eval`` command: a thin layer that parses options and calls the pipeline.
+
+Each command imports what it needs when it runs: ``ci-eval --help`` and ``--version`` load
+typer and nothing else of weight.
+"""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ci_eval import __version__, deadline, pipeline
-from ci_eval.config import AGENT_KINDS, CONFIG_NAME, RunSettings, load_config
+from ci_eval import __version__, deadline
+from ci_eval.config import AGENT_KINDS, CONFIG_NAME
 from ci_eval.deadline import Cancellation
-from ci_eval.dialects import WRITERS
-from ci_eval.discover import DEFAULT_INCLUDE, discover
+from ci_eval.discover import DEFAULT_INCLUDE
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.files import write_json_atomic
 from ci_eval.gate import EXIT_INPUT, EXIT_OK
-from ci_eval.github import Workflow
 from ci_eval.inert import inert, inert_json
-from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
-from ci_eval.publish import ReportSettings, publish
-from ci_eval.report.terminal import summary_lines
-from ci_eval.results import RunResults, read_results, to_json
 from ci_eval.text import scrub
+
+if TYPE_CHECKING:
+    from ci_eval.publish import ReportSettings
+    from ci_eval.results import RunResults
 
 app = typer.Typer(
     name="ci-eval",
@@ -203,68 +205,72 @@ def _say(line: str, err: bool = False) -> None:
     typer.echo(inert(scrub(line)), err=err)  # lone surrogates → U+FFFD first
 
 
+EvalConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--eval-config",
+        metavar="FILE",
+        help="Use this ADK eval config (test_config.json shape; or a trpc-agent-go metrics "
+        "list) for every eval set, like `adk eval --config_file_path` [default: per set, "
+        "test_config.json/eval_config.json beside it, else the nearest one above it up to the "
+        "repository root, else ADK's default criteria].",
+        show_default=False,
+    ),
+]
+
+
 @app.command()
 def validate(
     paths: PathsArg = None,
     include: IncludeOpt = None,
     exclude: ExcludeOpt = None,
+    eval_config: EvalConfigOpt = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "-v", "--verbose", help="List every JSON file skipped or not read, with the reason."
+        ),
+    ] = False,
 ) -> None:
     """Check eval sets and their metric sidecars without running anything.
 
     Prints one line per file: path, dialect, cases, invocations and the metrics that apply
-    (with the sidecar they come from). Each problem is one line
-    'path:line:col: json.path: message'. Exits 0 when every eval set is valid, 2 otherwise.
+    (with the config file they come from). Each problem is one line
+    'path:line:col: json.path: message'. JSON that is not an eval set is counted (listed with
+    -v). Exits 0 when every eval set is valid, 2 otherwise.
 
-    Example: ci-eval validate evals/ --include '*.json'
+    Example: ci-eval validate tests/eval -v
     """
+    from ci_eval.discover import discover_all
+    from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
+    from ci_eval.validate import validate_counts, validate_lines
+
     try:
-        candidates = discover(list(paths or []), include, exclude)
+        found = discover_all(list(paths or []), include, exclude)
+        outcomes = load_all(found.candidates, eval_config)
+    except ValidationFailed as exc:
+        for problem in exc.problems:
+            _say(str(problem), err=True)
+        raise typer.Exit(EXIT_INPUT) from None
     except InputError as exc:
         _fail(exc)
-    outcomes = load_all(candidates)
-    counts = {"sets": 0, "cases": 0, "sidecars": 0, "skipped": 0, "invalid": 0}
-    for outcome in outcomes:
-        if isinstance(outcome, LoadedEvalSet):
-            counts["sets"] += 1
-            es = outcome.eval_set
-            counts["cases"] += len(es.eval_cases)
-            metrics = outcome.metrics
-            source = " (ADK defaults)" if metrics.source == "default" else f" from {metrics.source}"
-            _say(
-                f"{outcome.path}: ok: {outcome.dialect}, {_n(len(es.eval_cases), 'case')}, "
-                f"{_n(es.invocation_count(), 'invocation')}; metrics "
-                f"{outcome.metrics.describe()}{source}"
-            )
-            for warning in outcome.warnings:
-                _say(f"{warning} (warning)")
-        elif isinstance(outcome, LoadedSidecar):
-            counts["sidecars"] += 1
-            _say(f"{outcome.path}: ok: {outcome.kind}; metrics {outcome.config.describe()}")
-        elif isinstance(outcome, Skipped):
-            counts["skipped"] += 1
-            _say(f"{outcome.path}: skipped: {outcome.reason}")
-        elif isinstance(outcome, Failed):
-            counts["invalid"] += 1
-            problems = (
-                outcome.error.problems
-                if isinstance(outcome.error, ValidationFailed)
-                else [outcome.error]
-            )
-            for problem in problems:
-                _say(str(problem))
-    if not outcomes:
+    for line in validate_lines(outcomes, found.ignored, verbose):
+        _say(line)
+    if not any(isinstance(o, LoadedEvalSet | LoadedSidecar | Failed) for o in outcomes):
         _say(
-            "no eval sets found (searched for " + ", ".join(include or DEFAULT_INCLUDE) + ")",
+            "no eval sets found (searched for "
+            + ", ".join(include or DEFAULT_INCLUDE)
+            + (", and any *.json in folders named eval*" if not include else "")
+            + ")",
             err=True,
         )
+        skipped = sum(isinstance(o, Skipped) for o in outcomes) + len(found.ignored)
+        if skipped and not verbose:
+            _say(f"{skipped} JSON file(s) skipped or not read; -v lists them", err=True)
         raise typer.Exit(EXIT_INPUT)
-    _say(
-        f"{_n(counts['sets'], 'eval set')} ({_n(counts['cases'], 'case')}), "
-        f"{_n(counts['sidecars'], 'sidecar')}, {counts['skipped']} skipped, "
-        f"{counts['invalid']} invalid",
-        err=True,
-    )
-    raise typer.Exit(EXIT_INPUT if counts["invalid"] else EXIT_OK)
+    _say(validate_counts(outcomes, found.ignored, verbose), err=True)
+    invalid = any(isinstance(o, Failed) for o in outcomes)
+    raise typer.Exit(EXIT_INPUT if invalid else EXIT_OK)
 
 
 @app.command()
@@ -298,6 +304,10 @@ def convert(
 
     Example: ci-eval convert evals/weather.test.json --to adk -o evals/weather.evalset.json
     """
+    from ci_eval.dialects import WRITERS
+    from ci_eval.discover import discover
+    from ci_eval.load import Failed, LoadedEvalSet, load_all
+
     writer = WRITERS.get(to)
     if writer is None:
         _fail(InputError(f"unknown target dialect {to!r}; choose one of: " + ", ".join(WRITERS)))
@@ -390,6 +400,17 @@ def run(
             show_default=False,
         ),
     ] = None,
+    replay_pick: Annotated[
+        str | None,
+        typer.Option(
+            "--replay-pick",
+            metavar="newest|oldest|all",
+            help="replay: which recording of a case to replay when several files (ADK's "
+            ".adk/eval_history) hold one, by each file's own timestamp; all = one run per "
+            "recording, newest first [default: newest].",
+            show_default=False,
+        ),
+    ] = None,
     token_env: Annotated[
         str | None,
         typer.Option(
@@ -414,12 +435,14 @@ def run(
         typer.Option(
             "--config",
             metavar="FILE",
-            help=f"Settings file (default: {CONFIG_NAME} when present).",
+            help=f"Settings file (default: {CONFIG_NAME} in the working directory or the "
+            "nearest parent up to the repository root).",
             show_default=False,
         ),
     ] = None,
     include: IncludeOpt = None,
     exclude: ExcludeOpt = None,
+    eval_config: EvalConfigOpt = None,
     case: Annotated[
         list[str] | None,
         typer.Option(
@@ -565,10 +588,15 @@ def run(
     Example: ci-eval run samples --agent command --agent-command
     "python samples/agents/weather_agent/command_agent.py" --results results.json
     """
+    from ci_eval import pipeline
+    from ci_eval.config import find_config, load_config
+    from ci_eval.publish import ReportSettings
+
     try:
-        settings = load_config(config or Path(CONFIG_NAME), required=config is not None)
+        settings = load_config(config or find_config(), required=config is not None)
         overrides = {
             "paths": [str(p) for p in paths] if paths else None,
+            "eval_config": str(eval_config) if eval_config else None,
             "include": include,
             "exclude": exclude,
             "cases": case,
@@ -605,6 +633,7 @@ def run(
             "command": agent_command,
             "module": agent_module,
             "replay": replay,
+            "replay_pick": replay_pick,
             "token_env": token_env,
         }
         for key, value in agent_overrides.items():
@@ -655,6 +684,10 @@ def run(
 def _report(results: RunResults, report: ReportSettings, env: dict[str, str] | None = None) -> None:
     """The terminal summary, then files and GitHub. Agent text in the log cannot issue
     workflow commands."""
+    from ci_eval.github import Workflow
+    from ci_eval.publish import publish
+    from ci_eval.report.terminal import summary_lines
+
     env = dict(os.environ) if env is None else env
     workflow = Workflow()
     lines = summary_lines(results)
@@ -709,10 +742,15 @@ def report(
 
     Example: ci-eval report results.json --junit junit.xml --summary summary.md --comment
     """
+    from ci_eval.gate import gate
+    from ci_eval.publish import ReportSettings
+    from ci_eval.results import read_results
+
     try:
         results = read_results(results_file)
     except InputError as exc:
         _fail(exc)
+    gc.freeze()  # as in `run`: what was read lives to the end
     _report(
         results,
         ReportSettings(
@@ -725,7 +763,7 @@ def report(
             str(template_dir) if template_dir else None,
         ),
     )
-    raise typer.Exit(pipeline.gate(results))
+    raise typer.Exit(gate(results))
 
 
 class _stop_on_signals:
@@ -826,6 +864,12 @@ def compare_command(
 
     Example: ci-eval compare results.json --baseline .ci-eval/baseline.json
     """
+    from ci_eval import pipeline
+    from ci_eval.config import RunSettings
+    from ci_eval.gate import gate
+    from ci_eval.publish import ReportSettings
+    from ci_eval.results import read_results, to_json, write_json_atomic
+
     settings = RunSettings()
     for key, value in {
         "baseline": str(baseline) if baseline else None,
@@ -857,7 +901,7 @@ def compare_command(
             None,
         ),
     )
-    raise typer.Exit(pipeline.gate(results))
+    raise typer.Exit(gate(results))
 
 
 baseline_app = typer.Typer(
@@ -886,6 +930,7 @@ def baseline_update(
     Example: ci-eval baseline update results.json
     """
     from ci_eval import baseline as baseline_store
+    from ci_eval.results import read_results
 
     path = baseline or Path(baseline_store.DEFAULT_PATH)
     try:
@@ -921,6 +966,7 @@ def merge(
     Example: ci-eval merge shard-*/results.json -o results.json
     """
     from ci_eval.merge import merge as merge_results
+    from ci_eval.results import to_json, write_json_atomic
 
     try:
         merged = merge_results(list(files))
@@ -937,6 +983,7 @@ def action() -> None:
     comment). Exit codes as for `run`.
     """
     from ci_eval.action import run_action
+    from ci_eval.github import Workflow
 
     try:
         stop = Cancellation(deadline.grace_from(os.environ))
@@ -969,6 +1016,8 @@ def _fail(error: InputError) -> None:
 
 
 def main() -> None:
+    # collect young garbage less often: big runs allocate millions of long-lived objects
+    gc.set_threshold(50_000, 20, 100)
     try:
         app()
     except KeyboardInterrupt:

@@ -11,12 +11,12 @@ the umask (0644 under the usual 022).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ci_eval.inert import inert_json
 from ci_eval.text import scrub
@@ -44,16 +44,13 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~current_umask()
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """``text`` (UTF-8, lone surrogates scrubbed: one reply must not lose a report) to ``path``
-    through a temp file in the same directory and a rename, with normal permissions. Creates
-    missing parent directories; the temp file never outlives a failure. Raises OSError."""
+def _replace(path: Path, write: Callable[[TextIO], None]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = _mode_for(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(scrub(text))
+            write(handle)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
@@ -61,8 +58,31 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
+def write_text_atomic(path: Path, text: str) -> None:
+    """``text`` (UTF-8, lone surrogates scrubbed: one reply must not lose a report) to ``path``
+    through a temp file in the same directory and a rename, with normal permissions. Creates
+    missing parent directories; the temp file never outlives a failure. Raises OSError."""
+    _replace(path, lambda handle: handle.write(scrub(text)))
+
+
+class _Inert:
+    """A handle that scrubs and defangs each piece on its way (pieces are whole JSON tokens)."""
+
+    def __init__(self, handle: TextIO) -> None:
+        self.handle = handle
+
+    def write(self, text: str) -> None:
+        self.handle.write(inert_json(scrub(text)))
+
+
 def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
-    """JSON (indented, UTF-8, a final newline) through :func:`write_text_atomic`; no line of
-    it can be read as a CI service message."""
-    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=sort_keys)
-    write_text_atomic(path, inert_json(text) + "\n")
+    """``json.dump(indent=2)``'s text and a final newline, as :func:`write_text_atomic` writes
+    text, streamed in pieces (a large results file is never one string in memory); no lone
+    surrogate, and no line of it can be read as a CI service message."""
+    from ci_eval import jsonwrite
+
+    def write(handle: TextIO) -> None:
+        jsonwrite.dump(data, _Inert(handle), sort_keys=sort_keys)  # type: ignore[arg-type]
+        handle.write("\n")
+
+    _replace(path, write)

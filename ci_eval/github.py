@@ -13,24 +13,17 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-import requests
-
-from ci_eval.connectors.http_client import (
-    DeadlinePassed,
-    HttpSettings,
-    failure_reason,
-    make_session,
-    timeouts,
-    within,
-)
 from ci_eval.deadline import Deadline
 from ci_eval.inert import inert, inert_line
 from ci_eval.report.markdown import MARKER
 from ci_eval.report.view import error_reason, failing_metrics
 from ci_eval.results import RunResults
 from ci_eval.text import scrub
+
+if TYPE_CHECKING:
+    import requests
 
 WORKSPACE_PREFIX = "/github/workspace/"
 ANNOTATION_CAP = 10  # GitHub shows 10 errors per step
@@ -192,6 +185,8 @@ class CommentPoster:
     session: requests.Session = field(init=False)
 
     def __post_init__(self) -> None:
+        from ci_eval.connectors.http_client import HttpSettings, make_session
+
         self.api_url = self.api_url.rstrip("/")
         self.session = make_session(
             HttpSettings(
@@ -206,6 +201,15 @@ class CommentPoster:
         )
 
     def _call(self, method: str, url: str, **kwargs: object) -> requests.Response:
+        import requests  # loaded with the session, only when commenting
+
+        from ci_eval.connectors.http_client import (
+            DeadlinePassed,
+            failure_reason,
+            timeouts,
+            within,
+        )
+
         # the whole upsert shares one deadline: after a cancellation it must not hold the
         # process (GitHub's runner kills it some seconds after its first signal)
         deadline = self.deadline or Deadline.uncancellable(REQUEST_TIMEOUT * 8)

@@ -245,7 +245,7 @@ def read_results(path: Path) -> RunResults:
     names the file and what is wrong; nothing here trusts the file's shape."""
     from ci_eval.jsonpos import read_json_file
 
-    doc = read_json_file(path, str(path))
+    doc = read_json_file(path, str(path), positions_wanted=False)  # errors name no line
     data = doc.data
     if not isinstance(data, dict) or "schema_version" not in data or "sets" not in data:
         raise InputError(

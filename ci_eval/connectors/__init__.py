@@ -6,15 +6,21 @@ import importlib.util
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ci_eval import ACTION_REPO, IMAGE, __version__
 from ci_eval.config import AgentSettings
 from ci_eval.connectors.base import AgentError, Connector
-from ci_eval.connectors.http_client import HttpSettings
 from ci_eval.errors import InputError
+
+if TYPE_CHECKING:
+    from ci_eval.connectors.http_client import HttpSettings
 
 
 def _http_settings(agent: AgentSettings, timeout: float, retries: int) -> HttpSettings:
+    # requests loads only for the HTTP connectors
+    from ci_eval.connectors.http_client import HttpSettings
+
     headers = dict(agent.headers)
     if agent.token_env:
         token = os.environ.get(agent.token_env)
@@ -94,7 +100,7 @@ def _replay(agent: AgentSettings, timeout: float, retries: int) -> Connector:
 
     if not agent.replay:
         raise InputError("--agent replay needs --replay FILE")
-    return ReplayConnector([Path(p) for p in agent.replay])
+    return ReplayConnector([Path(p) for p in agent.replay], pick=agent.replay_pick)
 
 
 CONNECTORS: dict[str, Callable[[AgentSettings, float, int], Connector]] = {
