@@ -18,12 +18,13 @@ from ci_eval.config import RunSettings
 from ci_eval.connectors import build_connector
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
+from ci_eval.files import write_json_atomic
 from ci_eval.gate import FAIL_ON, gate
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import lookup
 from ci_eval.metrics.custom import register_custom, register_entry_points
 from ci_eval.metrics.judge import Judge
-from ci_eval.results import RunResults, to_json, write_json_atomic
+from ci_eval.results import RunResults, to_json
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
 
@@ -125,7 +126,12 @@ def apply_baseline(
     if settings.tolerance < 0:
         raise InputError("--tolerance must not be negative")
     path = settings.baseline or baseline_store.DEFAULT_PATH
-    ref = settings.baseline_ref or (None if settings.baseline else baseline_store.default_ref(env))
+    notices = []
+    ref = settings.baseline_ref
+    if not ref and not settings.baseline:
+        ref, problem = baseline_store.merge_base(env)
+        if problem:
+            notices.append(f"baseline: {problem}; reading {path} from the working tree")
     if ref:
         data = baseline_store.read_at_ref(ref, path)
         where = f"{path} at {ref}"
@@ -133,7 +139,6 @@ def apply_baseline(
         data = baseline_store.read(Path(path))
         where = path
     explicit = parse_fail_on(settings.fail_on)
-    notices = []
     if data is None:
         results.fail_on = explicit or ("failure", "error")
         notices.append(
@@ -195,6 +200,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
                 settings.num_runs,
                 settings.cases,
                 shard_spec.parse(settings.shard) if settings.shard else None,
+                settings.timeout,
             ),
             stop=stop,
         )
