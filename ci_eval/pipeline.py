@@ -10,14 +10,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval import __version__
+from ci_eval import accept as accept_file
 from ci_eval import baseline as baseline_store
 from ci_eval import shard as shard_spec
-from ci_eval.compare import compare
-from ci_eval.config import RunSettings
+from ci_eval.compare import Acceptance, Judgement, compare
+from ci_eval.config import CONFIG_NAME, RunSettings
 from ci_eval.connectors import build_connector
+from ci_eval.criteria import MetricConfig
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.gate import FAIL_ON, gate
+from ci_eval.gate import FAIL_ON, gate, verdict
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import lookup
 from ci_eval.metrics.custom import register_custom, register_entry_points
@@ -66,6 +68,66 @@ def check_case_filters(sets: list[LoadedEvalSet], filters: list[str]) -> None:
             raise InputError(f"--case {f}: no such eval set or case (give SET_ID:CASE_ID)")
 
 
+def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
+    """Each metric a sidecar or config names that no registry knows: an input error naming the
+    file, the JSON path and the known names (google-adk rejects such a config too)."""
+    from ci_eval.metrics import REGISTRY
+
+    dialect = config.dialect if config.dialect in ("adk", "trpc") else None
+    problems = []
+    for spec in config.metrics:
+        name = spec.evaluator or spec.name
+        if lookup(name, dialect) is not None:
+            continue
+        known = sorted({key.split("/")[-1] for key in REGISTRY})
+        custom = (config.extras.get("custom_metrics") or {}) if config.extras else {}
+        hint = (
+            " (an ADK custom_metrics entry: register its function in ci-eval.toml "
+            "[custom_metrics] so ci-eval can compute it)"
+            if name in custom
+            else ""
+        )
+        path, line, col, json_path = spec.origin or (where, None, None, None)
+        problems.append(
+            InputError(
+                f"unknown metric {name!r}{hint}; known: {', '.join(known)}",
+                path=path,
+                line=line,
+                col=col,
+                json_path=json_path,
+            )
+        )
+    return problems
+
+
+def register_metrics(settings: RunSettings) -> None:
+    """Custom metrics from ci-eval.toml and installed packages, before names are checked."""
+    register_custom(settings.custom_metrics)
+    register_entry_points()
+
+
+def check_metric_names(sets: list[LoadedEvalSet], settings: RunSettings) -> None:
+    """Unknown metric names in sidecars or ci-eval.toml [metrics]: exit 2 before any agent call,
+    never a silently NOT_EVALUATED case."""
+    problems: list[InputError] = []
+    seen: set[str] = set()
+    for s in sets:
+        if s.metrics.source in seen or s.metrics.source == "default":
+            continue
+        seen.add(s.metrics.source)
+        problems += unknown_metrics(s.metrics, s.metrics.source)
+    for name in settings.metrics:
+        if lookup(name) is None:
+            problems.append(
+                InputError(
+                    f"unknown metric {name!r} in [metrics]; see `ci-eval metrics`",
+                    path=CONFIG_NAME,
+                )
+            )
+    if problems:
+        raise ValidationFailed(problems)
+
+
 def score_options(settings: RunSettings) -> ScoreOptions:
     """Metric overrides, the repository's metric table, custom metrics and the judge."""
     try:
@@ -73,8 +135,7 @@ def score_options(settings: RunSettings) -> ScoreOptions:
         repo = parse_metric_table(settings.metrics)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    register_custom(settings.custom_metrics)
-    register_entry_points()
+    register_metrics(settings)
     unknown = [m.name for m in overrides if lookup(m.name) is None]
     if unknown:
         raise InputError(f"--metric: unknown metric(s) {', '.join(unknown)}; see `ci-eval metrics`")
@@ -113,34 +174,95 @@ def parse_fail_on(values: list[str]) -> tuple[str, ...]:
     return items
 
 
-def apply_baseline(
-    results: RunResults, settings: RunSettings, env: Mapping[str, str] | None = None
-) -> list[str]:
-    """Compare with the baseline (a file, or the file at a git ref) and set the gate's
-    --fail-on default. Returns notices for the terminal; warnings also go to the summary."""
-    env = os.environ if env is None else env
+def _read_baseline(
+    settings: RunSettings, env: Mapping[str, str]
+) -> tuple[dict | None, str, list[str]]:
+    """The baseline the pull request is judged against, where it came from, and notices.
+
+    In a pull request (``GITHUB_BASE_REF``) a baseline file that is part of the repository is
+    read as it is at the merge base — never the PR's own copy, which the PR could edit. A shallow
+    clone lacks the merge base: fetch it, or stop with what to do. A file outside the repository
+    (e.g. a data branch checked out into a folder, or a downloaded artifact) is read as is."""
+    path = settings.baseline or baseline_store.DEFAULT_PATH
+    if settings.baseline_ref:
+        ref = settings.baseline_ref
+        return baseline_store.read_at_ref(ref, path), f"{path} at {ref}", []
+    base = baseline_store.pull_request_base(env)
+    if base and baseline_store.is_tracked(path):
+        sha, done = baseline_store.merge_base(base)
+        notices = [f"shallow clone: {d} to find the merge base with {base}" for d in done]
+        if sha is None:
+            raise InputError(
+                f"cannot find the merge base with {base}, so the baseline cannot be read as it "
+                f"is on {base} (the pull request's own {path} is never used): check out with "
+                "`fetch-depth: 0` (actions/checkout), or give --baseline-ref"
+            )
+        where = f"{path} at the merge base {sha[:12]} with {base}"
+        return baseline_store.read_at_ref(sha, path), where, notices
+    return baseline_store.read(Path(path)), path, []
+
+
+def check_gate_options(settings: RunSettings) -> list[Acceptance]:
+    """The gate's options and the acceptance file, checked before the first agent call."""
     if not 0 < settings.significance < 1:
         raise InputError("--significance must be between 0 and 1")
     if settings.tolerance < 0:
         raise InputError("--tolerance must not be negative")
-    path = settings.baseline or baseline_store.DEFAULT_PATH
-    ref = settings.baseline_ref or (None if settings.baseline else baseline_store.default_ref(env))
-    if ref:
-        data = baseline_store.read_at_ref(ref, path)
-        where = f"{path} at {ref}"
-    else:
-        data = baseline_store.read(Path(path))
-        where = path
+    if settings.min_history < 1:
+        raise InputError("--min-history must be at least 1")
+    if settings.baseline_window < 1:
+        raise InputError("--window must be at least 1")
+    parse_fail_on(settings.fail_on)
+    return accept_file.load(
+        Path(settings.accept or accept_file.DEFAULT_PATH), required=settings.accept is not None
+    )
+
+
+@dataclass
+class LoadedBaseline:
+    data: dict | None
+    where: str
+    notices: list[str]
+    accepted: list[Acceptance]
+
+
+def load_baseline(settings: RunSettings, env: Mapping[str, str] | None = None) -> LoadedBaseline:
+    """Everything the gate reads, before the agent is called: a shallow clone without the merge
+    base fails now, not after the run."""
+    env = os.environ if env is None else env
+    accepted = check_gate_options(settings)
+    data, where, notices = _read_baseline(settings, env)
+    return LoadedBaseline(data, where, notices, accepted)
+
+
+def apply_baseline(
+    results: RunResults,
+    settings: RunSettings,
+    env: Mapping[str, str] | None = None,
+    loaded: LoadedBaseline | None = None,
+) -> list[str]:
+    """Compare with the baseline's history (a file, or the file at a git ref) and set the
+    gate's --fail-on default. Returns notices for the terminal; warnings also go to the
+    summary."""
+    loaded = loaded or load_baseline(settings, env)
     explicit = parse_fail_on(settings.fail_on)
-    notices = []
+    data, where, notices = loaded.data, loaded.where, list(loaded.notices)
     if data is None:
-        results.fail_on = explicit or ("failure", "error")
+        results.fail_on = explicit or ("failure", "error", "not-evaluated")
         notices.append(
             f"no baseline at {where}: gating on thresholds only (create one with "
             "`ci-eval baseline update RESULTS`)"
         )
         return notices
-    comparison = compare(results, data, settings.tolerance, settings.significance)
+    comparison = compare(
+        results,
+        data,
+        settings.tolerance,
+        settings.significance,
+        settings.min_history,
+        loaded.accepted,
+    )
+    comparison.baseline_source = where
     provenance = data.get("provenance") or {}
     if provenance.get("metrics_digest") not in (None, baseline_store.metrics_digest(results)):
         comparison.warnings.append(
@@ -158,9 +280,33 @@ def apply_baseline(
             f"{settings.baseline_max_age:g}): consider updating it"
         )
     results.comparison = comparison
-    results.fail_on = explicit or ("regression", "error")
+    results.fail_on = explicit or ("regression", "error", "not-evaluated")
     notices += [f"baseline warning: {w}" for w in comparison.warnings]
     return notices
+
+
+def update_baseline(results: RunResults, settings: RunSettings) -> str:
+    """Append this run to the baseline's history (after the comparison, which read the old
+    one). Returns the line to print."""
+    path = Path(settings.baseline or baseline_store.DEFAULT_PATH)
+    old = baseline_store.read(path)
+    data, report = baseline_store.update(old, results, window=settings.baseline_window)
+    if report.duplicate:
+        return f"baseline {path}: these results are in its history already; nothing written"
+    try:
+        baseline_store.write(path, data)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", path=str(path)) from None
+    total = sum(len(s.get("cases") or {}) for s in data["sets"].values())
+    parts = [f"{report.recorded} cases recorded ({report.new} new)"]
+    if report.kept:
+        parts.append(f"{len(report.kept)} not measured this time kept their history")
+    if report.dropped:
+        parts.append(f"{len(report.dropped)} no longer in the eval sets dropped")
+    return (
+        f"baseline written to {path}: {total} cases, last {data['window']} runs each; "
+        + ", ".join(parts)
+    )
 
 
 def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
@@ -176,6 +322,9 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     if settings.timeout <= 0:
         raise InputError("--timeout must be positive")
     options = score_options(settings)
+    if not settings.metric:  # --metric replaces the sets' own metrics
+        check_metric_names(sets, settings)
+    loaded = load_baseline(settings)
     if settings.shard:
         shard_spec.parse(settings.shard)  # a bad --shard is a usage error before any work
     connector = build_connector(settings.agent, settings.timeout, settings.retries)
@@ -201,15 +350,15 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         "num_runs": settings.num_runs,
         "min_pass": settings.min_pass,
         "shard": settings.shard,
+        "cases": settings.cases,
     }
     score_results(results, options)
-    notices = apply_baseline(results, settings)
+    # compare first (against the baseline as it was), then write
+    notices = apply_baseline(results, settings, loaded=loaded)
     if settings.results:
         write_json_atomic(Path(settings.results), to_json(results))
     if settings.update_baseline:
-        path = Path(settings.baseline or baseline_store.DEFAULT_PATH)
-        baseline_store.write(path, baseline_store.from_results(results))
-        notices.append(f"baseline written to {path}")
+        notices.append(update_baseline(results, settings))
     return Outcome(results, gate(results), notices)
 
 
@@ -220,6 +369,7 @@ def _fmt(value: float | None) -> str:
 def summary_lines(results: RunResults) -> list[str]:
     """The short human summary: per set its verdicts and metric means, then the failures."""
     lines = []
+    comparison = results.comparison
     for s in results.sets:
         counts = {
             v: sum(1 for c in s.cases if c.status == v)
@@ -244,9 +394,20 @@ def summary_lines(results: RunResults) -> list[str]:
                 means.append(f"{spec.name} {_fmt(sum(scores) / len(scores))}")
         lines.append(f"{name}: {', '.join(parts)}" + (f" — {'; '.join(means)}" if means else ""))
         for c in s.cases:
+            judged = comparison.judgement_of(s.eval_set_id, c.eval_id) if comparison else None
             if c.status == "ERROR":
                 lines.append(
                     f"  ERROR {c.eval_id} ({c.file}:{c.line}): {c.error or _first_reason(c)}"
+                )
+            elif c.status == "NOT_EVALUATED":
+                missing = [
+                    f"{m.name} not computed: {m.reason or 'no reason given'}"
+                    for m in c.metrics
+                    if m.status == "NOT_EVALUATED" and not m.informational
+                ]
+                lines.append(
+                    f"  NOT EVALUATED {c.eval_id} ({c.file}:{c.line}): "
+                    + ("; ".join(missing) or "no metric could be computed")
                 )
             elif c.status == "FAILED":
                 failing = [
@@ -254,27 +415,69 @@ def summary_lines(results: RunResults) -> list[str]:
                     for m in c.metrics
                     if m.status == "FAILED"
                 ]
-                lines.append(f"  FAILED {c.eval_id} ({c.file}:{c.line}): " + ", ".join(failing))
+                note = ""
+                if judged is not None and judged.judgement is Judgement.KNOWN_FAILURE:
+                    note = (
+                        " — known failure, "
+                        + judged.history()
+                        + (
+                            f", failing on main since {judged.failing_since}"
+                            if judged.failing_since
+                            else ""
+                        )
+                    )
+                elif judged is not None and judged.judgement is Judgement.NOT_SIGNIFICANT:
+                    note = " — not a regression (within the case's usual noise): " + (
+                        judged.history()
+                        + (f", p={judged.p_value:.2g}" if judged.p_value is not None else "")
+                    )
+                lines.append(
+                    f"  FAILED {c.eval_id} ({c.file}:{c.line}): " + ", ".join(failing) + note
+                )
             if c.flaky:
                 lines.append(f"  FLAKY {c.eval_id}: passed in some runs and failed in others")
-    comparison = results.comparison
     if comparison is not None:
-        for change in comparison.regressions:
-            lines.append(f"  REGRESSED {change.set_id}:{change.case_id}: {change.describe()}")
+        for judged in comparison.cases:
+            if judged.judgement is Judgement.REGRESSION:
+                lines.append(f"  REGRESSED {judged.describe()}")
+            elif judged.judgement is Judgement.ACCEPTED:
+                lines.append(f"  ACCEPTED {judged.describe()}")
+            else:
+                continue
+            for change in comparison.changes:
+                if (change.set_id, change.case_id) == (judged.set_id, judged.case_id) and (
+                    change.metric in judged.metrics
+                ):
+                    lines.append(f"      {change.describe()}")
+        if comparison.suite is not None and comparison.suite.regressed:
+            label = "ACCEPTED SUITE-WIDE DROP" if comparison.suite.accepted else "SUITE-WIDE DROP"
+            lines.append(f"  {label}: {comparison.suite.describe()}")
+        short = [j.key for j in comparison.short_history]
+        if short:
+            lines.append(
+                f"  SHORT HISTORY (fewer than {comparison.min_history} runs on main, judged by "
+                "the simple rule: passed every run on main, fails most runs now): "
+                + ", ".join(short)
+            )
+        regressed = len(comparison.regressed_cases())
         lines.append(
-            f"baseline {(comparison.baseline_commit or 'unknown')[:12]} "
-            f"({comparison.baseline_date or 'undated'}): "
-            f"{len(comparison.regressions)} regressions, "
-            f"{len(comparison.improvements)} improvements, "
+            f"baseline {comparison.baseline_source or ''} "
+            f"({(comparison.baseline_commit or 'unknown')[:12]}, "
+            f"{comparison.baseline_date or 'undated'}): "
+            f"{regressed} regression{'' if regressed == 1 else 's'}, "
+            f"{len(comparison.judged(Judgement.KNOWN_FAILURE))} known failures, "
+            f"{len(comparison.judged(Judgement.IMPROVED))} improved, "
             f"{len(comparison.new_cases)} new, {len(comparison.removed_cases)} removed"
         )
     total = len(results.cases())
     lines.append(
         f"{total} cases: {results.count('PASSED')} passed, {results.count('FAILED')} "
-        f"failed, {results.count('ERROR')} errors, {results.count('SKIPPED')} skipped "
+        f"failed, {results.count('NOT_EVALUATED')} not evaluated, {results.count('ERROR')} "
+        f"errors, {results.count('SKIPPED')} skipped "
         f"in {results.duration_s:.1f} s ({results.agent})"
         + (" — interrupted" if results.interrupted else "")
     )
+    lines.append(verdict(results).line)
     return lines
 
 

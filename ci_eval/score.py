@@ -182,6 +182,13 @@ def verdict(metrics: list[CaseMetric], case: CaseRecord) -> str:
         return ERROR
     if FAILED in statuses:
         return FAILED
+    # a gating metric (one with a threshold) that could not be computed: the case is not
+    # known to pass, and the gate says so instead of passing it silently
+    if any(
+        m.status == NOT_EVALUATED and not m.informational and m.threshold is not None
+        for m in metrics
+    ):
+        return NOT_EVALUATED
     if PASSED in statuses:
         return PASSED
     return NOT_EVALUATED

@@ -65,7 +65,13 @@ def _system_out(case: CaseRecord) -> str | None:
     return strip_ansi("\n".join(rows))
 
 
-def _case(set_id: str, case: CaseRecord, regressions: list[Any]) -> TestCase:
+def _case(
+    set_id: str,
+    case: CaseRecord,
+    regressions: list[Any],
+    judged: Any = None,
+    failures_block: bool = True,
+) -> TestCase:
     # per-run durations as the results file keeps them, so `report` gives the same XML
     elapsed = round(sum(round(r.duration_s, 4) for r in case.runs), 3)
     test = TestCase(
@@ -79,10 +85,26 @@ def _case(set_id: str, case: CaseRecord, regressions: list[Any]) -> TestCase:
     status = case.status
     regressed = [c.describe() for c in regressions]
     if regressed and status in ("PASSED", "FAILED", "NOT_EVALUATED"):
-        message = "; ".join([*failing_metrics(case), *regressed])
+        head = judged.describe() if judged is not None else ""
+        message = "; ".join([x for x in (f"regression: {head}" if head else "", *regressed) if x])
         test.add_failure_info(
             message=strip_ansi(message), output=_details(case), failure_type="Regression"
         )
+        return test
+    if status == "FAILED" and judged is not None and not failures_block:
+        # the gate judged it against main's history and it does not block: a CI that reads only
+        # JUnit must not go red for it, and every reporter shows a skipped case's message
+        from ci_eval.compare import Judgement
+
+        if judged.judgement is Judgement.KNOWN_FAILURE:
+            since = f" since {judged.failing_since}" if judged.failing_since else ""
+            message = f"known failure on main{since}: {judged.history()}"
+        elif judged.judgement is Judgement.ACCEPTED:
+            message = f"accepted change: {judged.reason}"
+        else:
+            message = f"failed within the case's usual noise, not a regression: {judged.history()}"
+        message += " — " + "; ".join(failing_metrics(case))
+        test.add_skipped_info(message=strip_ansi(message), output=_details(case))
         return test
     if status == "FAILED":
         message = "; ".join(failing_metrics(case)) or "failed"
@@ -107,9 +129,16 @@ def _case(set_id: str, case: CaseRecord, regressions: list[Any]) -> TestCase:
 
 def to_junit(results: RunResults) -> str:
     changes: dict[tuple[str, str], list[Any]] = {}
-    if results.comparison is not None:
-        for change in results.comparison.regressions:
+    comparison = results.comparison
+    judgements = {}
+    if comparison is not None:
+        for change in comparison.regressions:
+            judged = comparison.judgement_of(change.set_id, change.case_id)
+            if judged is not None and str(judged.judgement) != "regression":
+                continue  # accepted
             changes.setdefault((change.set_id, change.case_id), []).append(change)
+        judgements = {(j.set_id, j.case_id): j for j in comparison.cases}
+    failures_block = "failure" in results.fail_on
     suites = []
     for s in results.sets:
         properties = {
@@ -122,7 +151,13 @@ def to_junit(results: RunResults) -> str:
             TestSuite(
                 s.eval_set_id or s.file,
                 [
-                    _case(s.eval_set_id, c, changes.get((s.eval_set_id, c.eval_id), []))
+                    _case(
+                        s.eval_set_id,
+                        c,
+                        changes.get((s.eval_set_id, c.eval_id), []),
+                        judgements.get((s.eval_set_id, c.eval_id)),
+                        failures_block,
+                    )
                     for c in s.cases
                 ],
                 timestamp=results.started or None,

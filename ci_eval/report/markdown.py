@@ -18,7 +18,7 @@ from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from ci_eval import __version__
-from ci_eval.gate import gate
+from ci_eval.gate import verdict
 from ci_eval.report.view import (
     error_reason,
     failing_metrics,
@@ -150,6 +150,14 @@ def _context(
     comparison = results.comparison
     baseline = None
     if comparison is not None:
+        from ci_eval.compare import Judgement
+
+        def judged(kind: Judgement) -> list[dict[str, str]]:
+            return [
+                {"id": inline(j.key, 200), "why": inline(j.describe(), 600)}
+                for j in comparison.judged(kind)
+            ]
+
         baseline = {
             "commit": inline((comparison.baseline_commit or "unknown")[:12]),
             "date": inline(comparison.baseline_date or "undated"),
@@ -159,10 +167,21 @@ def _context(
                     "metric": inline(c.metric),
                     "before": fmt(c.before),
                     "after": fmt(c.after),
-                    "test": inline(f"{c.method}, p={c.p_value:.3g}") if c.method else "",
+                    "test": inline(
+                        c.history() + (f", p={c.p_value:.2g}" if c.p_value is not None else "")
+                    ),
                 }
                 for c in comparison.regressions
             ],
+            "regressed_cases": len(comparison.regressed_cases()),
+            "known_failures": judged(Judgement.KNOWN_FAILURE),
+            "not_significant": judged(Judgement.NOT_SIGNIFICANT),
+            "accepted": judged(Judgement.ACCEPTED),
+            "suite": inline(comparison.suite.describe())
+            if comparison.suite is not None and comparison.suite.regressed
+            else None,
+            "short_history": [inline(j.key, 200) for j in comparison.short_history],
+            "min_history": comparison.min_history,
             "improvements": [
                 {
                     "id": inline(f"{c.set_id}:{c.case_id}", 200),
@@ -176,9 +195,10 @@ def _context(
             "removed": len(comparison.removed_cases),
             "warnings": [inline(w) for w in comparison.warnings],
         }
-    passed = gate(results) == 0
+    decision = verdict(results)
     return {
-        "verdict": "passed" if passed else "failed",
+        "verdict": "passed" if decision.passed else "failed",
+        "verdict_line": inline(decision.line, 2000),
         "totals": totals,
         "cases": len(results.cases()),
         "sets": sets,
