@@ -310,12 +310,28 @@ def compare(
             for change in comparison.changes:
                 if (change.set_id, change.case_id) == (judgement.set_id, judgement.case_id):
                     change.improved = (change.failed_now or 0) == 0
-    if family:
-        failed = sum(j.failed_now for j in family)
-        pmf = stats.convolve(predictive)
+    for judgement in comparison.cases:
+        if judgement.judgement is not Judgement.REGRESSION:
+            continue
+        for acceptance in accepted:
+            if acceptance.matches(judgement.set_id, judgement.case_id, judgement.metrics):
+                acceptance.used = True
+                judgement.judgement = Judgement.ACCEPTED
+                judgement.reason = acceptance.reason
+                break
+    # the suite-wide test over the cases not already named: a broad drop that no single case
+    # shows (when a case is named the gate fails anyway, so the level holds)
+    rest = [
+        (j, d)
+        for j, d in zip(family, predictive, strict=True)
+        if j.judgement not in (Judgement.REGRESSION, Judgement.ACCEPTED)
+    ]
+    if rest:
+        failed = sum(j.failed_now for j, _ in rest)
+        pmf = stats.convolve([d for _, d in rest])
         comparison.suite = SuiteDrop(
-            cases=len(family),
-            runs=sum(j.runs_now for j in family),
+            cases=len(rest),
+            runs=sum(j.runs_now for j, _ in rest),
             failed=failed,
             expected=stats.mean_of(pmf),
             p_value=stats.upper_tail(pmf, failed) if failed else 1.0,
@@ -326,15 +342,6 @@ def compare(
             if broad is not None:
                 broad.used = True
                 comparison.suite.accepted = broad.reason
-    for judgement in comparison.cases:
-        if judgement.judgement is not Judgement.REGRESSION:
-            continue
-        for acceptance in accepted:
-            if acceptance.matches(judgement.set_id, judgement.case_id, judgement.metrics):
-                acceptance.used = True
-                judgement.judgement = Judgement.ACCEPTED
-                judgement.reason = acceptance.reason
-                break
     for acceptance in accepted:
         if not acceptance.used:
             comparison.warnings.append(
@@ -447,7 +454,8 @@ def _judge_case(
     )
     if case.status == "FAILED":
         # not (yet) a regression: a known failure if main fails it too, else noise
-        on_main = h_failed * 2 >= h_runs or base.get("failing_since")
+        recent = history_fails[-3:]
+        on_main = h_failed * 2 >= h_runs or all(recent)
         judgement.judgement = Judgement.KNOWN_FAILURE if on_main else Judgement.NOT_SIGNIFICANT
     dist = stats.predictive_failures(h_failed, h_runs - h_failed, n_runs)
     return judgement, p, improve, dist

@@ -110,7 +110,7 @@ def verdict(results: RunResults) -> Verdict:
             if noise:
                 notes.append(
                     _count(len(noise), "failure")
-                    + " within the case's usual noise did not block ("
+                    + " each within its case's usual noise did not block ("
                     + _names([j.key for j in noise])
                     + ")"
                 )
