@@ -138,7 +138,7 @@ class CaseJudgement:
         if self.metrics:
             text += f" ({', '.join(self.metrics)})"
         text += f": {self.history()}"
-        if self.p_value is not None:
+        if self.p_value is not None and self.judgement is not Judgement.KNOWN_FAILURE:
             text += f", p={self.p_value:.2g}"
             if self.adjusted is not None and self.adjusted != self.p_value:
                 text += f" ({self.adjusted:.2g} after Benjamini–Hochberg)"
