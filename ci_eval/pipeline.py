@@ -21,7 +21,7 @@ from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import FAIL_ON, gate, verdict
 from ci_eval.load import Failed, LoadedEvalSet, load_all
-from ci_eval.metrics import lookup
+from ci_eval.metrics import NOT_COMPUTED, lookup
 from ci_eval.metrics.custom import register_custom, register_entry_points
 from ci_eval.metrics.judge import Judge
 from ci_eval.results import CaseRecord, RunResults, to_json, write_json_atomic
@@ -77,7 +77,7 @@ def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
     problems = []
     for spec in config.metrics:
         name = spec.evaluator or spec.name
-        if lookup(name, dialect) is not None:
+        if lookup(name, dialect) is not None or name in NOT_COMPUTED:
             continue
         known = sorted({key.split("/")[-1] for key in REGISTRY})
         custom = (config.extras.get("custom_metrics") or {}) if config.extras else {}
@@ -472,8 +472,13 @@ def summary_lines(results: RunResults) -> list[str]:
     total = len(results.cases())
     lines.append(
         f"{total} cases: {results.count('PASSED')} passed, {results.count('FAILED')} "
-        f"failed, {results.count('NOT_EVALUATED')} not evaluated, {results.count('ERROR')} "
-        f"errors, {results.count('SKIPPED')} skipped "
+        f"failed, "
+        + (
+            f"{results.count('NOT_EVALUATED')} not evaluated, "
+            if results.count("NOT_EVALUATED")
+            else ""
+        )
+        + f"{results.count('ERROR')} errors, {results.count('SKIPPED')} skipped "
         f"in {results.duration_s:.1f} s ({results.agent})"
         + (" — interrupted" if results.interrupted else "")
     )

@@ -417,6 +417,15 @@ def from_json(data: dict[str, Any]) -> RunResults:
             int(c.get("min_history") or 5),
             c.get("baseline_source"),
         )
+        if "cases" not in c:  # written before the history gate: its regressions still count
+            for x in comparison.regressions:
+                if (x.set_id, x.case_id) not in comparison.regressed_cases():
+                    comparison.cases.append(
+                        CaseJudgement(
+                            x.set_id, x.case_id, Judgement.REGRESSION, 0, 0, 0, 0,
+                            x.method or "an earlier ci-eval's rule", metrics=[x.metric],
+                        )
+                    )  # fmt: skip
     return RunResults(
         comparison=comparison,
         fail_on=tuple(data.get("fail_on") or ("failure", "error")),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ci_eval.criteria import MetricConfig, MetricSpec, snake_keys
-from ci_eval.metrics import INFORMATIONAL_DEFAULTS, lookup
+from ci_eval.metrics import INFORMATIONAL_DEFAULTS, NOT_COMPUTED, lookup
 from ci_eval.metrics.base import (
     ERROR,
     FAILED,
@@ -88,8 +88,13 @@ def score_run(
                     spec.name,
                     NOT_EVALUATED,
                     threshold=threshold,
-                    reason=f"unknown metric {spec.evaluator or spec.name!r} "
-                    "(see `ci-eval metrics`)",
+                    reason=(
+                        f"ci-eval does not compute {spec.evaluator or spec.name!r} (a "
+                        f"{NOT_COMPUTED[spec.evaluator or spec.name]} metric)"
+                        if (spec.evaluator or spec.name) in NOT_COMPUTED
+                        else f"unknown metric {spec.evaluator or spec.name!r} "
+                        "(see `ci-eval metrics`)"
+                    ),
                 )
             )
             continue
