@@ -93,7 +93,8 @@ def _number(env: Mapping[str, str], name: str, kind: type, low: float) -> float 
     try:
         number = kind(value)
     except ValueError:
-        raise InputError(f"input {name}: {value!r} is not a {kind.__name__} number") from None
+        what = "an integer" if kind is int else "a number"
+        raise InputError(f"input {name}: {value!r} is not {what}") from None
     if number < low:
         raise InputError(f"input {name}: must be at least {low:g}")
     return number

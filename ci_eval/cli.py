@@ -19,9 +19,12 @@ from ci_eval.discover import DEFAULT_INCLUDE, discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import EXIT_INPUT, EXIT_OK
 from ci_eval.github import Workflow
+from ci_eval.inert import inert, inert_json
 from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
 from ci_eval.publish import ReportSettings, publish
+from ci_eval.report.terminal import summary_lines
 from ci_eval.results import RunResults, read_results, to_json, write_json_atomic
+from ci_eval.text import scrub
 
 app = typer.Typer(
     name="ci-eval",
@@ -221,7 +224,10 @@ MaxAgeOpt = Annotated[
 
 
 def _say(line: str, err: bool = False) -> None:
-    typer.echo(line, err=err)
+    """Every line ci-eval prints may carry agent or eval-file text: it goes out inert (no
+    ANSI or controls, no GitHub/Azure/TeamCity command prefixes). ci-eval's own workflow
+    commands go through ``github.Workflow`` instead."""
+    typer.echo(inert(scrub(line)), err=err)  # lone surrogates → U+FFFD first
 
 
 @app.command()
@@ -364,7 +370,7 @@ def convert(
     data, warnings = writer.dump(outcome.eval_set)
     for warning in warnings:
         _say(f"ci-eval: convert to {to}: {warning}", err=True)
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = inert_json(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
     if output is None:
         sys.stdout.write(text)
     else:
@@ -713,7 +719,7 @@ def _report(results: RunResults, report: ReportSettings, env: dict[str, str] | N
     workflow commands."""
     env = dict(os.environ) if env is None else env
     workflow = Workflow()
-    lines = pipeline.summary_lines(results)
+    lines = summary_lines(results)
     if env.get("GITHUB_ACTIONS") == "true":
         with workflow.untrusted():
             for line in lines:
@@ -1000,7 +1006,7 @@ def action() -> None:
             _say(str(problem))  # to the log, where the action's user looks
         raise typer.Exit(EXIT_INPUT) from None
     except InputError as exc:
-        _say(f"::error title=ci-eval::{exc}")
+        Workflow().command("error", str(exc), title="ci-eval")
         _fail(exc)
     for notice in outcome.problems:
         _say(f"ci-eval: {notice}", err=True)

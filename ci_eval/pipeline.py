@@ -13,18 +13,18 @@ from ci_eval import __version__
 from ci_eval import accept as accept_file
 from ci_eval import baseline as baseline_store
 from ci_eval import shard as shard_spec
-from ci_eval.compare import Acceptance, Judgement, compare
+from ci_eval.compare import Acceptance, compare
 from ci_eval.config import CONFIG_NAME, RunSettings
 from ci_eval.connectors import build_connector
 from ci_eval.criteria import MetricConfig
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.gate import FAIL_ON, gate, verdict
+from ci_eval.gate import FAIL_ON, gate
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import NOT_COMPUTED, lookup
 from ci_eval.metrics.custom import register_custom, register_entry_points
 from ci_eval.metrics.judge import Judge
-from ci_eval.results import CaseRecord, RunResults, to_json, write_json_atomic
+from ci_eval.results import RunResults, to_json, write_json_atomic
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
 
@@ -360,131 +360,3 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     if settings.update_baseline:
         notices.append(update_baseline(results, settings))
     return Outcome(results, gate(results), notices)
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3g}"
-
-
-def summary_lines(results: RunResults) -> list[str]:
-    """The short human summary: per set its verdicts and metric means, then the failures."""
-    lines = []
-    comparison = results.comparison
-    for s in results.sets:
-        counts = {
-            v: sum(1 for c in s.cases if c.status == v)
-            for v in ("PASSED", "FAILED", "ERROR", "NOT_EVALUATED", "SKIPPED")
-        }
-        name = s.file if s.eval_set_id == s.file else f"{s.eval_set_id} ({s.file})"
-        parts = [f"{counts['PASSED']} passed", f"{counts['FAILED']} failed"]
-        parts += [
-            f"{n} {k.lower().replace('_', ' ')}"
-            for k, n in counts.items()
-            if n and k not in ("PASSED", "FAILED")
-        ]
-        means = []
-        for spec in s.applied_metrics:
-            scores = [
-                m.score
-                for c in s.cases
-                for m in c.metrics
-                if m.name == spec.name and m.score is not None and not m.informational
-            ]
-            if scores:
-                means.append(f"{spec.name} {_fmt(sum(scores) / len(scores))}")
-        lines.append(f"{name}: {', '.join(parts)}" + (f" — {'; '.join(means)}" if means else ""))
-        for c in s.cases:
-            judged = comparison.judgement_of(s.eval_set_id, c.eval_id) if comparison else None
-            if c.status == "ERROR":
-                lines.append(
-                    f"  ERROR {c.eval_id} ({c.file}:{c.line}): {c.error or _first_reason(c)}"
-                )
-            elif c.status == "NOT_EVALUATED":
-                missing = [
-                    f"{m.name} not computed: {m.reason or 'no reason given'}"
-                    for m in c.metrics
-                    if m.status == "NOT_EVALUATED" and not m.informational
-                ]
-                lines.append(
-                    f"  NOT EVALUATED {c.eval_id} ({c.file}:{c.line}): "
-                    + ("; ".join(missing) or "no metric could be computed")
-                )
-            elif c.status == "FAILED":
-                failing = [
-                    f"{m.name} {_fmt(m.score)} < {_fmt(m.threshold)}"
-                    for m in c.metrics
-                    if m.status == "FAILED"
-                ]
-                note = ""
-                if judged is not None and judged.judgement is Judgement.KNOWN_FAILURE:
-                    note = (
-                        " — known failure, "
-                        + judged.history()
-                        + (
-                            f", failing on main since {judged.failing_since}"
-                            if judged.failing_since
-                            else ""
-                        )
-                    )
-                elif judged is not None and judged.judgement is Judgement.NOT_SIGNIFICANT:
-                    note = " — not a regression (within the case's usual noise): " + (
-                        judged.history()
-                        + (f", p={judged.p_value:.2g}" if judged.p_value is not None else "")
-                    )
-                lines.append(
-                    f"  FAILED {c.eval_id} ({c.file}:{c.line}): " + ", ".join(failing) + note
-                )
-            if c.flaky:
-                lines.append(f"  FLAKY {c.eval_id}: passed in some runs and failed in others")
-    if comparison is not None:
-        for judged in comparison.cases:
-            if judged.judgement is Judgement.REGRESSION:
-                lines.append(f"  REGRESSED {judged.describe()}")
-            elif judged.judgement is Judgement.ACCEPTED:
-                lines.append(f"  ACCEPTED {judged.describe()}")
-            else:
-                continue
-            for change in comparison.changes:
-                if (change.set_id, change.case_id) == (judged.set_id, judged.case_id) and (
-                    change.metric in judged.metrics
-                ):
-                    lines.append(f"      {change.describe()}")
-        if comparison.suite is not None and comparison.suite.regressed:
-            label = "ACCEPTED SUITE-WIDE DROP" if comparison.suite.accepted else "SUITE-WIDE DROP"
-            lines.append(f"  {label}: {comparison.suite.describe()}")
-        short = [j.key for j in comparison.short_history]
-        if short:
-            lines.append(
-                f"  SHORT HISTORY (fewer than {comparison.min_history} runs on main, judged by "
-                "the simple rule: passed every run on main, fails most runs now): "
-                + ", ".join(short)
-            )
-        regressed = len(comparison.regressed_cases())
-        lines.append(
-            f"baseline {comparison.baseline_source or ''} "
-            f"({(comparison.baseline_commit or 'unknown')[:12]}, "
-            f"{comparison.baseline_date or 'undated'}): "
-            f"{regressed} regression{'' if regressed == 1 else 's'}, "
-            f"{len(comparison.judged(Judgement.KNOWN_FAILURE))} known failures, "
-            f"{len(comparison.judged(Judgement.IMPROVED))} improved, "
-            f"{len(comparison.new_cases)} new, {len(comparison.removed_cases)} removed"
-        )
-    total = len(results.cases())
-    lines.append(
-        f"{total} cases: {results.count('PASSED')} passed, {results.count('FAILED')} "
-        f"failed, "
-        + (
-            f"{results.count('NOT_EVALUATED')} not evaluated, "
-            if results.count("NOT_EVALUATED")
-            else ""
-        )
-        + f"{results.count('ERROR')} errors, {results.count('SKIPPED')} skipped "
-        f"in {results.duration_s:.1f} s ({results.agent})"
-        + (" — interrupted" if results.interrupted else "")
-    )
-    lines.append(verdict(results).line)
-    return lines
-
-
-def _first_reason(case: CaseRecord) -> str:
-    return next((m.reason or "" for m in case.metrics if m.status == "ERROR"), "")

@@ -96,7 +96,8 @@ class Progress:
                 return
             self.last = now
             line = (
-                f"ci-eval: {self.done}/{self.total} runs done, {self.errors} errors, "
+                f"ci-eval: {self.done}/{self.total} runs done, {self.errors} "
+                f"error{'' if self.errors == 1 else 's'}, "
                 f"{elapsed:.1f} s"
             )
             self.stream.write(("\r" + line) if self.tty else line + "\n")
@@ -120,6 +121,7 @@ def run_case(connector: Connector, eval_set_id: str, case: EvalCase, run: int) -
         record.invocations = [InvocationRecord(expected=e, error="not run") for e in expected]
         record.duration_s = time.monotonic() - started
         return record
+    recorded, measured = 0.0, False
     try:
         for n, exp in enumerate(expected):
             t0 = time.monotonic()
@@ -140,6 +142,11 @@ def run_case(connector: Connector, eval_set_id: str, case: EvalCase, run: int) -
                 ]
                 break
             elapsed = time.monotonic() - t0
+            if turn.recorded_duration_s is not None:
+                elapsed = turn.recorded_duration_s
+                recorded += elapsed
+            else:
+                measured = True
             record.invocations.append(
                 InvocationRecord(
                     expected=exp,
@@ -154,6 +161,9 @@ def run_case(connector: Connector, eval_set_id: str, case: EvalCase, run: int) -
         with contextlib.suppress(Exception):  # closing is best effort
             session.close()
     record.duration_s = time.monotonic() - started
+    if not measured and record.invocations and record.error is None:
+        record.duration_s = recorded  # a replay: the recorded run's time
+        record.replayed = True
     return record
 
 
@@ -220,7 +230,10 @@ def run_sets(
                 InvocationRecord(expected=e, error="not run") for e in case.invocations()
             ]
         else:
+            began = time.monotonic()
             rec = run_case(connector, eval_set_id, case, run)
+            if not rec.replayed:  # when it ran, relative to the run's start: sets' wall time
+                rec.started_s = began - t0
         bar.advance(rec.error is not None)
         return case_record, rec
 

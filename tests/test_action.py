@@ -151,7 +151,7 @@ def test_a_bad_input_is_one_error_line(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 2
-    assert "::error title=ci-eval::input num-runs: 'many' is not a int number" in proc.stdout
+    assert "::error title=ci-eval::input num-runs: 'many' is not an integer" in proc.stdout
     env = _job(workspace, "http://127.0.0.1:9")  # no agent input and no ci-eval.toml
     proc = subprocess.run(
         [sys.executable, "-m", "ci_eval", "action"],

@@ -18,6 +18,7 @@ from urllib3.exceptions import ReadTimeoutError
 from urllib3.util.retry import Retry
 
 from ci_eval.connectors.base import AgentError
+from ci_eval.text import loads as loads_json
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER = 60.0
@@ -59,6 +60,10 @@ def make_session(settings: HttpSettings, pool_size: int = 16) -> requests.Sessio
     return session
 
 
+def _retries(n: int) -> str:
+    return f"{n} retry" if n == 1 else f"{n} retries"
+
+
 def post_json(
     session: requests.Session, url: str, body: Any, timeout: float, retries: int
 ) -> tuple[Any, int]:
@@ -66,19 +71,19 @@ def post_json(
     try:
         response = session.post(url, json=body, timeout=timeout)
     except requests.exceptions.RetryError:
-        raise AgentError(f"POST {url}: still failing after {retries} retries", retries) from None
+        raise AgentError(f"POST {url}: still failing after {_retries(retries)}", retries) from None
     except requests.exceptions.Timeout:
         raise AgentError(
-            f"POST {url}: no answer within {timeout:g} s (after {retries} retries)", retries
+            f"POST {url}: no answer within {timeout:g} s (after {_retries(retries)})", retries
         ) from None
     except requests.exceptions.ConnectionError as exc:
         cause = getattr(exc.args[0] if exc.args else None, "reason", None)
         if isinstance(cause, ReadTimeoutError):  # read timeouts, retried, end up here
             raise AgentError(
-                f"POST {url}: no answer within {timeout:g} s (after {retries} retries)", retries
+                f"POST {url}: no answer within {timeout:g} s (after {_retries(retries)})", retries
             ) from None
         raise AgentError(
-            f"POST {url}: cannot connect ({_reason(exc)}) after {retries} retries", retries
+            f"POST {url}: cannot connect ({_reason(exc)}) after {_retries(retries)}", retries
         ) from None
     except requests.exceptions.RequestException as exc:
         raise AgentError(f"POST {url}: {type(exc).__name__}", retries) from None
@@ -86,13 +91,24 @@ def post_json(
     spent = len(history)
     if response.status_code >= 400:
         detail = response.text.strip().replace("\n", " ")[:200]
-        more = f" after {spent} retries" if spent else ""
+        more = f" after {_retries(spent)}" if spent else ""
         raise AgentError(f"POST {url}: HTTP {response.status_code}{more}: {detail}", spent)
     try:
-        return response.json(), spent
+        # lone surrogates (a JavaScript agent's cut emoji) become U+FFFD here, at the boundary
+        return loads_json(_body_text(response)), spent
     except (json.JSONDecodeError, ValueError):
         snippet = response.text.strip().replace("\n", " ")[:80]
         raise AgentError(f"POST {url}: the answer is not JSON ({snippet!r})", spent) from None
+    except RecursionError:
+        raise AgentError(f"POST {url}: the answer is JSON nested too deeply", spent) from None
+
+
+def _body_text(response: requests.Response) -> str:
+    """The body as text: JSON is UTF-8 (RFC 8259) unless the server says otherwise; guessing
+    the charset of a 10 MB body would cost seconds."""
+    if response.encoding and "charset" in response.headers.get("content-type", "").lower():
+        return response.text
+    return response.content.decode("utf-8-sig", errors="replace")
 
 
 def _reason(exc: Exception) -> str:

@@ -30,7 +30,11 @@ Recording = list[Invocation]
 
 
 def invocation_to_turn(inv: Invocation) -> ActualTurn:
-    turn = ActualTurn(final_response=inv.final_response, tool_uses=inv.tool_calls())
+    turn = ActualTurn(
+        final_response=inv.final_response,
+        tool_uses=inv.tool_calls(),
+        recorded_duration_s=inv.duration,  # reports keep the recorded time, not ~0 s
+    )
     data = inv.intermediate_data
     if isinstance(data, IntermediateData):
         turn.tool_responses = list(data.tool_responses)

@@ -1,0 +1,161 @@
+"""The short human summary ci-eval prints: per eval set its counts and metric means, then what
+failed (with the run and turn), what was skipped and why, the regressions, and the totals.
+Pure: the CLI prints the lines, and makes them inert (``ci_eval.inert``) as it does."""
+
+from __future__ import annotations
+
+from ci_eval.compare import Comparison, Judgement
+from ci_eval.gate import verdict
+from ci_eval.report.view import (
+    error_reason,
+    failing_metrics,
+    fmt,
+    not_evaluated_reason,
+    run_outcome,
+)
+from ci_eval.results import CaseRecord, RunResults, SetRecord
+
+COUNTED = ("PASSED", "FAILED", "ERROR", "NOT_EVALUATED", "SKIPPED")
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    return f"{count} {noun if count == 1 else (many or noun + 's')}"
+
+
+def _counts(cases: list[CaseRecord]) -> str:
+    counts = {v: sum(1 for c in cases if c.status == v) for v in COUNTED}
+    parts = [f"{counts['PASSED']} passed", f"{counts['FAILED']} failed"]
+    if counts["ERROR"]:
+        parts.append(plural(counts["ERROR"], "error"))
+    if counts["NOT_EVALUATED"]:
+        parts.append(f"{counts['NOT_EVALUATED']} not evaluated")
+    if counts["SKIPPED"]:
+        parts.append(f"{counts['SKIPPED']} skipped")
+    return ", ".join(parts)
+
+
+def _name(s: SetRecord) -> str:
+    return s.file if s.eval_set_id in ("", s.file) else f"{s.eval_set_id} ({s.file})"
+
+
+def _case(s: SetRecord, c: CaseRecord) -> str:
+    """``id (file:line)``; a legacy file is one case named by its path: say the path once."""
+    where = f"{c.file}:{c.line}" if c.line else c.file
+    if c.eval_id in (c.file, s.file):
+        return where
+    return f"{c.eval_id} ({where})"
+
+
+def summary_lines(results: RunResults) -> list[str]:
+    lines = []
+    for s in results.sets:
+        means = []
+        for spec in s.applied_metrics:
+            scores = [
+                m.score
+                for c in s.cases
+                for m in c.metrics
+                if m.name == spec.name and m.score is not None and not m.informational
+            ]
+            if scores:
+                means.append(f"{spec.name} {fmt(sum(scores) / len(scores))}")
+        lines.append(
+            f"{_name(s)}: {_counts(s.cases)}" + (f" — {'; '.join(means)}" if means else "")
+        )
+        for c in s.cases:
+            if c.status == "ERROR":
+                lines.append(f"  ERROR {_case(s, c)}: {error_reason(c)}")
+            elif c.status == "FAILED":
+                lines.append(
+                    f"  FAILED {_case(s, c)}: "
+                    + ", ".join(failing_metrics(c))
+                    + _judged_note(results, s, c)
+                )
+            elif c.status == "NOT_EVALUATED":
+                missing = [
+                    f"{m.name} not computed: {m.reason or 'no reason given'}"
+                    for m in c.metrics
+                    if m.status == "NOT_EVALUATED" and not m.informational
+                ]
+                lines.append(
+                    f"  NOT EVALUATED {_case(s, c)}: "
+                    + ("; ".join(missing) or not_evaluated_reason(c))
+                )
+            elif c.status == "SKIPPED":
+                lines.append(f"  SKIPPED {_case(s, c)}: {c.skipped or 'not run'}")
+            if c.flaky:
+                passed = sum(1 for r in c.runs if run_outcome(r) == "PASSED")
+                lines.append(
+                    f"  FLAKY {_case(s, c)}: passed {passed} of {plural(len(c.runs), 'run')}"
+                )
+    comparison = results.comparison
+    if comparison is not None:
+        lines += _comparison_lines(comparison)
+    cases = [c for _, c in results.cases()]
+    totals = (
+        f"{results.count('PASSED')} passed, {results.count('FAILED')} failed, "
+        f"{plural(results.count('ERROR'), 'error')}, "
+        + (
+            f"{results.count('NOT_EVALUATED')} not evaluated, "
+            if results.count("NOT_EVALUATED")
+            else ""
+        )
+        + f"{results.count('SKIPPED')} skipped"
+    )
+    lines.append(
+        f"{plural(len(cases), 'case')}: {totals} in {results.duration_s:.1f} s "
+        f"({results.agent})" + (" — interrupted" if results.interrupted else "")
+    )
+    lines.append(verdict(results).line)  # the gate's decision, last, in one line
+    return lines
+
+
+def _judged_note(results: RunResults, s: SetRecord, c: CaseRecord) -> str:
+    """Why a failing case does not block: a known failure, or the case's usual noise."""
+    comparison = results.comparison
+    judged = comparison.judgement_of(s.eval_set_id, c.eval_id) if comparison else None
+    if judged is None:
+        return ""
+    if judged.judgement is Judgement.KNOWN_FAILURE:
+        since = f", failing on main since {judged.failing_since}" if judged.failing_since else ""
+        return f" — known failure, {judged.history()}{since}"
+    if judged.judgement is Judgement.NOT_SIGNIFICANT:
+        p = f", p={judged.p_value:.2g}" if judged.p_value is not None else ""
+        return f" — not a regression (within the case's usual noise): {judged.history()}{p}"
+    return ""
+
+
+def _comparison_lines(comparison: Comparison) -> list[str]:
+    lines = []
+    for judged in comparison.cases:
+        if judged.judgement is Judgement.REGRESSION:
+            lines.append(f"  REGRESSED {judged.describe()}")
+        elif judged.judgement is Judgement.ACCEPTED:
+            lines.append(f"  ACCEPTED {judged.describe()}")
+        else:
+            continue
+        for change in comparison.changes:
+            if (change.set_id, change.case_id) == (judged.set_id, judged.case_id) and (
+                change.metric in judged.metrics
+            ):
+                lines.append(f"      {change.describe()}")
+    if comparison.suite is not None and comparison.suite.regressed:
+        label = "ACCEPTED SUITE-WIDE DROP" if comparison.suite.accepted else "SUITE-WIDE DROP"
+        lines.append(f"  {label}: {comparison.suite.describe()}")
+    short = [j.key for j in comparison.short_history]
+    if short:
+        lines.append(
+            f"  SHORT HISTORY (fewer than {comparison.min_history} runs on main, judged by "
+            "the simple rule: passed every run on main, fails most runs now): " + ", ".join(short)
+        )
+    regressed = len(comparison.regressed_cases())
+    lines.append(
+        f"baseline {comparison.baseline_source or ''} "
+        f"({(comparison.baseline_commit or 'unknown')[:12]}, "
+        f"{comparison.baseline_date or 'undated'}): "
+        f"{plural(regressed, 'regression')}, "
+        f"{plural(len(comparison.judged(Judgement.KNOWN_FAILURE)), 'known failure')}, "
+        f"{len(comparison.judged(Judgement.IMPROVED))} improved, "
+        f"{len(comparison.new_cases)} new, {len(comparison.removed_cases)} removed"
+    )
+    return lines
