@@ -41,7 +41,7 @@ def load_eval_sets(settings: RunSettings) -> list[LoadedEvalSet]:
     candidates = discover(
         [Path(p) for p in settings.paths], settings.include or None, settings.exclude or None
     )
-    outcomes = load_all(candidates)
+    outcomes = load_all(candidates, Path(settings.eval_config) if settings.eval_config else None)
     problems: list[InputError] = []
     for outcome in outcomes:
         if isinstance(outcome, Failed):
@@ -328,6 +328,9 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     if settings.shard:
         shard_spec.parse(settings.shard)  # a bad --shard is a usage error before any work
     connector = build_connector(settings.agent, settings.timeout, settings.retries)
+    if settings.agent.replay_pick == "all" and settings.num_runs == 1:
+        # one run per recording: every recording of a case is scored
+        settings.num_runs = getattr(connector, "max_recordings", lambda: 1)()
     try:
         results = run_sets(
             sets,
@@ -353,8 +356,9 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         "cases": settings.cases,
     }
     score_results(results, options)
+    notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
     # compare first (against the baseline as it was), then write
-    notices = apply_baseline(results, settings, loaded=loaded)
+    notices += apply_baseline(results, settings, loaded=loaded)
     if settings.results:
         write_json_atomic(Path(settings.results), to_json(results))
     if settings.update_baseline:

@@ -19,8 +19,6 @@ from typing import TextIO
 
 from ci_eval import shard
 from ci_eval.connectors.base import ActualTurn, AgentError, Connector
-from ci_eval.dialects.trpc import TrpcDialect
-from ci_eval.jsonpos import JsonDocument
 from ci_eval.load import LoadedEvalSet
 from ci_eval.model import EvalCase, IntermediateData, Invocation
 from ci_eval.results import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
@@ -52,16 +50,6 @@ def actual_invocation(expected: Invocation, turn: ActualTurn, duration: float) -
             intermediate_responses=turn.intermediate_responses,
         ),
     )
-
-
-def _trace_actuals(case: EvalCase, path: str) -> list[Invocation]:
-    """trpc trace mode: the recorded ``actualConversation`` is the actual; no agent runs."""
-    raw = case.extensions["trpc"]["actualConversation"]
-    doc = JsonDocument(data=raw, text="", path=path)
-    return [
-        TrpcDialect()._invocation(doc, item, ["actualConversation", n])
-        for n, item in enumerate(raw)
-    ]
 
 
 def _skip_reason(case: EvalCase) -> str | None:
@@ -199,9 +187,8 @@ def run_sets(
                 else None,
             )
             set_record.cases.append(case_record)
-            trpc = case.extensions.get("trpc", {})
-            if trpc.get("evalMode") == "trace" and trpc.get("actualConversation"):
-                actuals = _trace_actuals(case, loaded.path)
+            actuals = case.trace_actuals
+            if actuals is not None:  # trace mode: the recording is scored, no agent call
                 case_record.runs = [
                     RunRecord(
                         run=1,
