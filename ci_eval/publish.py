@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ci_eval import github
 from ci_eval.gate import verdict
+from ci_eval.inert import inert_line
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary
@@ -50,7 +51,7 @@ def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
     decision = verdict(results)
     comparison = results.comparison
     return {
-        "verdict": decision.line,
+        "verdict": inert_line(decision.line),  # case ids are the eval files' text
         "gate": "passed" if decision.passed else "failed",
         "passed": results.count("PASSED"),
         "failed": results.count("FAILED"),
