@@ -8,8 +8,10 @@ renders the same :class:`Verdict`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ci_eval.results import RunResults
+if TYPE_CHECKING:
+    from ci_eval.results import RunResults
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INFRA = 0, 1, 2, 3
 FAIL_ON = ("failure", "regression", "error", "not-evaluated")

@@ -7,14 +7,13 @@ invocations (ADK's snake_case Invocation), timings, retries and errors. ``report
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_eval import __version__
+from ci_eval import __version__, jsonwrite
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
 from ci_eval.inert import inert_json
@@ -255,14 +254,24 @@ def to_json(results: RunResults) -> dict[str, Any]:
     }
 
 
+class _Inert:
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def write(self, text: str) -> None:
+        self.handle.write(inert_json(scrub(text)))
+
+
 def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
     """Write then rename, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=sort_keys)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(inert_json(scrub(text)) + "\n")  # no lone surrogate, no CI command
+            # json.dump(indent=2)'s text, written in pieces (each whole JSON tokens): no lone
+            # surrogate, no CI command
+            jsonwrite.dump(data, _Inert(handle), sort_keys=sort_keys)
+            handle.write("\n")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -287,7 +296,7 @@ def read_results(path: Path) -> RunResults:
     names the file and what is wrong; nothing here trusts the file's shape."""
     from ci_eval.jsonpos import read_json_file
 
-    doc = read_json_file(path, str(path))
+    doc = read_json_file(path, str(path), positions_wanted=False)  # errors name no line
     data = doc.data
     if not isinstance(data, dict) or "schema_version" not in data or "sets" not in data:
         raise InputError(
