@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ci_eval import baseline as baseline_store
-from ci_eval import stats
+from ci_eval import runner as _runner  # noqa: F401  (its Progress binds sys.stderr at import:
+from ci_eval import stats  # import it before CliRunner swaps the stream, as test_real_repos)
 from ci_eval.cli import app
 from ci_eval.compare import Acceptance, Judgement, compare
 from ci_eval.criteria import MetricConfig, MetricSpec
