@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +42,7 @@ from typing import Any
 
 from ci_eval import __version__
 from ci_eval.errors import InputError
+from ci_eval.files import write_text_atomic
 from ci_eval.jsonpos import read_regular_file
 from ci_eval.results import RunResults
 from ci_eval.text import loads as loads_json
@@ -61,17 +63,49 @@ def metrics_digest(results: RunResults) -> str:
     return hashlib.sha256(json.dumps(config).encode()).hexdigest()[:16]
 
 
-def _git(*args: str, cwd: str | None = None) -> str | None:
-    out = _git_run(*args, cwd=cwd)
-    return out.stdout.strip() if out is not None and out.returncode == 0 else None
+class GitError(Exception):
+    """git could not answer (not a repository, dubious ownership, git missing); the message
+    is what git said, on one line."""
 
 
-def _git_run(*args: str, cwd: str | None = None) -> subprocess.CompletedProcess[str] | None:
+def _git_run(*args: str) -> subprocess.CompletedProcess[str] | None:
+    """git, run; None when it could not be started or did not answer in time."""
     try:
         return subprocess.run(
-            ["git", *args], capture_output=True, text=True, check=False, timeout=120, cwd=cwd
+            ["git", *args], capture_output=True, text=True, check=False, timeout=120
         )
     except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def _git_checked(*args: str) -> str | None:
+    """git's output; None when git answered "no" (exit 1 with nothing on stderr, as
+    ``rev-parse --verify --quiet`` and ``merge-base`` do); GitError when git failed."""
+    try:
+        out = subprocess.run(
+            ["git", *args], capture_output=True, text=True, check=False, timeout=30
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {args[0]} did not answer within 30 s") from None
+    except OSError as exc:
+        raise GitError(f"cannot run git: {exc.strerror or exc}") from None
+    if out.returncode == 0:
+        return out.stdout.strip()
+    lines = [line.strip() for line in out.stderr.splitlines() if line.strip()]
+    if not lines:
+        return None
+    said = lines[0][:300]
+    if "dubious ownership" in said:
+        said += " (mark it safe: git config --global --add safe.directory DIR)"
+    raise GitError(said)
+
+
+def _git(*args: str) -> str | None:
+    try:
+        return _git_checked(*args)
+    except GitError:
         return None
 
 
@@ -238,8 +272,6 @@ def dumps(baseline: dict[str, Any]) -> str:
 
 
 def write(path: Path, baseline: dict[str, Any]) -> None:
-    from ci_eval.results import write_text_atomic
-
     write_text_atomic(path, dumps(baseline))
 
 
@@ -332,14 +364,25 @@ def age_days(baseline: dict[str, Any]) -> float | None:
 
 
 def read_at_ref(ref: str, path: str) -> dict[str, Any] | None:
-    """The baseline file as it is at a git ref (``git show REF:path``); None if absent there."""
-    if _git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}") is None:
+    """The baseline file as it is at a git ref (``git show REF:path``); None if absent there.
+    A git failure (say, the repository is owned by another user and not a safe.directory) is
+    an InputError with what git said, not "no baseline"."""
+    try:
+        commit = _git_checked("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except GitError as exc:
+        raise InputError(f"--baseline-ref {ref}: git failed: {exc}") from None
+    if commit is None:
         raise InputError(
             f"--baseline-ref {ref}: no such commit in this repository (fetch it, "
             "e.g. actions/checkout with fetch-depth: 0)"
         )
     prefix = _git("rev-parse", "--show-prefix") or ""
-    text = _git("show", f"{ref}:{prefix}{path}")
+    try:
+        text = _git_checked("show", f"{ref}:{prefix}{path}")
+    except GitError as exc:
+        if "does not exist" in str(exc) or "exists on disk, but not in" in str(exc):
+            return None
+        raise InputError(f"reading {path} at {ref}: git failed: {exc}") from None
     return None if text is None else parse(text, f"{ref}:{path}")
 
 
@@ -348,21 +391,45 @@ def is_tracked(path: str) -> bool:
     return _git("ls-files", "--error-unmatch", "--", path) is not None
 
 
-def merge_base(base: str, fetch: bool = True) -> tuple[str | None, list[str]]:
+def merge_base(env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """In a pull request: (the merge base with the base branch, None), or (None, one line
+    saying why there is none: the clone is shallow, git failed...). Outside one: (None, None).
+    The merge base, not the previous PR commit, is what the PR's changes are measured from."""
+    base = env.get("GITHUB_BASE_REF")
+    if not base:
+        return None, None
+    failure = None
+    for candidate in (f"origin/{base}", base):
+        try:
+            found = _git_checked("merge-base", "HEAD", candidate)
+        except GitError as exc:
+            failure = failure or str(exc)
+            continue
+        if found:
+            return found, None
+    if failure and "Not a valid object name" not in failure:
+        return None, f"cannot find the merge base with {base}: git failed: {failure}"
+    return None, (
+        f"no merge base with {base} in this clone (check out with fetch-depth: 0, "
+        f"or fetch origin/{base})"
+    )
+
+
+def default_ref(env: Mapping[str, str]) -> str | None:
+    """In a pull request: the merge base with the base branch (not the previous PR commit)."""
+    return merge_base(env)[0]
+
+
+def fetch_merge_base(base: str, fetch: bool = True) -> tuple[str | None, list[str]]:
     """The merge base of HEAD with the base branch, fetching what a shallow clone lacks.
 
     ``actions/checkout`` fetches one commit by default: neither the base branch nor the common
     ancestor is there. Fetch the base branch's tip, then deepen both sides step by step until the
     ancestor appears (as far as the token allows). Returns (sha or None, what was done)."""
     done: list[str] = []
-    candidates = (f"origin/{base}", base)
 
     def find() -> str | None:
-        for candidate in candidates:
-            found = _git("merge-base", "HEAD", candidate)
-            if found:
-                return found
-        return None
+        return merge_base({"GITHUB_BASE_REF": base})[0]
 
     found = find()
     if found or not fetch or _git("remote") in (None, ""):

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ci_eval import __version__
+from ci_eval import __version__, deadline
 from ci_eval.config import AGENT_KINDS, CONFIG_NAME
+from ci_eval.deadline import Cancellation
 from ci_eval.discover import DEFAULT_INCLUDE
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import EXIT_INPUT, EXIT_OK
@@ -723,29 +724,32 @@ def run(
             if not sep or not name.strip():
                 raise InputError(f"--header {item!r}: expected NAME=VALUE")
             settings.agent.headers[name.strip()] = value
-        stop = threading.Event()
-        with _stop_on_signals(stop):
-            outcome = pipeline.run(settings, stop)
-    except ValidationFailed as exc:
-        for problem in exc.problems:
-            _say(str(problem), err=True)
-        raise typer.Exit(EXIT_INPUT) from None
+        stop = Cancellation(deadline.grace_from(os.environ))
     except InputError as exc:
         _fail(exc)
-    for notice in outcome.problems:
-        _say(f"ci-eval: {notice}", err=True)
-    _report(
-        outcome.results,
-        ReportSettings(
-            settings.junit,
-            settings.summary,
-            settings.results,
-            settings.adk_results,
-            settings.comment,
-            settings.comment_id,
-            settings.template_dir,
-        ),
-    )
+    with _stop_on_signals(stop):
+        try:
+            outcome = pipeline.run(settings, stop)
+        except ValidationFailed as exc:
+            for problem in exc.problems:
+                _say(str(problem), err=True)
+            raise typer.Exit(EXIT_INPUT) from None
+        except InputError as exc:
+            _fail(exc)
+        for notice in outcome.problems:
+            _say(f"ci-eval: {notice}", err=True)
+        _report(
+            outcome.results,
+            ReportSettings(
+                settings.junit,
+                settings.summary,
+                settings.results,
+                settings.adk_results,
+                settings.comment,
+                settings.comment_id,
+                settings.template_dir,
+            ),
+        )
     raise typer.Exit(outcome.exit_code)
 
 
@@ -835,21 +839,31 @@ def report(
 
 
 class _stop_on_signals:
-    """First SIGINT/SIGTERM: start no new cases, finish and report the running ones."""
+    """First SIGINT/SIGTERM: no new turn starts; running turns get a grace period, then end as
+    cancelled, and the reports are written. Second: stop waiting at once and write them.
+    Installed for the run and its reporting, so no signal can lose the reports."""
 
-    def __init__(self, stop: threading.Event) -> None:
+    def __init__(self, stop: Cancellation) -> None:
         self.stop = stop
         self.previous: dict[int, object] = {}
+        self._installed = deadline.installed(stop)
 
     def _handle(self, signum: int, frame: object) -> None:
+        if self.stop.abandoned.is_set():
+            return
         if self.stop.is_set():
-            raise KeyboardInterrupt
+            _say("ci-eval: stopping now: cancelling running turns, writing the reports", err=True)
+            self.stop.abandon()
+            return
         self.stop.set()
         _say(
-            "ci-eval: stopping: no new cases start; running ones finish (again to abort)", err=True
+            f"ci-eval: stopping: no new turn starts; running turns get {self.stop.grace:g} s, "
+            "then are cancelled (signal again to cancel them now)",
+            err=True,
         )
 
     def __enter__(self) -> None:
+        self._installed.__enter__()
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self.previous[sig] = signal.signal(sig, self._handle)
@@ -857,6 +871,7 @@ class _stop_on_signals:
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self.previous.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
+        self._installed.__exit__(*exc)
 
 
 @app.command("metrics")
@@ -1053,20 +1068,24 @@ def action() -> None:
     from ci_eval.action import run_action
     from ci_eval.github import Workflow
 
-    stop = threading.Event()
     try:
-        with _stop_on_signals(stop):
-            outcome, report_settings, env = run_action(os.environ, stop)
-    except ValidationFailed as exc:
-        for problem in exc.problems:
-            _say(str(problem))  # to the log, where the action's user looks
-        raise typer.Exit(EXIT_INPUT) from None
+        stop = Cancellation(deadline.grace_from(os.environ))
     except InputError as exc:
         Workflow().command("error", str(exc), title="ci-eval")
         _fail(exc)
-    for notice in outcome.problems:
-        _say(f"ci-eval: {notice}", err=True)
-    _report(outcome.results, report_settings, env)
+    with _stop_on_signals(stop):
+        try:
+            outcome, report_settings, env = run_action(os.environ, stop)
+        except ValidationFailed as exc:
+            for problem in exc.problems:
+                _say(str(problem))  # to the log, where the action's user looks
+            raise typer.Exit(EXIT_INPUT) from None
+        except InputError as exc:
+            Workflow().command("error", str(exc), title="ci-eval")
+            _fail(exc)
+        for notice in outcome.problems:
+            _say(f"ci-eval: {notice}", err=True)
+        _report(outcome.results, report_settings, env)
     raise typer.Exit(outcome.exit_code)
 
 

@@ -20,12 +20,13 @@ from ci_eval.connectors import build_connector
 from ci_eval.criteria import MetricConfig
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
+from ci_eval.files import write_json_atomic
 from ci_eval.gate import FAIL_ON, gate
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import NOT_COMPUTED, lookup
 from ci_eval.metrics.custom import register_custom, register_entry_points
 from ci_eval.metrics.judge import Judge
-from ci_eval.results import RunResults, to_json, write_json_atomic
+from ci_eval.results import RunResults, to_json
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
 
@@ -190,13 +191,15 @@ def _read_baseline(
         return baseline_store.read_at_ref(ref, path), f"{path} at {ref}", []
     base = baseline_store.pull_request_base(env)
     if base and baseline_store.is_tracked(path):
-        sha, done = baseline_store.merge_base(base)
+        sha, done = baseline_store.fetch_merge_base(base)
         notices = [f"shallow clone: {d} to find the merge base with {base}" for d in done]
         if sha is None:
+            _, why = baseline_store.merge_base(env)
             raise InputError(
                 f"cannot find the merge base with {base}, so the baseline cannot be read as it "
                 f"is on {base} (the pull request's own {path} is never used): check out with "
                 "`fetch-depth: 0` (actions/checkout), or give --baseline-ref"
+                + (f" ({why})" if why and "git failed" in why else "")
             )
         where = f"{path} at the merge base {sha[:12]} with {base}"
         return baseline_store.read_at_ref(sha, path), where, notices
@@ -344,6 +347,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
                 settings.num_runs,
                 settings.cases,
                 shard_spec.parse(settings.shard) if settings.shard else None,
+                settings.timeout,
             ),
             stop=stop,
         )

@@ -7,18 +7,15 @@ invocations (ADK's snake_case Invocation), timings, retries and errors. ``report
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_eval import __version__, jsonwrite
+from ci_eval import __version__
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
-from ci_eval.inert import inert_json
+from ci_eval.files import write_json_atomic as write_json_atomic  # re-exported
 from ci_eval.model import Invocation
-from ci_eval.text import scrub
 
 SCHEMA_VERSION = 1
 
@@ -252,43 +249,6 @@ def to_json(results: RunResults) -> dict[str, Any]:
             for s in results.sets
         ],
     }
-
-
-class _Inert:
-    def __init__(self, handle: Any) -> None:
-        self.handle = handle
-
-    def write(self, text: str) -> None:
-        self.handle.write(inert_json(scrub(text)))
-
-
-def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
-    """Write then rename, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            # json.dump(indent=2)'s text, written in pieces (each whole JSON tokens): no lone
-            # surrogate, no CI command
-            jsonwrite.dump(data, _Inert(handle), sort_keys=sort_keys)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write then rename, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_results(path: Path) -> RunResults:
