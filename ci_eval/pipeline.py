@@ -25,6 +25,7 @@ from ci_eval.metrics.judge import Judge
 from ci_eval.results import CaseRecord, RunResults, to_json, write_json_atomic
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
+from ci_eval.simulate import adk_prompts, build_simulator
 
 
 @dataclass
@@ -176,6 +177,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     if settings.timeout <= 0:
         raise InputError("--timeout must be positive")
     options = score_options(settings)
+    simulator = build_simulator(settings.simulator, settings.judge)
     if settings.shard:
         shard_spec.parse(settings.shard)  # a bad --shard is a usage error before any work
     connector = build_connector(settings.agent, settings.timeout, settings.retries)
@@ -188,6 +190,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
                 settings.num_runs,
                 settings.cases,
                 shard_spec.parse(settings.shard) if settings.shard else None,
+                simulator,
             ),
             stop=stop,
         )
@@ -201,6 +204,11 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         "num_runs": settings.num_runs,
         "min_pass": settings.min_pass,
         "shard": settings.shard,
+        "simulator": None
+        if simulator is None
+        else {"model": simulator.client.model, "max_turns": simulator.config.max_turns},
+        # whose prompt templates the ADK judges and the ADK user simulator used
+        "adk_prompts": adk_prompts.source(),
     }
     score_results(results, options)
     notices = apply_baseline(results, settings)
@@ -255,6 +263,8 @@ def summary_lines(results: RunResults) -> list[str]:
                     if m.status == "FAILED"
                 ]
                 lines.append(f"  FAILED {c.eval_id} ({c.file}:{c.line}): " + ", ".join(failing))
+            elif c.status == "SKIPPED":
+                lines.append(f"  SKIPPED {c.eval_id} ({c.file}:{c.line}): {c.skipped}")
             if c.flaky:
                 lines.append(f"  FLAKY {c.eval_id}: passed in some runs and failed in others")
     comparison = results.comparison

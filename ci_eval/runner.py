@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TextIO
+from typing import Any, TextIO
 
 from ci_eval import shard
 from ci_eval.connectors.base import ActualTurn, AgentError, Connector
@@ -24,6 +24,8 @@ from ci_eval.jsonpos import JsonDocument
 from ci_eval.load import LoadedEvalSet
 from ci_eval.model import EvalCase, IntermediateData, Invocation
 from ci_eval.results import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
+from ci_eval.simulate import NO_SIMULATOR, scenario_of
+from ci_eval.simulate.conversation import replay_simulated, run_simulated
 
 
 @dataclass
@@ -32,6 +34,7 @@ class RunOptions:
     num_runs: int = 1
     cases: list[str] = field(default_factory=list)  # SET_ID:CASE_ID or SET_ID filters
     shard: tuple[int, int] | None = None  # (I, N): only this shard's cases
+    simulator: Any = None  # ci_eval.simulate.SimulatorFactory: plays the user of scenario cases
 
 
 def _selected(eval_set_id: str, case_id: str, filters: list[str]) -> bool:
@@ -64,12 +67,30 @@ def _trace_actuals(case: EvalCase, path: str) -> list[Invocation]:
     ]
 
 
-def _skip_reason(case: EvalCase) -> str | None:
-    if case.conversation_scenario is not None:
-        return (
-            "conversation_scenario needs a user simulator; ci-eval replays scripted conversations"
-        )
-    return None
+def _skip_reason(
+    case: EvalCase, loaded: LoadedEvalSet, connector: Connector, options: RunOptions
+) -> str | None:
+    if scenario_of(case, loaded.dialect) is None or connector.kind == "replay":
+        return None  # a recorded simulated conversation replays without a simulator
+    if options.simulator is None:
+        return NO_SIMULATOR
+    return options.simulator.unavailable(case, loaded.dialect, loaded.metrics.extras)
+
+
+def _run_job(
+    connector: Connector, loaded: LoadedEvalSet, case: EvalCase, run: int, options: RunOptions
+) -> RunRecord:
+    eval_set_id = loaded.eval_set.eval_set_id
+    if scenario_of(case, loaded.dialect) is None:
+        return run_case(connector, eval_set_id, case, run)
+    if connector.kind == "replay":
+        try:
+            recording = connector.open(eval_set_id, case, run).invocations  # type: ignore[attr-defined]
+        except AgentError as exc:
+            return RunRecord(run=run, error=f"cannot start a session: {exc}")
+        return replay_simulated(recording, run)
+    user = options.simulator.make(case, loaded.dialect, loaded.metrics.extras)
+    return run_simulated(connector, user, eval_set_id, case, run)
 
 
 class Progress:
@@ -169,7 +190,7 @@ def run_sets(
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
     records: list[SetRecord] = []
-    jobs: list[tuple[str, EvalCase, CaseRecord, int]] = []
+    jobs: list[tuple[LoadedEvalSet, EvalCase, CaseRecord, int]] = []
     for loaded in sets:
         es = loaded.eval_set
         set_record = SetRecord(es.eval_set_id, loaded.path, loaded.dialect, loaded.metrics)
@@ -187,6 +208,7 @@ def run_sets(
                 rubrics=[r.model_dump(mode="json", exclude_none=True) for r in case.rubrics]
                 if case.rubrics
                 else None,
+                scenario=scenario_of(case, loaded.dialect),
             )
             set_record.cases.append(case_record)
             trpc = case.extensions.get("trpc", {})
@@ -202,25 +224,25 @@ def run_sets(
                     )
                 ]
                 continue
-            reason = _skip_reason(case)
+            reason = _skip_reason(case, loaded, connector, options)
             if reason:
                 case_record.skipped = reason
                 continue
             for run in range(1, options.num_runs + 1):
-                jobs.append((es.eval_set_id, case, case_record, run))
+                jobs.append((loaded, case, case_record, run))
         records.append(set_record)
 
     bar = (progress or (lambda total: Progress(total)))(len(jobs))
 
-    def work(job: tuple[str, EvalCase, CaseRecord, int]) -> tuple[CaseRecord, RunRecord]:
-        eval_set_id, case, case_record, run = job
+    def work(job: tuple[LoadedEvalSet, EvalCase, CaseRecord, int]) -> tuple[CaseRecord, RunRecord]:
+        loaded, case, case_record, run = job
         if stop.is_set():
             rec = RunRecord(run=run, error="not run: the run was interrupted")
             rec.invocations = [
                 InvocationRecord(expected=e, error="not run") for e in case.invocations()
             ]
         else:
-            rec = run_case(connector, eval_set_id, case, run)
+            rec = _run_job(connector, loaded, case, run, options)
         bar.advance(rec.error is not None)
         return case_record, rec
 

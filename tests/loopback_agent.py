@@ -28,6 +28,7 @@ class LoopbackAgent:
     def __init__(self, latency: float = 0.0) -> None:
         self.latency = latency
         self.requests: Counter[str] = Counter()
+        self.previous: dict[str, str] = {}  # session id → the agent's last reply (its memory)
         self.lock = threading.Lock()
         agent = self
 
@@ -45,7 +46,7 @@ class LoopbackAgent:
                 with agent.lock:
                     agent.requests[message] += 1
                     count = agent.requests[message]
-                agent.handle(self, message, count)
+                agent.handle(self, message, count, str(body.get("session_id") or ""))
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -60,7 +61,9 @@ class LoopbackAgent:
         self.server.shutdown()
         self.server.server_close()
 
-    def handle(self, h: BaseHTTPRequestHandler, message: str, count: int) -> None:
+    def handle(
+        self, h: BaseHTTPRequestHandler, message: str, count: int, session: str = ""
+    ) -> None:
         words = message.split()
         if self.latency:
             time.sleep(self.latency)
@@ -93,7 +96,11 @@ class LoopbackAgent:
             )
         if words[:1] == ["badshape"]:
             return _send(h, 200, {"tool_calls": [{"args": "not an object"}]})
-        reply = respond(message)
+        with self.lock:
+            previous = self.previous.get(session)
+        reply = respond(message, previous)
+        with self.lock:
+            self.previous[session] = reply.text
         return _send(
             h,
             200,

@@ -15,8 +15,7 @@ from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from ci_eval.config import JudgeConfig
-from ci_eval.connectors.base import AgentError
-from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
+from ci_eval.llm import ChatClient, LlmError
 from ci_eval.metrics.base import MetricFailure
 from ci_eval.templates import template_dirs
 
@@ -33,9 +32,13 @@ class Judge:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        self._http = make_session(
-            HttpSettings(self.settings.timeout, self.settings.retries, headers=headers)
+        self.client = ChatClient(
+            self.settings.base_url or "",
+            self.settings.model or "",
+            self.api_key,
+            self.settings.timeout,
+            self.settings.retries,
+            self.settings.temperature,
         )
         self._env = SandboxedEnvironment(
             loader=FileSystemLoader([str(d) for d in template_dirs(self.template_dir)]),
@@ -53,21 +56,10 @@ class Judge:
         with self._lock:
             if key in self._cache:
                 return self._cache[key]
-        body = {
-            "model": self.settings.model,
-            "temperature": self.settings.temperature,
-            "messages": [{"role": "user", "content": prompt}],
-        }
-        url = f"{(self.settings.base_url or '').rstrip('/')}/chat/completions"
         try:
-            data, _ = post_json(self._http, url, body, self.settings.timeout, self.settings.retries)
-            text = data["choices"][0]["message"]["content"]
-        except AgentError as exc:
+            text = self.client.complete([{"role": "user", "content": prompt}])
+        except LlmError as exc:
             raise MetricFailure(f"judge: {exc}") from None
-        except (KeyError, IndexError, TypeError):
-            raise MetricFailure("judge: the answer is not a chat completion") from None
-        if not isinstance(text, str):
-            raise MetricFailure("judge: the completion has no text")
         with self._lock:
             self._cache[key] = text
             self.calls += 1

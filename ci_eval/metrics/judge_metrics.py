@@ -180,4 +180,14 @@ for _name, _scorer, _text in (
         "LLM judge: fraction of the response's sentences supported by the prompt and tool results.",
     ),
 ):
-    register(Metric(_name, _text, _scorer, needs_llm=True, default_threshold=0.8))
+    register(
+        Metric(
+            _name,
+            _text,
+            _scorer,
+            needs_llm=True,
+            default_threshold=0.8,
+            # judged on the actual conversation alone (ADK runs them on scenario cases)
+            needs_expected=_name == "final_response_match_v2",
+        )
+    )

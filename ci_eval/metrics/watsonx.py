@@ -251,5 +251,12 @@ for _name, _scorer, _text, _threshold in (
     ),
 ):
     register(
-        Metric(_name, _text, _scorer, default_threshold=_threshold, origin="watsonx Orchestrate")
+        Metric(
+            _name,
+            _text,
+            _scorer,
+            default_threshold=_threshold,
+            origin="watsonx Orchestrate",
+            needs_expected=False,  # the dataset's goals, not an expected conversation
+        )
     )
