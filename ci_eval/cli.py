@@ -22,6 +22,7 @@ from ci_eval.github import Workflow
 from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
 from ci_eval.publish import ReportSettings, publish
 from ci_eval.results import RunResults, read_results, to_json, write_json_atomic
+from ci_eval.simulate import scenario_of
 
 app = typer.Typer(
     name="ci-eval",
@@ -214,16 +215,21 @@ def validate(
     except InputError as exc:
         _fail(exc)
     outcomes = load_all(candidates)
-    counts = {"sets": 0, "cases": 0, "sidecars": 0, "skipped": 0, "invalid": 0}
+    counts = {"sets": 0, "cases": 0, "simulated": 0, "sidecars": 0, "skipped": 0, "invalid": 0}
     for outcome in outcomes:
         if isinstance(outcome, LoadedEvalSet):
             counts["sets"] += 1
             es = outcome.eval_set
             counts["cases"] += len(es.eval_cases)
+            # cases whose user turns an LLM writes: they need a simulator to run
+            simulated = sum(1 for c in es.eval_cases if scenario_of(c, outcome.dialect))
+            counts["simulated"] += simulated
             metrics = outcome.metrics
             source = " (ADK defaults)" if metrics.source == "default" else f" from {metrics.source}"
             _say(
-                f"{outcome.path}: ok: {outcome.dialect}, {_n(len(es.eval_cases), 'case')}, "
+                f"{outcome.path}: ok: {outcome.dialect}, {_n(len(es.eval_cases), 'case')}"
+                + (f" ({simulated} with a simulated user)" if simulated else "")
+                + ", "
                 f"{_n(es.invocation_count(), 'invocation')}; metrics "
                 f"{outcome.metrics.describe()}{source}"
             )
@@ -251,7 +257,9 @@ def validate(
         )
         raise typer.Exit(EXIT_INPUT)
     _say(
-        f"{_n(counts['sets'], 'eval set')} ({_n(counts['cases'], 'case')}), "
+        f"{_n(counts['sets'], 'eval set')} ({_n(counts['cases'], 'case')}"
+        + (f", {counts['simulated']} with a simulated user" if counts["simulated"] else "")
+        + "), "
         f"{_n(counts['sidecars'], 'sidecar')}, {counts['skipped']} skipped, "
         f"{counts['invalid']} invalid",
         err=True,

@@ -14,6 +14,7 @@ import pytest
 from ci_eval import pipeline
 from ci_eval.config import RunSettings
 from ci_eval.gate import EXIT_OK
+from ci_eval.report.markdown import render_summary
 from ci_eval.results import read_results
 from ci_eval.simulate import NO_SIMULATOR, adk_prompts
 from ci_eval.simulate.orchestrate_story import END
@@ -186,6 +187,10 @@ def test_a_judge_that_rejects_the_turns_fails_the_quality_metric(tmp_path: Path)
     with JudgeServer(scripted_user(verdict="false")) as server:
         outcome = pipeline.run(_settings(tmp_path, SCENARIOS, llm=server))
     case = _case(tmp_path / "r.json", "weather_without_a_city")
+    summary = render_summary(read_results(tmp_path / "r.json"))
+    # the details show the simulated conversation, turn by turn
+    assert "user turns written by adk LlmBackedUserSimulator (loopback), 2 turns" in summary
+    assert "**Turn 2:** Paris, please." in summary
     [metric] = [m for m in case["metrics"] if m["name"] == "per_turn_user_simulator_quality_v1"]
     # turn 1 equals the starting prompt; turn 2 judged invalid; the stop verdict also invalid
     assert metric["score"] == 0.5 and metric["status"] == "FAILED"

@@ -227,9 +227,20 @@ def _problem(set_id: str, case: Any) -> dict[str, Any]:
                 "error": None if d.error is None else inline(d.error, 300),
             }
         )
+    simulated = None
+    if run is not None and run.simulation:
+        sim = run.simulation
+        simulated = inline(
+            f"user turns written by {sim.get('kind', 'a simulated user')}"
+            + (f" ({sim['model']})" if sim.get("model") else "")
+            + f", {sim.get('user_turns', len(run.invocations))} turns, "
+            f"ended: {sim.get('ended', 'replayed')}",
+            300,
+        )
     return {
         "id": inline(f"{set_id}:{case.eval_id}", 200),
         "status": case.status,
+        "simulated": simulated,
         "why": inline(why, 600),
         "where": inline(f"{case.file}:{case.line}", 200),
         "run": run.run if run else None,
