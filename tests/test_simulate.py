@@ -212,3 +212,38 @@ def test_results_say_whose_prompts_were_used(tmp_path: Path, llm: JudgeServer) -
     assert data["settings"]["adk_prompts"] == adk_prompts.source()
     [run] = _case(tmp_path / "r.json", "weather_without_a_city")["runs"]
     assert run["simulation"]["instructions"] == adk_prompts.source()
+
+
+@pytest.fixture(scope="module")
+def adk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    pytest.importorskip("google.adk")
+    from tests.adk_server import adk_api_server
+
+    with adk_api_server(tmp_path_factory.mktemp("adk")) as url:
+        yield url
+
+
+@pytest.mark.parametrize("kind", ["adk", "adk-http"])
+def test_adk_connectors_play_the_simulated_conversations(
+    tmp_path: Path, llm: JudgeServer, kind: str, request: pytest.FixtureRequest
+) -> None:
+    pytest.importorskip("google.adk")
+    settings = _settings(tmp_path, SCENARIOS, STORY, llm=llm)
+    settings.agent.kind = kind
+    if kind == "adk":
+        settings.agent.module = str(SAMPLES / "agents/weather_agent")
+    else:
+        settings.agent.url = request.getfixturevalue("adk_server")
+        settings.agent.app_name = "weather_agent"
+    outcome = pipeline.run(settings)
+    assert outcome.exit_code == EXIT_OK
+    for eval_id in ("weather_without_a_city", "weather_clarify"):
+        case = _case(tmp_path / "r.json", eval_id)
+        assert _turns(case) == [
+            ("What's the weather like?", WHICH_CITY, []),
+            ("Paris, please.", "It is sunny in Paris, 22 degrees.", ["get_weather"]),
+        ]
+        assert case["status"] == "PASSED"
+    # ADK's agent events carry its name: the simulated user sees "weather_agent: …"
+    simulator = [b["messages"][0]["content"] for b in llm.bodies]
+    assert any("weather_agent: " + WHICH_CITY in p for p in simulator)
