@@ -19,13 +19,13 @@ from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import FAIL_ON, gate
 from ci_eval.load import Failed, LoadedEvalSet, load_all
-from ci_eval.metrics import lookup
+from ci_eval.metrics import adk_judges, lookup
 from ci_eval.metrics.custom import register_custom, register_entry_points
 from ci_eval.metrics.judge import Judge
 from ci_eval.results import CaseRecord, RunResults, to_json, write_json_atomic
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
-from ci_eval.simulate import adk_prompts, build_simulator
+from ci_eval.simulate import build_simulator
 
 
 @dataclass
@@ -208,7 +208,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         if simulator is None
         else {"model": simulator.client.model, "max_turns": simulator.config.max_turns},
         # whose prompt templates the ADK judges and the ADK user simulator used
-        "adk_prompts": adk_prompts.source(),
+        "adk_prompts": adk_judges.source(),
     }
     score_results(results, options)
     notices = apply_baseline(results, settings)

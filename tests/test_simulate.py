@@ -183,7 +183,12 @@ def test_every_contract_connector_keeps_the_session_across_simulated_turns(
         assert [t[2] for t in turns] == [[], ["get_weather"]]
 
 
-def test_a_judge_that_rejects_the_turns_fails_the_quality_metric(tmp_path: Path) -> None:
+@pytest.mark.parametrize("prompts", ["adk", "ci-eval"])
+def test_a_judge_that_rejects_the_turns_fails_the_quality_metric(
+    tmp_path: Path, prompts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same verdicts through ADK's own evaluator and through ci-eval's fallback."""
+    monkeypatch.setenv("CI_EVAL_JUDGE_PROMPTS", prompts)
     with JudgeServer(scripted_user(verdict="false")) as server:
         outcome = pipeline.run(_settings(tmp_path, SCENARIOS, llm=server))
     case = _case(tmp_path / "r.json", "weather_without_a_city")
@@ -206,12 +211,21 @@ def test_the_cli_says_why_scenario_cases_were_skipped(tmp_path: Path) -> None:
     assert "SKIPPED weather_without_a_city" in proc.stdout and "[simulator]" in proc.stdout
 
 
-def test_results_say_whose_prompts_were_used(tmp_path: Path, llm: JudgeServer) -> None:
-    pipeline.run(_settings(tmp_path, SCENARIOS, llm=llm))
+@pytest.mark.parametrize("prompts", ["adk", "ci-eval"])
+def test_results_say_whose_prompts_were_used(
+    tmp_path: Path, llm: JudgeServer, prompts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI_EVAL_JUDGE_PROMPTS", prompts)
+    outcome = pipeline.run(_settings(tmp_path, SCENARIOS, llm=llm))
+    expected = "ci-eval" if prompts == "ci-eval" else adk_prompts.source()
     data = json.loads((tmp_path / "r.json").read_text())
-    assert data["settings"]["adk_prompts"] == adk_prompts.source()
-    [run] = _case(tmp_path / "r.json", "weather_without_a_city")["runs"]
-    assert run["simulation"]["instructions"] == adk_prompts.source()
+    assert data["settings"]["adk_prompts"] == expected
+    case = _case(tmp_path / "r.json", "weather_without_a_city")
+    assert case["runs"][0]["simulation"]["instructions"] == expected
+    assert outcome.exit_code == EXIT_OK  # the same conversation and verdicts either way
+    assert len(_turns(case)) == 2
+    ours = "You play the user of an AI agent" in llm.bodies[0]["messages"][0]["content"]
+    assert ours == (prompts == "ci-eval" or adk_prompts.adk_version() is None)
 
 
 @pytest.fixture(scope="module")

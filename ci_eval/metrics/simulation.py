@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ci_eval.criteria import MetricSpec
-from ci_eval.metrics import register
+from ci_eval.metrics import adk_judges, register
 from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
 from ci_eval.metrics.judge_metrics import _judge, _samples
 from ci_eval.model import Invocation
@@ -47,6 +47,8 @@ def per_turn_user_simulator_quality(
         raise NotApplicable("no user turns were recorded")
     judge = _judge(ctx)
     threshold = spec.threshold if spec.threshold is not None else 1.0
+    if adk_judges.available():
+        return adk_judges.evaluate(NAME, expected, actual, spec, ctx, threshold)
     stop = str(spec.criterion.get("stop_signal", adk_prompts.STOP_SIGNAL))
     samples = _samples(spec, 5)
     plan = str(scenario.get("conversation_plan", ""))

@@ -8,6 +8,7 @@ run time, never copied), else ci-eval's own templates in ``templates/simulator/`
 from __future__ import annotations
 
 import functools
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -17,13 +18,21 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from ci_eval.templates import template_dirs
 
+ENV = "CI_EVAL_JUDGE_PROMPTS"  # "ci-eval" forces ci-eval's own templates even with google-adk
 STOP_SIGNAL = "</finished>"  # ADK's _STOP_SIGNAL; read from the package when installed
 USER = "user"
 
 
-@functools.cache
 def _adk() -> Any:
-    """The installed ADK simulation modules, or None."""
+    """The installed ADK simulation modules, or None (also when ``CI_EVAL_JUDGE_PROMPTS`` is
+    ``ci-eval``)."""
+    if os.environ.get(ENV, "adk") == "ci-eval":
+        return None
+    return _import_adk()
+
+
+@functools.cache
+def _import_adk() -> Any:
     try:
         from google.adk.evaluation.simulation import (
             llm_backed_user_simulator,
