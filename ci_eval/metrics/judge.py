@@ -11,13 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jinja2 import FileSystemLoader, StrictUndefined
-from jinja2.sandbox import SandboxedEnvironment
-
+from ci_eval import templates
 from ci_eval.config import JudgeConfig
 from ci_eval.llm import ChatClient, LlmError
 from ci_eval.metrics.base import MetricFailure
-from ci_eval.templates import template_dirs
 
 JudgeSettings = JudgeConfig  # where the judge is and how to call it ([judge] in ci-eval.toml)
 
@@ -40,15 +37,13 @@ class Judge:
             self.settings.retries,
             self.settings.temperature,
         )
-        self._env = SandboxedEnvironment(
-            loader=FileSystemLoader([str(d) for d in template_dirs(self.template_dir)]),
-            undefined=StrictUndefined,
-            autoescape=False,
-            keep_trailing_newline=True,
-        )
+        self._env = templates.environment(self.template_dir, keep_trailing_newline=True)
 
     def render(self, template: str, **values: Any) -> str:
-        return self._env.get_template(f"judge/{template}").render(**values)
+        try:
+            return templates.render(self._env, f"judge/{template}", values)
+        except templates.TemplateProblem as exc:
+            raise MetricFailure(f"judge prompt: {exc}") from None
 
     def ask(self, prompt: str, sample: int = 0) -> str:
         """One completion; the same prompt and sample number is asked once per run."""

@@ -10,13 +10,9 @@ from __future__ import annotations
 import functools
 import os
 import re
-from pathlib import Path
 from typing import Any
 
-from jinja2 import FileSystemLoader, StrictUndefined
-from jinja2.sandbox import SandboxedEnvironment
-
-from ci_eval.templates import template_dirs
+from ci_eval import templates
 
 ENV = "CI_EVAL_JUDGE_PROMPTS"  # "ci-eval" forces ci-eval's own templates even with google-adk
 STOP_SIGNAL = "</finished>"  # ADK's _STOP_SIGNAL; read from the package when installed
@@ -72,17 +68,17 @@ def stop_signal() -> str:
 
 
 @functools.cache
-def _env(template_dir: Path | None = None) -> SandboxedEnvironment:
-    return SandboxedEnvironment(
-        loader=FileSystemLoader([str(d) for d in template_dirs(template_dir)]),
-        undefined=StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=False,
-    )
+def _env() -> Any:
+    return templates.environment(None)
+
+
+def render(name: str, **values: Any) -> str:
+    """One of ci-eval's own templates, rendered in the project's template sandbox."""
+    return templates.render(_env(), name, values)
 
 
 def _render_string(template: str, **values: Any) -> str:
-    return SandboxedEnvironment(undefined=StrictUndefined).from_string(template).render(**values)
+    return _env().from_string(template).render(**values)
 
 
 def adk_persona(scenario: dict[str, Any]) -> Any:
@@ -129,7 +125,6 @@ def user_simulator_prompt(
     history: str,
     custom_instructions: str | None,
     scenario: dict[str, Any],
-    template_dir: Path | None = None,
 ) -> str:
     """What ADK's LlmBackedUserSimulator sends the LLM for every turn after the first."""
     modules = _adk()
@@ -148,7 +143,7 @@ def user_simulator_prompt(
     }
     if custom_instructions is not None:
         return _render_string(custom_instructions, **values)
-    return _env(template_dir).get_template("simulator/adk_user.j2").render(**values)
+    return render("simulator/adk_user.j2", **values)
 
 
 def history_of(invocations: list[dict[str, Any]]) -> str:
@@ -181,7 +176,6 @@ def per_turn_prompt(
     generated: str,
     stop: str,
     scenario: dict[str, Any],
-    template_dir: Path | None = None,
 ) -> str:
     """What ADK's per-turn user simulator quality judge is asked about one user turn."""
     modules = _adk()
@@ -193,15 +187,12 @@ def per_turn_prompt(
             stop_signal=stop,
             user_persona=adk_persona(scenario),
         )
-    return (
-        _env(template_dir)
-        .get_template("judge/per_turn_user_simulator_quality_v1.j2")
-        .render(
-            conversation_plan=plan,
-            conversation_history=history,
-            generated_user_response=generated,
-            stop_signal=stop,
-        )
+    return render(
+        "judge/per_turn_user_simulator_quality_v1.j2",
+        conversation_plan=plan,
+        conversation_history=history,
+        generated_user_response=generated,
+        stop_signal=stop,
     )
 
 

@@ -26,7 +26,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from ci_eval.llm import ChatClient, LlmError
 from ci_eval.model import EvalCase
 from ci_eval.simulate import Event, NextTurn, SimulatorError, Status
-from ci_eval.simulate.adk_prompts import _env
+from ci_eval.simulate.adk_prompts import render
 
 END = "END"
 DEFAULT_MAX_USER_TURNS = 25  # agentops.arg_configs.DEFAULT_MAX_USER_TURNS
@@ -114,11 +114,7 @@ class StoryUser:
                 if m.group("content").strip()
             ]
             return messages or [{"role": "user", "content": rendered.strip()}]
-        system = (
-            _env()
-            .get_template("simulator/orchestrate_user.j2")
-            .render(story=self.story, stop_word=END)
-        )
+        system = render("simulator/orchestrate_user.j2", story=self.story, stop_word=END)
         return [{"role": "system", "content": system}, *history]
 
     def next_turn(self, events: list[Event]) -> NextTurn:
