@@ -70,8 +70,13 @@ def _trace_actuals(case: EvalCase, path: str) -> list[Invocation]:
 def _skip_reason(
     case: EvalCase, loaded: LoadedEvalSet, connector: Connector, options: RunOptions
 ) -> str | None:
-    if scenario_of(case, loaded.dialect) is None or connector.kind == "replay":
-        return None  # a recorded simulated conversation replays without a simulator
+    if scenario_of(case, loaded.dialect) is None:
+        return None
+    if connector.kind == "replay":  # a recorded simulated conversation replays without one
+        recordings = getattr(connector, "recordings", {})
+        if (loaded.eval_set.eval_set_id, case.eval_id) in recordings:
+            return None
+        return "no recorded conversation to replay (the recorded run skipped it?); " + NO_SIMULATOR
     if options.simulator is None:
         return NO_SIMULATOR
     return options.simulator.unavailable(case, loaded.dialect, loaded.metrics.extras)

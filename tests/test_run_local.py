@@ -100,9 +100,14 @@ def test_replay_of_our_own_results_reproduces_them(tmp_path: Path) -> None:
         return {
             k: [i["actual"] | {"duration": None} for i in c["runs"][0]["invocations"]]
             for k, c in results_of(path).items()
+            if c["runs"]
         }
 
     assert actuals(first) == actuals(second)
+    # the simulated-user case was skipped (no simulator), so there is nothing to replay
+    skipped = [c for c in results_of(second).values() if c["status"] == "SKIPPED"]
+    assert [c["eval_id"] for c in skipped] == ["weather_without_a_city"]
+    assert "no recorded conversation to replay" in skipped[0]["skipped"]
 
 
 def test_replay_of_a_real_adk_eval_result(tmp_path: Path) -> None:
