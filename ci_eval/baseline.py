@@ -15,7 +15,9 @@ from typing import Any
 
 from ci_eval import __version__
 from ci_eval.errors import InputError
+from ci_eval.jsonpos import read_regular_file
 from ci_eval.results import RunResults, write_json_atomic
+from ci_eval.text import loads as loads_json
 
 DEFAULT_PATH = ".ci-eval/baseline.json"
 FORMAT = 1
@@ -84,7 +86,7 @@ def write(path: Path, baseline: dict[str, Any]) -> None:
 
 def parse(text: str, where: str) -> dict[str, Any]:
     try:
-        data = json.loads(text)
+        data = loads_json(text)  # lone surrogates out, as in every JSON we read
     except json.JSONDecodeError as exc:
         raise InputError(
             f"not valid JSON: {exc.msg}", path=where, line=exc.lineno, col=exc.colno
@@ -105,7 +107,7 @@ def read(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        return parse(path.read_text("utf-8"), str(path))
+        return parse(read_regular_file(path, str(path)).decode("utf-8"), str(path))
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", path=str(path)) from None
 

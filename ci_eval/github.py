@@ -19,6 +19,7 @@ from typing import TextIO
 import requests
 
 from ci_eval.connectors.http_client import HttpSettings, make_session
+from ci_eval.inert import inert, inert_line
 from ci_eval.report.markdown import MARKER
 from ci_eval.report.view import error_reason, failing_metrics
 from ci_eval.results import RunResults
@@ -57,8 +58,12 @@ class Workflow:
     out: TextIO = field(default_factory=lambda: sys.stdout)
 
     def command(self, name: str, message: str, **props: object) -> None:
-        args = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items() if v is not None)
-        line = f"::{name}{' ' + args if args else ''}::{escape_data(message)}\n"
+        """One workflow command; its message and properties are made inert first (no ANSI,
+        no controls, no command prefixes), as they may carry agent text."""
+        args = ",".join(
+            f"{k}={escape_property(inert_line(v))}" for k, v in props.items() if v is not None
+        )
+        line = f"::{name}{' ' + args if args else ''}::{escape_data(inert(message))}\n"
         self.out.write(scrub(line))
 
     def mask(self, value: str) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from ci_eval import __version__
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
+from ci_eval.inert import inert_json
 from ci_eval.model import Invocation
 from ci_eval.text import scrub
 
@@ -41,6 +42,8 @@ class RunRecord:
     metrics: list[Any] = field(default_factory=list)  # MetricResult per metric, once scored
     # a simulated user's run: who played the user, why the conversation ended, LLM calls
     simulation: dict[str, Any] | None = None
+    started_s: float | None = None  # seconds after the run began (None: replayed or not run)
+    replayed: bool = False  # durations are the recording's, not measured
 
     @property
     def retries(self) -> int:
@@ -220,6 +223,7 @@ def to_json(results: RunResults) -> dict[str, Any]:
                                 "run": r.run,
                                 "error": r.error,
                                 "duration_s": round(r.duration_s, 4),
+                                "started_s": None if r.started_s is None else round(r.started_s, 4),
                                 "retries": r.retries,
                                 "metrics": [_run_metric(m) for m in r.metrics],
                                 "simulation": r.simulation,
@@ -254,7 +258,7 @@ def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
     try:
         text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=sort_keys)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(scrub(text) + "\n")  # a lone surrogate must not lose the file
+            handle.write(inert_json(scrub(text)) + "\n")  # no lone surrogate, no CI command
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -342,6 +346,8 @@ def from_json(data: dict[str, Any]) -> RunResults:
                     duration_s=float(r.get("duration_s") or 0.0),
                     simulation=r.get("simulation"),
                 )
+                if isinstance(r.get("started_s"), int | float):
+                    run.started_s = float(r["started_s"])
                 run.metrics = [
                     MetricResult(
                         x["name"],

@@ -47,6 +47,15 @@ def template_dirs(user_dir: Path | None = None) -> list[Path]:
     return dirs
 
 
+def _shown(path: str) -> str:
+    """A template path as the user knows it: relative to the working directory when inside it
+    (symlinks not resolved: a refused link is named, not its target)."""
+    try:
+        return Path(path).relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path
+
+
 class TemplateProblem(InputError):
     """A template that cannot be rendered: ``file:line: what`` on one line."""
 
@@ -78,17 +87,17 @@ class ConfinedLoader(BaseLoader):
             if os.path.commonpath([root, real]) != root:
                 raise TemplateProblem(
                     f"template {template} resolves to {real}, outside the template directory "
-                    f"{root}; refused",
-                    path=candidate,
+                    f"{_shown(root)}; refused",
+                    path=_shown(candidate),
                 )
             try:
                 source = read_regular_file(Path(real), candidate, MAX_TEMPLATE_BYTES)
             except InputError as exc:
-                raise TemplateProblem(exc.message, path=candidate) from None
+                raise TemplateProblem(exc.message, path=_shown(candidate)) from None
             try:
                 text = source.decode("utf-8")
             except UnicodeDecodeError:
-                raise TemplateProblem("not UTF-8 text", path=candidate) from None
+                raise TemplateProblem("not UTF-8 text", path=_shown(candidate)) from None
             mtime = os.path.getmtime(real)
             return text, candidate, partial(_unchanged, real, mtime)
         raise TemplateNotFound(template)
@@ -152,6 +161,8 @@ def problem(
     loader = env.loader if env is not None else None
     roots = loader.roots if isinstance(loader, ConfinedLoader) else []
     path, line = _where(exc, template, roots)
+    if path and os.path.isabs(path):
+        path = _shown(path)
     if isinstance(exc, TemplateNotFound):
         what = f"template not found: {exc.message or exc.name}"
     elif isinstance(exc, _RenderTimeout):

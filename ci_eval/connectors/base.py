@@ -36,6 +36,7 @@ class ActualTurn:
     # the author its contract reply named
     events: list[Any] | None = None
     author: str | None = None
+    recorded_duration_s: float | None = None  # replay: how long the recorded turn took
 
 
 class AgentSession(Protocol):

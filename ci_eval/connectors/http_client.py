@@ -60,6 +60,10 @@ def make_session(settings: HttpSettings, pool_size: int = 16) -> requests.Sessio
     return session
 
 
+def _retries(n: int) -> str:
+    return f"{n} retry" if n == 1 else f"{n} retries"
+
+
 def post_json(
     session: requests.Session, url: str, body: Any, timeout: float, retries: int
 ) -> tuple[Any, int]:
@@ -67,19 +71,19 @@ def post_json(
     try:
         response = session.post(url, json=body, timeout=timeout)
     except requests.exceptions.RetryError:
-        raise AgentError(f"POST {url}: still failing after {retries} retries", retries) from None
+        raise AgentError(f"POST {url}: still failing after {_retries(retries)}", retries) from None
     except requests.exceptions.Timeout:
         raise AgentError(
-            f"POST {url}: no answer within {timeout:g} s (after {retries} retries)", retries
+            f"POST {url}: no answer within {timeout:g} s (after {_retries(retries)})", retries
         ) from None
     except requests.exceptions.ConnectionError as exc:
         cause = getattr(exc.args[0] if exc.args else None, "reason", None)
         if isinstance(cause, ReadTimeoutError):  # read timeouts, retried, end up here
             raise AgentError(
-                f"POST {url}: no answer within {timeout:g} s (after {retries} retries)", retries
+                f"POST {url}: no answer within {timeout:g} s (after {_retries(retries)})", retries
             ) from None
         raise AgentError(
-            f"POST {url}: cannot connect ({_reason(exc)}) after {retries} retries", retries
+            f"POST {url}: cannot connect ({_reason(exc)}) after {_retries(retries)}", retries
         ) from None
     except requests.exceptions.RequestException as exc:
         raise AgentError(f"POST {url}: {type(exc).__name__}", retries) from None
@@ -87,7 +91,7 @@ def post_json(
     spent = len(history)
     if response.status_code >= 400:
         detail = response.text.strip().replace("\n", " ")[:200]
-        more = f" after {spent} retries" if spent else ""
+        more = f" after {_retries(spent)}" if spent else ""
         raise AgentError(f"POST {url}: HTTP {response.status_code}{more}: {detail}", spent)
     try:
         # lone surrogates (a JavaScript agent's cut emoji) become U+FFFD here, at the boundary
