@@ -194,7 +194,7 @@ def test_a_judge_that_rejects_the_turns_fails_the_quality_metric(
     case = _case(tmp_path / "r.json", "weather_without_a_city")
     summary = render_summary(read_results(tmp_path / "r.json"))
     # the details show the simulated conversation, turn by turn
-    assert r"user turns written by adk LlmBackedUserSimulator \(loopback\), 2 turns" in summary
+    assert "user turns written by adk LlmBackedUserSimulator (loopback), 2 turns" in summary
     assert "**Turn 2:** Paris, please." in summary
     assert "Expected response" not in summary  # a simulated case has none
     [metric] = [m for m in case["metrics"] if m["name"] == "per_turn_user_simulator_quality_v1"]

@@ -29,7 +29,7 @@ def available() -> bool:
 
 
 def source() -> str:
-    return adk_prompts.source() if available() else "ci-eval"
+    return adk_prompts.source()  # without importing google-adk when nothing needed it
 
 
 class _JudgeAsAdkLlm:

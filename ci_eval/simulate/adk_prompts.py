@@ -47,8 +47,21 @@ def _import_adk() -> Any:
 
 
 def adk_version() -> str | None:
-    if _adk() is None:
+    """The google-adk whose prompts are used, or None. Importing google-adk takes seconds: when
+    nothing has imported it yet, its presence is checked without importing it."""
+    if os.environ.get(ENV, "adk") == "ci-eval":
         return None
+    if _import_adk.cache_info().currsize:
+        if _adk() is None:
+            return None
+    else:
+        import importlib.util
+
+        try:
+            if importlib.util.find_spec("google.adk") is None:
+                return None
+        except (ImportError, ValueError):
+            return None
     from importlib.metadata import PackageNotFoundError, version
 
     try:
