@@ -9,14 +9,16 @@ import hashlib
 import json
 import os
 import subprocess
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ci_eval import __version__
 from ci_eval.errors import InputError
+from ci_eval.files import write_json_atomic
 from ci_eval.jsonpos import read_regular_file
-from ci_eval.results import RunResults, write_json_atomic
+from ci_eval.results import RunResults
 from ci_eval.text import loads as loads_json
 
 DEFAULT_PATH = ".ci-eval/baseline.json"
@@ -33,14 +35,40 @@ def metrics_digest(results: RunResults) -> str:
     return hashlib.sha256(json.dumps(config).encode()).hexdigest()[:16]
 
 
-def _git(*args: str) -> str | None:
+class GitError(Exception):
+    """git could not answer (not a repository, dubious ownership, git missing); the message
+    is what git said, on one line."""
+
+
+def _git_checked(*args: str) -> str | None:
+    """git's output; None when git answered "no" (exit 1 with nothing on stderr, as
+    ``rev-parse --verify --quiet`` and ``merge-base`` do); GitError when git failed."""
     try:
         out = subprocess.run(
             ["git", *args], capture_output=True, text=True, check=False, timeout=30
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except FileNotFoundError:
+        raise GitError("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {args[0]} did not answer within 30 s") from None
+    except OSError as exc:
+        raise GitError(f"cannot run git: {exc.strerror or exc}") from None
+    if out.returncode == 0:
+        return out.stdout.strip()
+    lines = [line.strip() for line in out.stderr.splitlines() if line.strip()]
+    if not lines:
         return None
-    return out.stdout.strip() if out.returncode == 0 else None
+    said = lines[0][:300]
+    if "dubious ownership" in said:
+        said += " (mark it safe: git config --global --add safe.directory DIR)"
+    raise GitError(said)
+
+
+def _git(*args: str) -> str | None:
+    try:
+        return _git_checked(*args)
+    except GitError:
+        return None
 
 
 def from_results(results: RunResults, commit: str | None = None) -> dict[str, Any]:
@@ -113,27 +141,55 @@ def read(path: Path) -> dict[str, Any] | None:
 
 
 def read_at_ref(ref: str, path: str) -> dict[str, Any] | None:
-    """The baseline file as it is at a git ref (``git show REF:path``); None if absent there."""
-    if _git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}") is None:
+    """The baseline file as it is at a git ref (``git show REF:path``); None if absent there.
+    A git failure (say, the repository is owned by another user and not a safe.directory) is
+    an InputError with what git said, not "no baseline"."""
+    try:
+        commit = _git_checked("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except GitError as exc:
+        raise InputError(f"--baseline-ref {ref}: git failed: {exc}") from None
+    if commit is None:
         raise InputError(
             f"--baseline-ref {ref}: no such commit in this repository (fetch it, "
             "e.g. actions/checkout with fetch-depth: 0)"
         )
     prefix = _git("rev-parse", "--show-prefix") or ""
-    text = _git("show", f"{ref}:{prefix}{path}")
+    try:
+        text = _git_checked("show", f"{ref}:{prefix}{path}")
+    except GitError as exc:
+        if "does not exist" in str(exc) or "exists on disk, but not in" in str(exc):
+            return None
+        raise InputError(f"reading {path} at {ref}: git failed: {exc}") from None
     return None if text is None else parse(text, f"{ref}:{path}")
 
 
-def default_ref(env: dict[str, str] | os._Environ[str]) -> str | None:
-    """In a pull request: the merge base with the base branch (not the previous PR commit)."""
+def merge_base(env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """In a pull request: (the merge base with the base branch, None), or (None, one line
+    saying why there is none: the clone is shallow, git failed...). Outside one: (None, None).
+    The merge base, not the previous PR commit, is what the PR's changes are measured from."""
     base = env.get("GITHUB_BASE_REF")
     if not base:
-        return None
+        return None, None
+    failure = None
     for candidate in (f"origin/{base}", base):
-        merge_base = _git("merge-base", "HEAD", candidate)
-        if merge_base:
-            return merge_base
-    return None
+        try:
+            found = _git_checked("merge-base", "HEAD", candidate)
+        except GitError as exc:
+            failure = failure or str(exc)
+            continue
+        if found:
+            return found, None
+    if failure and "Not a valid object name" not in failure:
+        return None, f"cannot find the merge base with {base}: git failed: {failure}"
+    return None, (
+        f"no merge base with {base} in this clone (check out with fetch-depth: 0, "
+        f"or fetch origin/{base})"
+    )
+
+
+def default_ref(env: Mapping[str, str]) -> str | None:
+    """In a pull request: the merge base with the base branch (not the previous PR commit)."""
+    return merge_base(env)[0]
 
 
 def age_days(baseline: dict[str, Any]) -> float | None:

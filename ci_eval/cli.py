@@ -1,31 +1,34 @@
-"""The ``ci-eval`` command: a thin layer that parses options and calls the pipeline."""
+"""The ``ci-eval`` command: a thin layer that parses options and calls the pipeline.
+
+Each command imports what it needs when it runs: ``ci-eval --help`` and ``--version`` load
+typer and nothing else of weight.
+"""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ci_eval import __version__, pipeline
-from ci_eval.config import AGENT_KINDS, CONFIG_NAME, RunSettings, find_config, load_config
-from ci_eval.dialects import WRITERS
-from ci_eval.discover import DEFAULT_INCLUDE, discover, discover_all
+from ci_eval import __version__, deadline
+from ci_eval.config import AGENT_KINDS, CONFIG_NAME
+from ci_eval.deadline import Cancellation
+from ci_eval.discover import DEFAULT_INCLUDE
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import EXIT_INPUT, EXIT_OK
-from ci_eval.github import Workflow
 from ci_eval.inert import inert, inert_json
-from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
-from ci_eval.publish import ReportSettings, publish
-from ci_eval.report.terminal import summary_lines
-from ci_eval.results import RunResults, read_results, to_json, write_json_atomic
 from ci_eval.text import scrub
-from ci_eval.validate import validate_counts, validate_lines
+
+if TYPE_CHECKING:
+    from ci_eval.publish import ReportSettings
+    from ci_eval.results import RunResults
 
 app = typer.Typer(
     name="ci-eval",
@@ -238,6 +241,10 @@ def validate(
 
     Example: ci-eval validate tests/eval -v
     """
+    from ci_eval.discover import discover_all
+    from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
+    from ci_eval.validate import validate_counts, validate_lines
+
     try:
         found = discover_all(list(paths or []), include, exclude)
         outcomes = load_all(found.candidates, eval_config)
@@ -297,6 +304,10 @@ def convert(
 
     Example: ci-eval convert evals/weather.test.json --to adk -o evals/weather.evalset.json
     """
+    from ci_eval.dialects import WRITERS
+    from ci_eval.discover import discover
+    from ci_eval.load import Failed, LoadedEvalSet, load_all
+
     writer = WRITERS.get(to)
     if writer is None:
         _fail(InputError(f"unknown target dialect {to!r}; choose one of: " + ", ".join(WRITERS)))
@@ -605,6 +616,10 @@ def run(
     Example: ci-eval run samples --agent command --agent-command
     "python samples/agents/weather_agent/command_agent.py" --results results.json
     """
+    from ci_eval import pipeline
+    from ci_eval.config import find_config, load_config
+    from ci_eval.publish import ReportSettings
+
     try:
         settings = load_config(config or find_config(), required=config is not None)
         overrides = {
@@ -672,35 +687,42 @@ def run(
             if not sep or not name.strip():
                 raise InputError(f"--header {item!r}: expected NAME=VALUE")
             settings.agent.headers[name.strip()] = value
-        stop = threading.Event()
-        with _stop_on_signals(stop):
-            outcome = pipeline.run(settings, stop)
-    except ValidationFailed as exc:
-        for problem in exc.problems:
-            _say(str(problem), err=True)
-        raise typer.Exit(EXIT_INPUT) from None
+        stop = Cancellation(deadline.grace_from(os.environ))
     except InputError as exc:
         _fail(exc)
-    for notice in outcome.problems:
-        _say(f"ci-eval: {notice}", err=True)
-    _report(
-        outcome.results,
-        ReportSettings(
-            settings.junit,
-            settings.summary,
-            settings.results,
-            settings.adk_results,
-            settings.comment,
-            settings.comment_id,
-            settings.template_dir,
-        ),
-    )
+    with _stop_on_signals(stop):
+        try:
+            outcome = pipeline.run(settings, stop)
+        except ValidationFailed as exc:
+            for problem in exc.problems:
+                _say(str(problem), err=True)
+            raise typer.Exit(EXIT_INPUT) from None
+        except InputError as exc:
+            _fail(exc)
+        for notice in outcome.problems:
+            _say(f"ci-eval: {notice}", err=True)
+        _report(
+            outcome.results,
+            ReportSettings(
+                settings.junit,
+                settings.summary,
+                settings.results,
+                settings.adk_results,
+                settings.comment,
+                settings.comment_id,
+                settings.template_dir,
+            ),
+        )
     raise typer.Exit(outcome.exit_code)
 
 
 def _report(results: RunResults, report: ReportSettings, env: dict[str, str] | None = None) -> None:
     """The terminal summary, then files and GitHub. Agent text in the log cannot issue
     workflow commands."""
+    from ci_eval.github import Workflow
+    from ci_eval.publish import publish
+    from ci_eval.report.terminal import summary_lines
+
     env = dict(os.environ) if env is None else env
     workflow = Workflow()
     lines = summary_lines(results)
@@ -755,10 +777,15 @@ def report(
 
     Example: ci-eval report results.json --junit junit.xml --summary summary.md --comment
     """
+    from ci_eval.gate import gate
+    from ci_eval.publish import ReportSettings
+    from ci_eval.results import read_results
+
     try:
         results = read_results(results_file)
     except InputError as exc:
         _fail(exc)
+    gc.freeze()  # as in `run`: what was read lives to the end
     _report(
         results,
         ReportSettings(
@@ -771,25 +798,35 @@ def report(
             str(template_dir) if template_dir else None,
         ),
     )
-    raise typer.Exit(pipeline.gate(results))
+    raise typer.Exit(gate(results))
 
 
 class _stop_on_signals:
-    """First SIGINT/SIGTERM: start no new cases, finish and report the running ones."""
+    """First SIGINT/SIGTERM: no new turn starts; running turns get a grace period, then end as
+    cancelled, and the reports are written. Second: stop waiting at once and write them.
+    Installed for the run and its reporting, so no signal can lose the reports."""
 
-    def __init__(self, stop: threading.Event) -> None:
+    def __init__(self, stop: Cancellation) -> None:
         self.stop = stop
         self.previous: dict[int, object] = {}
+        self._installed = deadline.installed(stop)
 
     def _handle(self, signum: int, frame: object) -> None:
+        if self.stop.abandoned.is_set():
+            return
         if self.stop.is_set():
-            raise KeyboardInterrupt
+            _say("ci-eval: stopping now: cancelling running turns, writing the reports", err=True)
+            self.stop.abandon()
+            return
         self.stop.set()
         _say(
-            "ci-eval: stopping: no new cases start; running ones finish (again to abort)", err=True
+            f"ci-eval: stopping: no new turn starts; running turns get {self.stop.grace:g} s, "
+            "then are cancelled (signal again to cancel them now)",
+            err=True,
         )
 
     def __enter__(self) -> None:
+        self._installed.__enter__()
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self.previous[sig] = signal.signal(sig, self._handle)
@@ -797,6 +834,7 @@ class _stop_on_signals:
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self.previous.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
+        self._installed.__exit__(*exc)
 
 
 @app.command("metrics")
@@ -861,6 +899,12 @@ def compare_command(
 
     Example: ci-eval compare results.json --baseline .ci-eval/baseline.json
     """
+    from ci_eval import pipeline
+    from ci_eval.config import RunSettings
+    from ci_eval.gate import gate
+    from ci_eval.publish import ReportSettings
+    from ci_eval.results import read_results, to_json, write_json_atomic
+
     settings = RunSettings()
     for key, value in {
         "baseline": str(baseline) if baseline else None,
@@ -892,7 +936,7 @@ def compare_command(
             None,
         ),
     )
-    raise typer.Exit(pipeline.gate(results))
+    raise typer.Exit(gate(results))
 
 
 baseline_app = typer.Typer(
@@ -921,6 +965,7 @@ def baseline_update(
     Example: ci-eval baseline update results.json
     """
     from ci_eval import baseline as baseline_store
+    from ci_eval.results import read_results
 
     path = baseline or Path(baseline_store.DEFAULT_PATH)
     try:
@@ -956,6 +1001,7 @@ def merge(
     Example: ci-eval merge shard-*/results.json -o results.json
     """
     from ci_eval.merge import merge as merge_results
+    from ci_eval.results import to_json, write_json_atomic
 
     try:
         merged = merge_results(list(files))
@@ -972,21 +1018,26 @@ def action() -> None:
     comment). Exit codes as for `run`.
     """
     from ci_eval.action import run_action
+    from ci_eval.github import Workflow
 
-    stop = threading.Event()
     try:
-        with _stop_on_signals(stop):
-            outcome, report_settings, env = run_action(os.environ, stop)
-    except ValidationFailed as exc:
-        for problem in exc.problems:
-            _say(str(problem))  # to the log, where the action's user looks
-        raise typer.Exit(EXIT_INPUT) from None
+        stop = Cancellation(deadline.grace_from(os.environ))
     except InputError as exc:
         Workflow().command("error", str(exc), title="ci-eval")
         _fail(exc)
-    for notice in outcome.problems:
-        _say(f"ci-eval: {notice}", err=True)
-    _report(outcome.results, report_settings, env)
+    with _stop_on_signals(stop):
+        try:
+            outcome, report_settings, env = run_action(os.environ, stop)
+        except ValidationFailed as exc:
+            for problem in exc.problems:
+                _say(str(problem))  # to the log, where the action's user looks
+            raise typer.Exit(EXIT_INPUT) from None
+        except InputError as exc:
+            Workflow().command("error", str(exc), title="ci-eval")
+            _fail(exc)
+        for notice in outcome.problems:
+            _say(f"ci-eval: {notice}", err=True)
+        _report(outcome.results, report_settings, env)
     raise typer.Exit(outcome.exit_code)
 
 
@@ -1000,6 +1051,8 @@ def _fail(error: InputError) -> None:
 
 
 def main() -> None:
+    # collect young garbage less often: big runs allocate millions of long-lived objects
+    gc.set_threshold(50_000, 20, 100)
     try:
         app()
     except KeyboardInterrupt:

@@ -8,26 +8,27 @@ import json
 import os
 import secrets
 import sys
-import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-import requests
-
-from ci_eval.connectors.http_client import HttpSettings, make_session
+from ci_eval.deadline import Deadline
 from ci_eval.inert import inert, inert_line
 from ci_eval.report.markdown import MARKER
 from ci_eval.report.view import error_reason, failing_metrics
 from ci_eval.results import RunResults
 from ci_eval.text import scrub
 
+if TYPE_CHECKING:
+    import requests
+
 WORKSPACE_PREFIX = "/github/workspace/"
 ANNOTATION_CAP = 10  # GitHub shows 10 errors per step
 MAX_RATE_LIMIT_WAIT = 60.0
+REQUEST_TIMEOUT = 30.0
 
 
 def escape_data(value: str) -> str:
@@ -180,13 +181,16 @@ class CommentPoster:
     repository: str
     token: str
     workflow: Workflow
+    deadline: Deadline | None = None  # for the whole upsert (default 30 s per request)
     session: requests.Session = field(init=False)
 
     def __post_init__(self) -> None:
+        from ci_eval.connectors.http_client import HttpSettings, make_session
+
         self.api_url = self.api_url.rstrip("/")
         self.session = make_session(
             HttpSettings(
-                timeout=30,
+                timeout=REQUEST_TIMEOUT,
                 retries=3,
                 headers={
                     "Authorization": f"Bearer {self.token}",
@@ -197,14 +201,35 @@ class CommentPoster:
         )
 
     def _call(self, method: str, url: str, **kwargs: object) -> requests.Response:
+        import requests  # loaded with the session, only when commenting
+
+        from ci_eval.connectors.http_client import (
+            DeadlinePassed,
+            failure_reason,
+            timeouts,
+            within,
+        )
+
+        # the whole upsert shares one deadline: after a cancellation it must not hold the
+        # process (GitHub's runner kills it some seconds after its first signal)
+        deadline = self.deadline or Deadline.uncancellable(REQUEST_TIMEOUT * 8)
         for _ in range(4):
             try:
-                response = self.session.request(method, url, timeout=30, **kwargs)
-            except requests.RequestException as exc:
-                raise CommentError(f"{method} {url}: {type(exc).__name__}") from None
+                with within(deadline):
+                    response = self.session.request(
+                        method, url, timeout=timeouts(deadline, REQUEST_TIMEOUT), **kwargs
+                    )
+                if deadline.fired:
+                    raise DeadlinePassed
+            except (DeadlinePassed, requests.RequestException) as exc:
+                if deadline.expired():
+                    raise CommentError(f"{method} {url}: {deadline.message()}") from None
+                raise CommentError(f"{method} {url}: {failure_reason(exc)}") from None
             if response.status_code == 403 and "rate limit" in response.text.lower():
                 wait = float(response.headers.get("Retry-After") or MAX_RATE_LIMIT_WAIT)
-                time.sleep(min(wait, MAX_RATE_LIMIT_WAIT))  # GitHub's secondary rate limit
+                # GitHub's secondary rate limit
+                if not deadline.wait(min(wait, MAX_RATE_LIMIT_WAIT)):
+                    raise CommentError(f"{method} {url}: rate limited past the deadline")
                 continue
             return response
         return response

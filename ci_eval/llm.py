@@ -6,9 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ci_eval.connectors.base import AgentError
-from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
-
 
 class LlmError(Exception):
     """The endpoint could not give a completion; the message is one line and holds no secret."""
@@ -24,12 +21,17 @@ class ChatClient:
     temperature: float = 0.0
 
     def __post_init__(self) -> None:
+        from ci_eval.connectors.http_client import HttpSettings, make_session  # requests: lazily
+
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         self._http = make_session(HttpSettings(self.timeout, self.retries, headers=headers))
         self.url = f"{self.base_url.rstrip('/')}/chat/completions"
 
     def complete(self, messages: list[dict[str, Any]]) -> str:
         """The text of one completion of ``messages``; raises LlmError."""
+        from ci_eval.connectors.base import AgentError
+        from ci_eval.connectors.http_client import post_json
+
         body = {"model": self.model, "temperature": self.temperature, "messages": messages}
         try:
             data, _ = post_json(self._http, self.url, body, self.timeout, self.retries)

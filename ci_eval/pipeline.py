@@ -3,6 +3,7 @@ CLI and the action entrypoint call."""
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from collections.abc import Mapping
@@ -17,12 +18,13 @@ from ci_eval.config import RunSettings
 from ci_eval.connectors import build_connector
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
+from ci_eval.files import write_json_atomic
 from ci_eval.gate import FAIL_ON, gate
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import adk_judges, lookup
 from ci_eval.metrics.custom import register_custom, register_entry_points
 from ci_eval.metrics.judge import Judge
-from ci_eval.results import RunResults, to_json, write_json_atomic
+from ci_eval.results import RunResults, to_json
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
 from ci_eval.simulate import build_simulator
@@ -125,7 +127,12 @@ def apply_baseline(
     if settings.tolerance < 0:
         raise InputError("--tolerance must not be negative")
     path = settings.baseline or baseline_store.DEFAULT_PATH
-    ref = settings.baseline_ref or (None if settings.baseline else baseline_store.default_ref(env))
+    notices = []
+    ref = settings.baseline_ref
+    if not ref and not settings.baseline:
+        ref, problem = baseline_store.merge_base(env)
+        if problem:
+            notices.append(f"baseline: {problem}; reading {path} from the working tree")
     if ref:
         data = baseline_store.read_at_ref(ref, path)
         where = f"{path} at {ref}"
@@ -133,7 +140,6 @@ def apply_baseline(
         data = baseline_store.read(Path(path))
         where = path
     explicit = parse_fail_on(settings.fail_on)
-    notices = []
     if data is None:
         results.fail_on = explicit or ("failure", "error")
         notices.append(
@@ -166,6 +172,9 @@ def apply_baseline(
 
 def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     sets = load_eval_sets(settings)
+    # what is loaded lives to the end: out of the cyclic collector's sight, which would
+    # otherwise rescan it again and again (at 20,000 cases, a third of the run)
+    gc.freeze()
     check_case_filters(sets, settings.cases)
     for name, value, low in (
         ("--concurrency", settings.concurrency, 1),
@@ -193,12 +202,14 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
                 settings.num_runs,
                 settings.cases,
                 shard_spec.parse(settings.shard) if settings.shard else None,
+                settings.timeout,
                 simulator,
             ),
             stop=stop,
         )
     finally:
         connector.close()
+    gc.freeze()  # the same for what the agent produced
     results.settings = {
         "agent": settings.agent.kind,
         "concurrency": settings.concurrency,

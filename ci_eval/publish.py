@@ -5,17 +5,20 @@ Used by ``ci-eval run`` and ``ci-eval report`` alike."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ci_eval import github
+from ci_eval.deadline import Deadline
+from ci_eval.files import write_json_atomic, write_text_atomic
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary
-from ci_eval.results import RunResults, write_json_atomic
+from ci_eval.results import RunResults
 from ci_eval.text import scrub
+
+INTERRUPTED_COMMENT_S = 4.0
 
 
 @dataclass
@@ -27,14 +30,6 @@ class ReportSettings:
     comment: bool = False
     comment_id: str | None = None
     template_dir: str | None = None
-
-
-def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(scrub(text))  # a lone surrogate must not lose the report
-    os.replace(tmp, path)
 
 
 def token_from(env: Mapping[str, str]) -> str | None:
@@ -75,14 +70,14 @@ def publish(
     if on_actions and token:
         workflow.mask(token)
     if settings.junit:
-        _write_text(Path(settings.junit), to_junit(results))
+        write_text_atomic(Path(settings.junit), to_junit(results))
     summary_text = None
     if settings.summary or (on_actions and env.get("GITHUB_STEP_SUMMARY")):
         summary_text = scrub(
             render_summary(results, template_dir, artifact=settings.results, problems=warnings)
         )
         if settings.summary:
-            _write_text(Path(settings.summary), summary_text)
+            write_text_atomic(Path(settings.summary), summary_text)
     if settings.adk_results:
         for name, data in to_adk_results(results).items():
             write_json_atomic(Path(settings.adk_results) / name, data)
@@ -122,6 +117,8 @@ def _comment(
         env["GITHUB_REPOSITORY"],
         token,
         workflow,
+        # a cancelled run has seconds left before the runner kills it: the files come first
+        Deadline.uncancellable(INTERRUPTED_COMMENT_S) if results.interrupted else None,
     )
     try:
         poster.upsert(number, body, github.marker_for(comment_id))

@@ -7,9 +7,6 @@ invocations (ADK's snake_case Invocation), timings, retries and errors. ``report
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,9 +14,8 @@ from typing import Any
 from ci_eval import __version__
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
-from ci_eval.inert import inert_json
+from ci_eval.files import write_json_atomic as write_json_atomic  # re-exported
 from ci_eval.model import Invocation
-from ci_eval.text import scrub
 
 SCHEMA_VERSION = 1
 
@@ -251,26 +247,12 @@ def to_json(results: RunResults) -> dict[str, Any]:
     }
 
 
-def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
-    """Write then rename, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=sort_keys)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(inert_json(scrub(text)) + "\n")  # no lone surrogate, no CI command
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def read_results(path: Path) -> RunResults:
     """Read a results file ``--results`` wrote (input of report, compare, merge). InputError
     names the file and what is wrong; nothing here trusts the file's shape."""
     from ci_eval.jsonpos import read_json_file
 
-    doc = read_json_file(path, str(path))
+    doc = read_json_file(path, str(path), positions_wanted=False)  # errors name no line
     data = doc.data
     if not isinstance(data, dict) or "schema_version" not in data or "sets" not in data:
         raise InputError(

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ci_eval.connectors.base import ActualTurn, AgentError
+from ci_eval.deadline import Deadline
 from ci_eval.dialects.trpc import TrpcDialect
 from ci_eval.errors import InputError
 from ci_eval.jsonpos import JsonDocument, read_json_file
@@ -168,7 +169,8 @@ def load_recordings(
     # per case: (file time, file order, that file's recordings of the case)
     per_file: dict[tuple[str, str], list[tuple[float, int, list[Recording]]]] = {}
     for order, file in enumerate(files):
-        doc = read_json_file(file, str(file))
+        # recorded results are big and their errors name no line: the fast parser
+        doc = read_json_file(file, str(file), positions_wanted=False)
         data = _unwrap(doc)
         if not isinstance(data, dict):
             raise InputError("not a result file (expected an object)", path=doc.path)
@@ -240,7 +242,7 @@ class ReplayConnector:
 class _ReplaySession:
     invocations: list[Invocation]
 
-    def send(self, user_content: Content) -> ActualTurn:
+    def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
         if not self.invocations:
             raise AgentError("the recording has fewer turns than the eval case")
         return invocation_to_turn(self.invocations.pop(0))

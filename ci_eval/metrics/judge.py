@@ -11,9 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_eval import templates
 from ci_eval.config import JudgeConfig
-from ci_eval.llm import ChatClient, LlmError
 from ci_eval.metrics.base import MetricFailure
 
 JudgeSettings = JudgeConfig  # where the judge is and how to call it ([judge] in ci-eval.toml)
@@ -29,6 +27,10 @@ class Judge:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
+        # jinja2 and requests load only when a judge is configured: most runs have none
+        from ci_eval import templates
+        from ci_eval.llm import ChatClient
+
         self.client = ChatClient(
             self.settings.base_url or "",
             self.settings.model or "",
@@ -40,6 +42,8 @@ class Judge:
         self._env = templates.environment(self.template_dir, keep_trailing_newline=True)
 
     def render(self, template: str, **values: Any) -> str:
+        from ci_eval import templates
+
         try:
             return templates.render(self._env, f"judge/{template}", values)
         except templates.TemplateProblem as exc:
@@ -47,6 +51,8 @@ class Judge:
 
     def ask(self, prompt: str, sample: int = 0) -> str:
         """One completion; the same prompt and sample number is asked once per run."""
+        from ci_eval.llm import LlmError
+
         key = (self.settings.model or "", prompt, sample)
         with self._lock:
             if key in self._cache:

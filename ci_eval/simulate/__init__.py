@@ -19,12 +19,14 @@ import enum
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ci_eval.config import JudgeConfig, SimulatorConfig
 from ci_eval.errors import InputError
-from ci_eval.llm import ChatClient
 from ci_eval.model import EvalCase
+
+if TYPE_CHECKING:
+    from ci_eval.llm import ChatClient
 
 NO_SIMULATOR = (
     "needs a user simulator: set [simulator] base_url and model (or [judge]) in ci-eval.toml, "
@@ -132,6 +134,8 @@ def build_simulator(config: SimulatorConfig, judge: JudgeConfig) -> SimulatorFac
                 f"the environment variable {resolved.api_key_env} (the simulator's API key) "
                 "is not set"
             )
+    from ci_eval.llm import ChatClient
+
     client = ChatClient(
         resolved.base_url,
         resolved.model,
