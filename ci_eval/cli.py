@@ -181,9 +181,38 @@ FailOnOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--fail-on",
-        metavar="failure,regression,error",
-        help="What fails the gate [default: "
-        "regression,error with a baseline; failure,error without].",
+        metavar="failure,regression,error,not-evaluated",
+        help="What fails the gate [default: regression,error,not-evaluated with a baseline; "
+        "failure,error,not-evaluated without]. A run where nothing was evaluated always fails.",
+        show_default=False,
+    ),
+]
+MinHistoryOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--min-history",
+        metavar="N",
+        help="Runs on main a case needs before its history judges it; with fewer, the simple "
+        "rule (passed every run on main, fails most runs now) [default: 5].",
+        show_default=False,
+    ),
+]
+AcceptOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--accept",
+        metavar="FILE",
+        help="Regressions this pull request accepts, with reasons [default: "
+        ".ci-eval/accept.toml when present].",
+        show_default=False,
+    ),
+]
+WindowOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--window",
+        metavar="N",
+        help="Runs of history the baseline keeps per case and metric [default: 20].",
         show_default=False,
     ),
 ]
@@ -241,6 +270,8 @@ def validate(
 
     Example: ci-eval validate tests/eval -v
     """
+    from ci_eval import pipeline
+    from ci_eval.config import find_config, load_config
     from ci_eval.discover import discover_all
     from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
     from ci_eval.validate import validate_counts, validate_lines
@@ -254,6 +285,12 @@ def validate(
         raise typer.Exit(EXIT_INPUT) from None
     except InputError as exc:
         _fail(exc)
+    try:
+        settings = load_config(find_config(), required=False)
+        pipeline.register_metrics(settings)
+    except InputError as exc:
+        _fail(exc)
+    outcomes = _with_metric_names_checked(outcomes)
     for line in validate_lines(outcomes, found.ignored, verbose):
         _say(line)
     if not any(isinstance(o, LoadedEvalSet | LoadedSidecar | Failed) for o in outcomes):
@@ -271,6 +308,35 @@ def validate(
     _say(validate_counts(outcomes, found.ignored, verbose), err=True)
     invalid = any(isinstance(o, Failed) for o in outcomes)
     raise typer.Exit(EXIT_INPUT if invalid else EXIT_OK)
+
+
+def _with_metric_names_checked(outcomes: list) -> list:
+    """An eval set or sidecar naming a metric no registry knows is invalid (as in `run`)."""
+    from ci_eval import pipeline
+    from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar
+
+    out = []
+    reported: set[str] = set()
+    for outcome in outcomes:
+        config = (
+            outcome.metrics
+            if isinstance(outcome, LoadedEvalSet) and outcome.metrics.source != "default"
+            else outcome.config
+            if isinstance(outcome, LoadedSidecar)
+            else None
+        )
+        problems = pipeline.unknown_metrics(config, outcome.path) if config else []
+        if problems and config.source in reported:
+            problems = [
+                InputError(
+                    f"its metrics come from {config.source}, which names unknown metrics",
+                    path=outcome.path,
+                )
+            ]
+        elif problems:
+            reported.add(config.source)
+        out.append(Failed(outcome.path, ValidationFailed(problems)) if problems else outcome)
+    return out
 
 
 @app.command()
@@ -604,6 +670,9 @@ def run(
     significance: SignificanceOpt = None,
     fail_on: FailOnOpt = None,
     baseline_max_age: MaxAgeOpt = None,
+    min_history: MinHistoryOpt = None,
+    accept: AcceptOpt = None,
+    window: WindowOpt = None,
 ) -> None:
     """Replay eval sets against the agent and write what it did.
 
@@ -649,6 +718,9 @@ def run(
             "significance": significance,
             "fail_on": fail_on,
             "baseline_max_age": baseline_max_age,
+            "min_history": min_history,
+            "accept": str(accept) if accept else None,
+            "baseline_window": window,
         }
         for key, value in overrides.items():
             if value is not None:
@@ -875,6 +947,8 @@ def compare_command(
     significance: SignificanceOpt = None,
     fail_on: FailOnOpt = None,
     baseline_max_age: MaxAgeOpt = None,
+    min_history: MinHistoryOpt = None,
+    accept: AcceptOpt = None,
     junit: JunitOpt = None,
     summary: SummaryOpt = None,
     comment: CommentOpt = None,
@@ -890,11 +964,12 @@ def compare_command(
         ),
     ] = None,
 ) -> None:
-    """Compare saved results with the baseline and gate on regressions.
+    """Compare saved results with the baseline's history and gate on regressions.
 
-    A case regresses when a metric's mean drops by more than --tolerance or its status flips
-    from PASSED to FAILED; with repeated runs on both sides the drop must also be significant
-    (exact permutation test on run scores, Fisher's exact test on pass counts). Exits 1 when
+    Each case is judged against its own recent runs on main: how likely are this run's
+    failures given how often the case failed there (beta-binomial, Jeffreys prior), with
+    Benjamini-Hochberg across cases and a suite-wide test for a broad drop. Cases with less
+    than --min-history runs on main use the simple rule, and the output says so. Exits 1 when
     the gate fails (per --fail-on), 0 when not, 2 on bad input.
 
     Example: ci-eval compare results.json --baseline .ci-eval/baseline.json
@@ -913,6 +988,8 @@ def compare_command(
         "significance": significance,
         "fail_on": fail_on,
         "baseline_max_age": baseline_max_age,
+        "min_history": min_history,
+        "accept": str(accept) if accept else None,
     }.items():
         if value is not None:
             setattr(settings, key, value)
@@ -956,27 +1033,33 @@ def baseline_update(
         ),
     ],
     baseline: BaselineOpt = None,
+    window: WindowOpt = None,
 ) -> None:
-    """Write the baseline from saved results (atomically; sorted keys, so its diff reads well).
+    """Append saved results to the baseline's history (the last --window runs per case).
 
-    Commit the file. A pull request that changes scores on purpose updates it in the same PR,
-    and the diff shows reviewers what moved.
+    Cases the results did not measure (errors, skipped, not started, another shard) keep their
+    history: an interrupted run never shrinks the baseline. Run it on main after each run (the
+    README shows a workflow that keeps the history on a data branch, without hand commits).
 
     Example: ci-eval baseline update results.json
     """
-    from ci_eval import baseline as baseline_store
+    from ci_eval import pipeline
+    from ci_eval.config import RunSettings
     from ci_eval.results import read_results
 
-    path = baseline or Path(baseline_store.DEFAULT_PATH)
+    settings = RunSettings()
+    if baseline:
+        settings.baseline = str(baseline)
+    if window is not None:
+        settings.baseline_window = window
     try:
         results = read_results(results_file)
-        baseline_store.write(path, baseline_store.from_results(results))
+        if settings.baseline_window < 1:
+            raise InputError("--window must be at least 1")
+        line = pipeline.update_baseline(results, settings)
     except InputError as exc:
         _fail(exc)
-    except OSError as exc:
-        _fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(path)))
-    cases = sum(len(s["cases"]) for s in baseline_store.read(path)["sets"].values())
-    _say(f"baseline written to {path}: {cases} cases")
+    _say(line)
 
 
 @app.command()

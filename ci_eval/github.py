@@ -13,12 +13,12 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ci_eval.deadline import Deadline
 from ci_eval.inert import inert, inert_line
 from ci_eval.report.markdown import MARKER
-from ci_eval.report.view import error_reason, failing_metrics
+from ci_eval.report.view import error_reason, failing_metrics, not_evaluated_reason
 from ci_eval.results import RunResults
 from ci_eval.text import scrub
 
@@ -86,26 +86,47 @@ class Workflow:
 
 
 def annotate(results: RunResults, workflow: Workflow, cap: int = ANNOTATION_CAP) -> int:
-    """::error at each failing case's line, worst first (errors, then lowest scores)."""
-    bad = [(s, c) for s, c in results.cases() if c.status in ("FAILED", "ERROR")]
+    """An annotation at each failing case's line, worst first: regressions and errors as
+    ::error, known failures and failures within a case's usual noise (not blocking) as
+    ::notice, so the annotations tell the same story as the verdict."""
+    comparison = results.comparison
+    bad = [(s, c) for s, c in results.cases() if c.status in ("FAILED", "ERROR", "NOT_EVALUATED")]
+
+    def judged(set_id: str, case_id: str) -> Any:
+        return comparison.judgement_of(set_id, case_id) if comparison is not None else None
 
     def severity(item: tuple) -> tuple:
-        _, case = item
+        s, case = item
+        j = judged(s.eval_set_id, case.eval_id)
         low = min(
             (m.score for m in case.metrics if m.status == "FAILED" and m.score is not None),
             default=1.0,
         )
-        return (case.status != "ERROR", low, case.file, case.line or 0)
+        regression = j is not None and str(j.judgement) == "regression"
+        return (not regression, case.status != "ERROR", low, case.file, case.line or 0)
 
     bad.sort(key=severity)
     for s, case in bad[:cap]:
-        why = error_reason(case) if case.status == "ERROR" else "; ".join(failing_metrics(case))
+        j = judged(s.eval_set_id, case.eval_id)
+        level, label = "error", case.status
+        if case.status == "ERROR":
+            why = error_reason(case)
+        elif case.status == "NOT_EVALUATED":
+            why = f"not evaluated: {not_evaluated_reason(case)}"
+        else:
+            why = "; ".join(failing_metrics(case))
+        if j is not None and case.status == "FAILED":
+            kind = str(j.judgement)
+            if kind == "regression":
+                label, why = "REGRESSION", f"{j.describe()} — {why}"
+            elif "failure" not in results.fail_on:
+                level, label, why = "notice", kind.upper(), f"{j.describe()} — {why}"
         workflow.command(
-            "error",
+            level,
             why,
             file=repo_relative(case.file),
             line=case.line,
-            title=f"{case.status}: {s.eval_set_id}:{case.eval_id}",
+            title=f"{label}: {s.eval_set_id}:{case.eval_id}",
         )
     if len(bad) > cap:
         workflow.command(

@@ -12,6 +12,8 @@ from pathlib import Path
 from ci_eval import github
 from ci_eval.deadline import Deadline
 from ci_eval.files import write_json_atomic, write_text_atomic
+from ci_eval.gate import verdict
+from ci_eval.inert import inert_line
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary
@@ -41,11 +43,17 @@ def token_from(env: Mapping[str, str]) -> str | None:
 
 def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
     scored = len(results.cases()) - results.count("SKIPPED")
+    decision = verdict(results)
+    comparison = results.comparison
     return {
+        "verdict": inert_line(decision.line),  # case ids are the eval files' text
+        "gate": "passed" if decision.passed else "failed",
         "passed": results.count("PASSED"),
         "failed": results.count("FAILED"),
         "errors": results.count("ERROR"),
-        "regressions": len(results.comparison.regressions) if results.comparison else 0,
+        "regressions": len(comparison.regressed_cases()) if comparison else 0,
+        "known-failures": len(comparison.known_failures()) if comparison else 0,
+        "not-evaluated": results.count("NOT_EVALUATED"),
         "total": len(results.cases()),
         "score": round(results.count("PASSED") / scored, 4) if scored else 0,
         "junit-path": settings.junit or "",

@@ -146,11 +146,16 @@ def _case_metric(m: Any) -> dict[str, Any]:
 def _comparison(c: Any) -> dict[str, Any] | None:
     if c is None:
         return None
+    from dataclasses import asdict
+
     return {
         "baseline_commit": c.baseline_commit,
         "baseline_date": c.baseline_date,
+        "baseline_source": c.baseline_source,
+        "significance": c.significance,
+        "min_history": c.min_history,
         "warnings": list(c.warnings),
-        "regressions": len(c.regressions),
+        "regressions": len(c.regressed_cases()),
         "changes": [
             {
                 "eval_set_id": x.set_id,
@@ -162,9 +167,15 @@ def _comparison(c: Any) -> dict[str, Any] | None:
                 "improved": x.improved,
                 "method": x.method,
                 "p_value": x.p_value,
+                "history_passed": x.history_passed,
+                "history_runs": x.history_runs,
+                "failed_now": x.failed_now,
+                "runs_now": x.runs_now,
             }
             for x in c.changes
         ],
+        "cases": [{**asdict(j), "judgement": str(j.judgement)} for j in c.cases],
+        "suite": None if c.suite is None else asdict(c.suite),
         "new_cases": [list(k) for k in c.new_cases],
         "removed_cases": [list(k) for k in c.removed_cases],
     }
@@ -357,7 +368,7 @@ def from_json(data: dict[str, Any]) -> RunResults:
         sets.append(record)
     comparison = None
     if data.get("comparison"):
-        from ci_eval.compare import Comparison, MetricChange
+        from ci_eval.compare import CaseJudgement, Comparison, Judgement, MetricChange, SuiteDrop
 
         c = data["comparison"]
         comparison = Comparison(
@@ -374,13 +385,34 @@ def from_json(data: dict[str, Any]) -> RunResults:
                     bool(x.get("improved")),
                     x.get("method"),
                     x.get("p_value"),
+                    x.get("history_passed"),
+                    x.get("history_runs"),
+                    x.get("failed_now"),
+                    x.get("runs_now"),
                 )
                 for x in c.get("changes") or []
             ],
             [tuple(k) for k in c.get("new_cases") or []],
             [tuple(k) for k in c.get("removed_cases") or []],
             list(c.get("warnings") or []),
+            [
+                CaseJudgement(**{**j, "judgement": Judgement(j["judgement"])})
+                for j in c.get("cases") or []
+            ],
+            SuiteDrop(**c["suite"]) if c.get("suite") else None,
+            float(c.get("significance") or 0.05),
+            int(c.get("min_history") or 5),
+            c.get("baseline_source"),
         )
+        if "cases" not in c:  # written before the history gate: its regressions still count
+            for x in comparison.regressions:
+                if (x.set_id, x.case_id) not in comparison.regressed_cases():
+                    comparison.cases.append(
+                        CaseJudgement(
+                            x.set_id, x.case_id, Judgement.REGRESSION, 0, 0, 0, 0,
+                            x.method or "an earlier ci-eval's rule", metrics=[x.metric],
+                        )
+                    )  # fmt: skip
     return RunResults(
         comparison=comparison,
         fail_on=tuple(data.get("fail_on") or ("failure", "error")),

@@ -201,13 +201,17 @@ def test_the_action_end_to_end(adk_server: str, tmp_path: Path) -> None:
     results = json.loads((workspace / "ci-eval-results.json").read_text())
     assert results["totals"]["passed"] == 2
     summary = (tmp_path / "summary.md").read_text()
-    assert summary.startswith("## ❌ ci-eval failed: 1 failed of 3 cases")
+    assert summary.startswith("## ❌ ci-eval: gate failed: 1 failed case")
     outputs = dict(
         line.split("=", 1) for line in (tmp_path / "output.txt").read_text().splitlines()
     )
     for name in OUTPUTS:
         assert name in outputs
     assert (outputs["total"], outputs["failed"], outputs["regressions"]) == ("3", "1", "0")
+    assert outputs["gate"] == "failed"
+    assert (
+        outputs["verdict"] == "gate failed: 1 failed case (weather_basic:berlin_expected_to_fail)"
+    )
     assert outputs["junit-path"] == "ci-eval-junit.xml"
     assert "::error file=evals/weather_basic.evalset.json,line=49," in proc.stdout
     [comment] = posted
