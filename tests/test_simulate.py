@@ -129,7 +129,7 @@ def test_a_story_that_never_ends_stops_at_the_turn_limit(tmp_path: Path) -> None
 
 def test_without_a_simulator_scenario_cases_are_skipped_with_the_reason(tmp_path: Path) -> None:
     outcome = pipeline.run(_settings(tmp_path, SCENARIOS, STORY))
-    assert outcome.exit_code == EXIT_OK
+    assert outcome.exit_code == 1  # the gate: nothing was evaluated, which is no pass
     results = read_results(tmp_path / "r.json")
     skipped = [c for _, c in results.cases()]
     assert [c.status for c in skipped] == ["SKIPPED", "SKIPPED"]
@@ -165,7 +165,7 @@ def test_metrics_that_need_an_expected_conversation_are_not_evaluated(
         assert metrics[name]["status"] == "NOT_EVALUATED"
         assert "expected conversation" in metrics[name]["reason"]
     assert metrics["tool_call_count_v1"]["score"] == 0.5
-    assert case["status"] == "NOT_EVALUATED" and outcome.exit_code == EXIT_OK
+    assert case["status"] == "NOT_EVALUATED" and outcome.exit_code == 1  # nothing evaluated
 
 
 @pytest.mark.parametrize("kind", ["http", "command"])
@@ -207,7 +207,7 @@ def test_the_cli_says_why_scenario_cases_were_skipped(tmp_path: Path) -> None:
     proc = run_cli(
         "run", str(SCENARIOS), "--agent", "command", "--agent-command", COMMAND, cwd=tmp_path
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # nothing was evaluated: the gate does not pass
     assert "SKIPPED weather_without_a_city" in proc.stdout and "[simulator]" in proc.stdout
 
 
