@@ -43,7 +43,7 @@ from typing import Any
 from ci_eval import __version__
 from ci_eval.errors import InputError
 from ci_eval.files import write_text_atomic
-from ci_eval.jsonpos import read_regular_file
+from ci_eval.jsonpos import max_results_bytes, read_regular_file
 from ci_eval.results import RunResults
 from ci_eval.text import loads as loads_json
 
@@ -347,7 +347,8 @@ def read(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        return parse(read_regular_file(path, str(path)).decode("utf-8"), str(path))
+        raw = read_regular_file(path, str(path), max_results_bytes())
+        return parse(raw.decode("utf-8"), str(path))
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", path=str(path)) from None
 

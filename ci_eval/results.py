@@ -261,9 +261,10 @@ def to_json(results: RunResults) -> dict[str, Any]:
 def read_results(path: Path) -> RunResults:
     """Read a results file ``--results`` wrote (input of report, compare, merge). InputError
     names the file and what is wrong; nothing here trusts the file's shape."""
-    from ci_eval.jsonpos import read_json_file
+    from ci_eval.jsonpos import max_results_bytes, read_json_file
 
-    doc = read_json_file(path, str(path), positions_wanted=False)  # errors name no line
+    # errors name no line: the C scanner parses
+    doc = read_json_file(path, str(path), positions_wanted=False, limit=max_results_bytes())
     data = doc.data
     if not isinstance(data, dict) or "schema_version" not in data or "sets" not in data:
         raise InputError(

@@ -164,3 +164,22 @@ def test_nesting_too_deep_for_the_parser_names_line_column_and_path(tmp_path: Pa
     error = _error(load(path))
     assert "levels deep" in error.message
     assert (error.line, error.json_path) == (2, "$.eval_cases[0][0][0][0][0][0][0]…")
+
+
+def test_results_files_get_a_larger_limit_than_eval_sets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ci-eval's own results file grows with the suite (130 MB at 20,000 cases): the limit
+    meant for eval sets must not stop `report` on it."""
+    from ci_eval.results import RunResults, read_results, to_json, write_json_atomic
+
+    path = tmp_path / "results.json"
+    write_json_atomic(
+        path, to_json(RunResults(sets=[], agent="a" * 300, started="2026-01-01", duration_s=1.0))
+    )
+    size_mb = path.stat().st_size / 1e6
+    monkeypatch.setenv(MAX_FILE_MB_ENV, f"{size_mb / 2:g}")  # an eval set this big is refused
+    assert read_results(path).agent == "a" * 300
+    monkeypatch.setenv(MAX_FILE_MB_ENV, f"{size_mb / 40:g}")  # past 20× it is refused too
+    with pytest.raises(InputError, match="over the size limit"):
+        read_results(path)

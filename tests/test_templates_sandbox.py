@@ -120,3 +120,18 @@ def test_a_fifo_in_the_template_dir_is_refused_without_blocking(tmp_path: Path) 
     os.mkfifo(folder / "pipe.j2")
     text, [problem] = _render(folder)
     assert "FIFO" in problem and "c1" in text
+
+
+def test_the_built_in_template_has_no_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The built-in templates are trusted and their time grows with the suite: a 100,000-case
+    run must not lose its summary to the limit meant for a repository's templates."""
+    monkeypatch.setattr(templates, "RENDER_TIMEOUT", 1e-9)
+    assert "c1" in render_summary(_results())
+
+
+def test_a_user_template_keeps_the_time_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(templates, "RENDER_TIMEOUT", 1e-9)
+    text, [problem] = _render(_template_dir(tmp_path, "{% for i in range(10**6) %}x{% endfor %}"))
+    assert "took longer than" in problem and "c1" in text

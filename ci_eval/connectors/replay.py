@@ -30,7 +30,7 @@ from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.deadline import Deadline
 from ci_eval.dialects.trpc import TrpcDialect
 from ci_eval.errors import InputError
-from ci_eval.jsonpos import JsonDocument, read_json_file
+from ci_eval.jsonpos import JsonDocument, max_results_bytes, read_json_file
 from ci_eval.model import (
     Content,
     EvalCase,
@@ -170,7 +170,7 @@ def load_recordings(
     per_file: dict[tuple[str, str], list[tuple[float, int, list[Recording]]]] = {}
     for order, file in enumerate(files):
         # recorded results are big and their errors name no line: the fast parser
-        doc = read_json_file(file, str(file), positions_wanted=False)
+        doc = read_json_file(file, str(file), positions_wanted=False, limit=max_results_bytes())
         data = _unwrap(doc)
         if not isinstance(data, dict):
             raise InputError("not a result file (expected an object)", path=doc.path)

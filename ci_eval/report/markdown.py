@@ -21,6 +21,7 @@ and where to find it.
 from __future__ import annotations
 
 import html as html_lib
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -572,7 +573,10 @@ def _render(
     def attempt(budget: Budget) -> str:
         context, counts, clip = _context(results, budget, marker, artifact, cache)
         context["notes"] = _notes(counts, clip, artifact)
-        return templates.render(env, template, context)
+        # only a user's templates get the time limit: the built-in ones are trusted and their
+        # time grows with the number of cases (100,000 cases take longer than the limit)
+        limit_s = None if template_dir is not None else math.inf
+        return templates.render(env, template, context, timeout=limit_s)
 
     def size_of(budget: Budget) -> int:
         return size(attempt(budget))
