@@ -7,12 +7,13 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ci_eval import __version__, pipeline
+from ci_eval import __version__, pipeline, redact
 from ci_eval.config import AGENT_KINDS, CONFIG_NAME, RunSettings, load_config
 from ci_eval.dialects import WRITERS
 from ci_eval.discover import DEFAULT_INCLUDE, discover
@@ -55,6 +56,15 @@ def _root(
     ] = False,
 ) -> None:
     """ci-eval: eval sets in, JUnit, Markdown and a baseline gate out."""
+    _install_redactor(os.environ)
+
+
+def _install_redactor(env: Mapping[str, str]) -> None:
+    """One redactor for the process, built before anything is printed: under GitHub Actions
+    each secret is masked in the log (``::add-mask::``) the moment it becomes known."""
+    workflow = Workflow() if env.get("GITHUB_ACTIONS") == "true" else None
+    redact.install(redact.Redactor(on_new=workflow.mask if workflow else None))
+    redact.current().add(*redact.env_secrets(env))
 
 
 PathsArg = Annotated[
@@ -192,7 +202,7 @@ MaxAgeOpt = Annotated[
 
 
 def _say(line: str, err: bool = False) -> None:
-    typer.echo(line, err=err)
+    typer.echo(redact.text(line), err=err)
 
 
 @app.command()
@@ -305,7 +315,7 @@ def convert(
         _say(f"ci-eval: convert to {to}: {warning}", err=True)
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if output is None:
-        sys.stdout.write(text)
+        sys.stdout.write(redact.text(text))
     else:
         try:
             output.write_text(text, encoding="utf-8")
@@ -398,6 +408,17 @@ def run(
             "--header",
             metavar="NAME=VALUE",
             help="An extra HTTP header for the agent (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    agent_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent-env",
+            metavar="NAME",
+            help="Pass environment variable NAME to a command agent although ci-eval "
+            "withholds it by default (GITHUB_TOKEN, INPUT_*, the Actions runtime's tokens, the "
+            "judge's key, the agent's token); repeatable.",
             show_default=False,
         ),
     ] = None,
@@ -598,6 +619,7 @@ def run(
             "module": agent_module,
             "replay": replay,
             "token_env": token_env,
+            "env": agent_env,
         }
         for key, value in agent_overrides.items():
             if value is not None:

@@ -18,6 +18,7 @@ from typing import TextIO
 
 import requests
 
+from ci_eval import redact
 from ci_eval.connectors.http_client import HttpSettings, make_session
 from ci_eval.report.markdown import MARKER
 from ci_eval.report.view import error_reason, failing_metrics
@@ -56,8 +57,11 @@ class Workflow:
     out: TextIO = field(default_factory=lambda: sys.stdout)
 
     def command(self, name: str, message: str, **props: object) -> None:
-        args = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items() if v is not None)
-        self.out.write(f"::{name}{' ' + args if args else ''}::{escape_data(message)}\n")
+        args = ",".join(
+            f"{k}={escape_property(redact.text(str(v)))}" for k, v in props.items() if v is not None
+        )
+        text = escape_data(redact.text(message))
+        self.out.write(f"::{name}{' ' + args if args else ''}::{text}\n")
 
     def mask(self, value: str) -> None:
         if value:
@@ -109,6 +113,7 @@ def annotate(results: RunResults, workflow: Workflow, cap: int = ANNOTATION_CAP)
 
 
 def append_summary(path: str, text: str) -> None:
+    text = redact.text(text)
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(text if text.endswith("\n") else text + "\n")
 
@@ -116,7 +121,7 @@ def append_summary(path: str, text: str) -> None:
 def write_outputs(path: str, outputs: Mapping[str, object]) -> None:
     with open(path, "a", encoding="utf-8") as handle:
         for name, value in outputs.items():
-            text = "" if value is None else str(value)
+            text = "" if value is None else redact.text(str(value))
             if "\n" in text:
                 delimiter = f"ci_eval_{uuid.uuid4().hex}"
                 handle.write(f"{name}<<{delimiter}\n{text}\n{delimiter}\n")
@@ -230,6 +235,7 @@ class CommentPoster:
 
     def upsert(self, number: int, body: str, marker: str) -> str:
         """'created', 'updated', 'unchanged' or 'forbidden' (a warning was printed)."""
+        body = redact.text(body)
         try:
             existing = self._find(number, marker)
             if existing is not None:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ci_eval import __version__
+from ci_eval import __version__, redact
 from ci_eval import baseline as baseline_store
 from ci_eval import shard as shard_spec
 from ci_eval.compare import compare
@@ -163,7 +163,16 @@ def apply_baseline(
     return notices
 
 
+def child_environment(settings: RunSettings, env: Mapping[str, str]) -> dict[str, str]:
+    """What a command agent sees: the job's environment without GitHub's and the Actions
+    runtime's tokens, the action's inputs, the judge's key and the agent's own token — except
+    the variables the user passes through with ``--agent-env`` / ``[agent] env``."""
+    drop = [n for n in (settings.judge.api_key_env, settings.agent.token_env) if n]
+    return redact.child_environment(env, drop=drop, keep=settings.agent.env)
+
+
 def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
+    redact.register_settings(settings, os.environ)
     sets = load_eval_sets(settings)
     check_case_filters(sets, settings.cases)
     for name, value, low in (
@@ -178,7 +187,12 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     options = score_options(settings)
     if settings.shard:
         shard_spec.parse(settings.shard)  # a bad --shard is a usage error before any work
-    connector = build_connector(settings.agent, settings.timeout, settings.retries)
+    connector = build_connector(
+        settings.agent,
+        settings.timeout,
+        settings.retries,
+        child_env=child_environment(settings, os.environ),
+    )
     try:
         results = run_sets(
             sets,
@@ -203,6 +217,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         "shard": settings.shard,
     }
     score_results(results, options)
+    redact.current().scrub(results)  # before any of it is written, shown or compared
     notices = apply_baseline(results, settings)
     if settings.results:
         write_json_atomic(Path(settings.results), to_json(results))

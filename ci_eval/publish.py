@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_eval import github
+from ci_eval import github, redact
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary
@@ -31,9 +31,13 @@ class ReportSettings:
 def _write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(redact.text(text))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def token_from(env: Mapping[str, str]) -> str | None:
@@ -71,8 +75,9 @@ def publish(
     warnings: list[str] = []
     on_actions = env.get("GITHUB_ACTIONS") == "true"
     token = token_from(env)
-    if on_actions and token:
-        workflow.mask(token)
+    redact.current().add(token)  # masked in the log if it was not known yet
+    # once, before anything renders: no renderer can cut a secret into an unmatched prefix
+    redact.current().scrub(results)
     if settings.junit:
         _write_text(Path(settings.junit), to_junit(results))
     summary_text = None

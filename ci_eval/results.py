@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_eval import __version__
+from ci_eval import __version__, redact
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
 from ci_eval.model import Invocation
@@ -244,9 +244,9 @@ def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=sort_keys)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False, sort_keys=sort_keys)
-            handle.write("\n")
+            handle.write(redact.text(text) + "\n")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

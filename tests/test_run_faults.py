@@ -160,4 +160,4 @@ def test_unreachable_agent_is_an_error_per_case(tmp_path: Path) -> None:
     results = json.loads((tmp_path / "r.json").read_text())
     errors = [c["error"] for c in results["sets"][0]["cases"]]
     assert len(errors) == len(FAULTS)
-    assert all("cannot connect (connection refused) after 1 retries" in e for e in errors)
+    assert all("cannot connect (connection refused) after 1 retry" in e for e in errors)

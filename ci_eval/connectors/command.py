@@ -12,13 +12,16 @@ import json
 import os
 import selectors
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import IO
 
+from ci_eval import redact
 from ci_eval.connectors import contract
 from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.model import Content, EvalCase
@@ -29,6 +32,8 @@ class CommandConnector:
     command: str
     timeout: float = 60.0
     kind: str = "command"
+    # the child's environment (None: ci-eval's own); see redact.child_environment
+    env: Mapping[str, str] | None = None
     argv: list[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -41,9 +46,14 @@ class CommandConnector:
         if self.argv[0] in ("python", "python3"):
             # the interpreter ci-eval runs under: in a venv or a CI image "python" may be absent
             self.argv[0] = sys.executable
+        # a missing program is a usage error before any case runs, not an error per case
+        search = self.env.get("PATH") if self.env is not None else None
+        if shutil.which(self.argv[0], path=search) is None:
+            where = "file" if os.sep in self.argv[0] else "program on PATH"
+            raise AgentError(f"the agent command `{self.argv[0]}` is not an executable {where}")
 
     def describe(self) -> str:
-        return f"command agent `{self.command}`"
+        return redact.text(f"command agent `{self.command}`")
 
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _CommandSession:
         # kept open for the session's life (closed in close()); a file, so a chatty agent
@@ -51,7 +61,12 @@ class CommandConnector:
         stderr = tempfile.TemporaryFile()  # noqa: SIM115
         try:
             process = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, bufsize=0
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                bufsize=0,
+                env=None if self.env is None else dict(self.env),
             )
         except OSError as exc:
             stderr.close()
@@ -114,8 +129,11 @@ class _CommandSession:
 
     def _exited(self, when: str) -> str:
         code = self.process.wait(timeout=5)
-        self.stderr.seek(0)
-        tail = self.stderr.read()[-300:].decode("utf-8", errors="replace").strip()
+        self.stderr.seek(0, os.SEEK_END)
+        self.stderr.seek(max(0, self.stderr.tell() - 65536))
+        # redacted before it is cut, so no prefix of a secret survives
+        text = redact.text(self.stderr.read().decode("utf-8", errors="replace"))
+        tail = text[-300:].strip()
         last = tail.splitlines()[-1] if tail else "no stderr"
         return f"the agent exited with code {code} {when}: {last}"
 

@@ -9,6 +9,7 @@ reset did not produce an answer we could score.
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,16 +18,30 @@ from requests.adapters import HTTPAdapter
 from urllib3.exceptions import ReadTimeoutError
 from urllib3.util.retry import Retry
 
+from ci_eval import redact
 from ci_eval.connectors.base import AgentError
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER = 60.0
 
 
+_spent = threading.local()  # retries made for the request in flight on this thread
+
+
 class _CappedRetry(Retry):
     def get_retry_after(self, response: Any) -> float | None:
         value = super().get_retry_after(response)
         return None if value is None else min(value, MAX_RETRY_AFTER)
+
+    def increment(self, *args: Any, **kwargs: Any) -> Retry:
+        # raises MaxRetryError when no retry is left: only retries actually made are counted
+        new = super().increment(*args, **kwargs)
+        _spent.count = getattr(_spent, "count", 0) + 1
+        return new
+
+
+def _after(spent: int) -> str:
+    return f" after {spent} {'retry' if spent == 1 else 'retries'}" if spent else ""
 
 
 @dataclass
@@ -62,37 +77,58 @@ def make_session(settings: HttpSettings, pool_size: int = 16) -> requests.Sessio
 def post_json(
     session: requests.Session, url: str, body: Any, timeout: float, retries: int
 ) -> tuple[Any, int]:
-    """POST JSON and return (decoded body, retries spent). Raises AgentError, one line."""
+    """POST JSON and return (decoded body, retries spent). Raises AgentError, one line.
+
+    The retries counted are the ones made (urllib3's policy may stop early, and a body cut off
+    after the headers is not retried); foreign text is redacted before it is cut short, so no
+    prefix of a secret survives."""
+    del retries  # the policy lives in the session; the count comes from what happened
+    shown = redact.text(url)
+    _spent.count = 0
     try:
         response = session.post(url, json=body, timeout=timeout)
     except requests.exceptions.RetryError:
-        raise AgentError(f"POST {url}: still failing after {retries} retries", retries) from None
+        spent = _spent.count
+        raise AgentError(f"POST {shown}: still failing{_after(spent)}", spent) from None
     except requests.exceptions.Timeout:
+        spent = _spent.count
         raise AgentError(
-            f"POST {url}: no answer within {timeout:g} s (after {retries} retries)", retries
+            f"POST {shown}: no answer within {timeout:g} s{_after(spent)}", spent
         ) from None
     except requests.exceptions.ConnectionError as exc:
+        spent = _spent.count
         cause = getattr(exc.args[0] if exc.args else None, "reason", None)
         if isinstance(cause, ReadTimeoutError):  # read timeouts, retried, end up here
             raise AgentError(
-                f"POST {url}: no answer within {timeout:g} s (after {retries} retries)", retries
+                f"POST {shown}: no answer within {timeout:g} s{_after(spent)}", spent
             ) from None
         raise AgentError(
-            f"POST {url}: cannot connect ({_reason(exc)}) after {retries} retries", retries
+            f"POST {shown}: cannot connect ({_reason(exc)}){_after(spent)}", spent
+        ) from None
+    except (
+        requests.exceptions.ChunkedEncodingError,
+        requests.exceptions.ContentDecodingError,
+    ) as exc:
+        spent = _spent.count
+        raise AgentError(
+            f"POST {shown}: the answer was cut off or garbled ({type(exc).__name__})"
+            f"{_after(spent)}",
+            spent,
         ) from None
     except requests.exceptions.RequestException as exc:
-        raise AgentError(f"POST {url}: {type(exc).__name__}", retries) from None
-    history = getattr(getattr(response.raw, "retries", None), "history", ()) or ()
-    spent = len(history)
+        spent = _spent.count
+        raise AgentError(f"POST {shown}: {type(exc).__name__}{_after(spent)}", spent) from None
+    spent = _spent.count
     if response.status_code >= 400:
-        detail = response.text.strip().replace("\n", " ")[:200]
-        more = f" after {spent} retries" if spent else ""
-        raise AgentError(f"POST {url}: HTTP {response.status_code}{more}: {detail}", spent)
+        detail = redact.text(response.text.strip()).replace("\n", " ")[:200]
+        raise AgentError(
+            f"POST {shown}: HTTP {response.status_code}{_after(spent)}: {detail}", spent
+        )
     try:
         return response.json(), spent
     except (json.JSONDecodeError, ValueError):
-        snippet = response.text.strip().replace("\n", " ")[:80]
-        raise AgentError(f"POST {url}: the answer is not JSON ({snippet!r})", spent) from None
+        snippet = redact.text(response.text.strip()).replace("\n", " ")[:80]
+        raise AgentError(f"POST {shown}: the answer is not JSON ({snippet!r})", spent) from None
 
 
 def _reason(exc: Exception) -> str:
