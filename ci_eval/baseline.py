@@ -83,12 +83,10 @@ def write(path: Path, baseline: dict[str, Any]) -> None:
 
 
 def parse(text: str, where: str) -> dict[str, Any]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON: {exc.msg}", path=where, line=exc.lineno, col=exc.colno
-        ) from None
+    from ci_eval.jsonpos import parse_json
+
+    doc = parse_json(text, where)  # NaN/Infinity refused with their place
+    data = doc.data
     if (
         not isinstance(data, dict)
         or data.get("format") != FORMAT
@@ -97,7 +95,73 @@ def parse(text: str, where: str) -> dict[str, Any]:
         raise InputError(
             "not a ci-eval baseline (write one with `ci-eval baseline update`)", path=where
         )
+    check(doc)
     return data
+
+
+_NUMBER = (int, float)
+_METRIC_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "mean": (_NUMBER, "a number or null"),
+    "std": (_NUMBER, "a number or null"),
+    "threshold": (_NUMBER, "a number or null"),
+    "pass_rate": (_NUMBER, "a number or null"),
+    "n": ((int,), "a whole number"),
+    "status": ((str,), "a status string"),
+}
+
+
+def check(doc: Any) -> None:
+    """Every value the gate reads has the type it needs: a hand-edited baseline is refused
+    with its file, line and JSON path, never an internal error halfway through a comparison."""
+
+    def bad(loc: list[Any], what: str) -> None:
+        raise doc.error(
+            f"must be {what} (was the baseline edited by hand? rewrite it with "
+            "`ci-eval baseline update`)",
+            loc,
+        )
+
+    def typed(value: Any, types: tuple[type, ...]) -> bool:
+        return value is None or (isinstance(value, types) and not isinstance(value, bool))
+
+    data = doc.data
+    provenance = data.get("provenance")
+    if provenance is not None and not isinstance(provenance, dict):
+        bad(["provenance"], "an object")
+    for key in ("commit", "date", "agent", "ci_eval_version", "metrics_digest"):
+        if isinstance(provenance, dict) and not typed(provenance.get(key), (str,)):
+            bad(["provenance", key], "a string or null")
+    for set_id, entry in data["sets"].items():
+        if not isinstance(entry, dict):
+            bad(["sets", set_id], "an object")
+        cases = entry.get("cases")
+        if cases is None:
+            continue
+        if not isinstance(cases, dict):
+            bad(["sets", set_id, "cases"], "an object of cases")
+        for case_id, case in cases.items():
+            here = ["sets", set_id, "cases", case_id]
+            if not isinstance(case, dict):
+                bad(here, "an object")
+            if not typed(case.get("status"), (str,)):
+                bad([*here, "status"], "a status string")
+            metrics = case.get("metrics")
+            if metrics is None:
+                continue
+            if not isinstance(metrics, dict):
+                bad([*here, "metrics"], "an object of metrics")
+            for name, metric in metrics.items():
+                at = [*here, "metrics", name]
+                if not isinstance(metric, dict):
+                    bad(at, "an object")
+                for key, (types, what) in _METRIC_FIELDS.items():
+                    if not typed(metric.get(key), types):
+                        bad([*at, key], what)
+                runs = metric.get("runs")
+                if runs is not None and (
+                    not isinstance(runs, list) or not all(typed(r, _NUMBER) for r in runs)
+                ):
+                    bad([*at, "runs"], "a list of numbers (null for a run without a score)")
 
 
 def read(path: Path) -> dict[str, Any] | None:

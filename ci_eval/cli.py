@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from ci_eval import __version__, pipeline, redact
+from ci_eval import __version__, pipeline, preflight, redact
 from ci_eval.config import AGENT_KINDS, CONFIG_NAME, RunSettings, load_config
 from ci_eval.dialects import WRITERS
 from ci_eval.discover import DEFAULT_INCLUDE, discover
@@ -721,6 +721,9 @@ def report(
     Example: ci-eval report results.json --junit junit.xml --summary summary.md --comment
     """
     try:
+        preflight.output_file(junit, "--junit")
+        preflight.output_file(summary, "--summary")
+        preflight.output_dir(adk_results, "--adk-results")
         results = read_results(results_file)
     except InputError as exc:
         _fail(exc)
@@ -838,6 +841,10 @@ def compare_command(
         if value is not None:
             setattr(settings, key, value)
     try:
+        preflight.gate_options(settings)
+        preflight.output_file(output, "-o")
+        preflight.output_file(junit, "--junit")
+        preflight.output_file(summary, "--summary")
         results = read_results(results_file)
         for notice in pipeline.apply_baseline(results, settings):
             _say(f"ci-eval: {notice}", err=True)
@@ -845,6 +852,8 @@ def compare_command(
             write_json_atomic(output, to_json(results))
     except InputError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(output)))
     _report(
         results,
         ReportSettings(
@@ -889,6 +898,7 @@ def baseline_update(
 
     path = baseline or Path(baseline_store.DEFAULT_PATH)
     try:
+        preflight.output_file(path, "--baseline")
         results = read_results(results_file)
         baseline_store.write(path, baseline_store.from_results(results))
     except InputError as exc:
@@ -923,10 +933,13 @@ def merge(
     from ci_eval.merge import merge as merge_results
 
     try:
+        preflight.output_file(output, "-o")
         merged = merge_results(list(files))
         write_json_atomic(output, to_json(merged))
     except InputError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(output)))
     _say(f"merged {len(files)} results files: {len(merged.cases())} cases in {output}")
 
 
@@ -964,7 +977,15 @@ def _fail(error: InputError) -> None:
     raise typer.Exit(EXIT_INPUT)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    # an exception, not the default sudden death: writers remove their temp files on the way out
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    for name in ("SIGTERM", "SIGHUP"):  # no SIGHUP on Windows
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _terminate)
     try:
         app()
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ import bisect
 import json
 import json.decoder
 import json.scanner
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,9 +84,44 @@ def json_path(loc: tuple[Any, ...] | list[Any], prefix: str = "$") -> str:
     return out
 
 
+class _NonFinite:
+    """Stands in for NaN, Infinity or a number too large for a float (1e999) while parsing:
+    JSON has no such numbers, strict parsers (jq) reject them, and a threshold of NaN passes
+    every comparison. Found again after parsing, to say where it is."""
+
+    def __init__(self, literal: str) -> None:
+        self.literal = literal
+
+
+def _find(node: Any, loc: list[Any]) -> list[Any] | None:
+    if isinstance(node, _NonFinite):
+        return loc
+    items = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else ()
+    )
+    for key, value in items:
+        found = _find(value, [*loc, key])
+        if found is not None:
+            return found
+    return None
+
+
 def parse_json(text: str, path: str) -> JsonDocument:
     positions: dict[int, int] = {}
     decoder = json.JSONDecoder()
+    non_finite: list[_NonFinite] = []
+
+    def parse_constant(literal: str) -> _NonFinite:
+        non_finite.append(_NonFinite(literal))
+        return non_finite[-1]
+
+    def parse_float(literal: str) -> float | _NonFinite:
+        value = float(literal)
+        return value if math.isfinite(value) else parse_constant(literal)
 
     def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[Any, int]:
         obj, end = json.decoder.JSONObject(s_and_end, *args)
@@ -97,6 +133,8 @@ def parse_json(text: str, path: str) -> JsonDocument:
         positions[id(arr)] = s_and_end[1] - 1
         return arr, end
 
+    decoder.parse_constant = parse_constant  # type: ignore[assignment]
+    decoder.parse_float = parse_float  # type: ignore[assignment]
     decoder.parse_object = parse_object  # type: ignore[assignment]
     decoder.parse_array = parse_array  # type: ignore[assignment]
     decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
@@ -108,7 +146,21 @@ def parse_json(text: str, path: str) -> JsonDocument:
         ) from None
     except RecursionError:
         raise InputError("JSON is nested too deeply to be an eval set", path=path) from None
-    return JsonDocument(data=data, text=text, path=path, positions=positions)
+    doc = JsonDocument(data=data, text=text, path=path, positions=positions)
+    if non_finite:
+        loc = _find(data, []) or []
+        bad = non_finite[0]
+        if loc:
+            node: Any = data
+            for key in loc:
+                node = node[key]
+            bad = node
+        raise doc.error(
+            f"{bad.literal} is not a number JSON allows (no NaN, Infinity or overflowing "
+            "exponents); write a finite number",
+            loc,
+        )
+    return doc
 
 
 def read_json_file(file: Path, display: str | None = None) -> JsonDocument:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ci_eval import __version__, redact
+from ci_eval import __version__, preflight, redact
 from ci_eval import baseline as baseline_store
 from ci_eval import shard as shard_spec
 from ci_eval.compare import compare
@@ -17,7 +17,7 @@ from ci_eval.config import RunSettings
 from ci_eval.connectors import build_connector
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.gate import FAIL_ON, gate
+from ci_eval.gate import gate
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import lookup
 from ci_eval.metrics.custom import register_custom, register_entry_points
@@ -103,26 +103,13 @@ def make_judge(settings: RunSettings) -> Judge | None:
     )
 
 
-def parse_fail_on(values: list[str]) -> tuple[str, ...]:
-    items = tuple(x.strip() for v in values for x in v.split(",") if x.strip())
-    unknown = [x for x in items if x not in FAIL_ON]
-    if unknown:
-        raise InputError(
-            f"--fail-on: unknown {', '.join(unknown)}; choose from " + ", ".join(FAIL_ON)
-        )
-    return items
-
-
 def apply_baseline(
     results: RunResults, settings: RunSettings, env: Mapping[str, str] | None = None
 ) -> list[str]:
     """Compare with the baseline (a file, or the file at a git ref) and set the gate's
     --fail-on default. Returns notices for the terminal; warnings also go to the summary."""
     env = os.environ if env is None else env
-    if not 0 < settings.significance < 1:
-        raise InputError("--significance must be between 0 and 1")
-    if settings.tolerance < 0:
-        raise InputError("--tolerance must not be negative")
+    preflight.gate_options(settings)
     path = settings.baseline or baseline_store.DEFAULT_PATH
     ref = settings.baseline_ref or (None if settings.baseline else baseline_store.default_ref(env))
     if ref:
@@ -131,7 +118,7 @@ def apply_baseline(
     else:
         data = baseline_store.read(Path(path))
         where = path
-    explicit = parse_fail_on(settings.fail_on)
+    explicit = preflight.fail_on(settings.fail_on)
     notices = []
     if data is None:
         results.fail_on = explicit or ("failure", "error")
@@ -175,18 +162,8 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     redact.register_settings(settings, os.environ)
     sets = load_eval_sets(settings)
     check_case_filters(sets, settings.cases)
-    for name, value, low in (
-        ("--concurrency", settings.concurrency, 1),
-        ("--num-runs", settings.num_runs, 1),
-        ("--retries", settings.retries, 0),
-    ):
-        if value < low:
-            raise InputError(f"{name} must be at least {low}")
-    if settings.timeout <= 0:
-        raise InputError("--timeout must be positive")
+    preflight.run(settings, os.environ)  # options, output paths, baseline: before any agent
     options = score_options(settings)
-    if settings.shard:
-        shard_spec.parse(settings.shard)  # a bad --shard is a usage error before any work
     connector = build_connector(
         settings.agent,
         settings.timeout,

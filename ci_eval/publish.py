@@ -122,7 +122,8 @@ def _comment(
     )
     try:
         poster.upsert(number, body, github.marker_for(comment_id))
-    except github.CommentError as exc:
-        workflow.warning(f"ci-eval could not comment on the pull request: {exc}")
-        return [f"PR comment failed: {exc}"]
+    except Exception as exc:  # the comment is a courtesy: it never decides the exit code
+        reason = str(exc) if isinstance(exc, github.CommentError) else type(exc).__name__
+        workflow.warning(f"ci-eval could not comment on the pull request: {reason}")
+        return [f"PR comment failed: {reason}"]
     return []

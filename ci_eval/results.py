@@ -8,6 +8,7 @@ invocations (ADK's snake_case Invocation), timings, retries and errors. ``report
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -239,12 +240,28 @@ def to_json(results: RunResults) -> dict[str, Any]:
     }
 
 
+def finite(value: Any) -> Any:
+    """The value with every NaN or infinite float replaced by null (not measured)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
+
+
 def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
     """Write then rename, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=sort_keys)
+        try:
+            text = json.dumps(
+                data, indent=2, ensure_ascii=False, sort_keys=sort_keys, allow_nan=False
+            )
+        except ValueError:  # NaN/Infinity somewhere: strict parsers (jq) reject them
+            text = json.dumps(finite(data), indent=2, ensure_ascii=False, sort_keys=sort_keys)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(redact.text(text) + "\n")
         os.replace(tmp, path)
@@ -272,6 +289,9 @@ def read_results(path: Path) -> RunResults:
             f"{SCHEMA_VERSION}; rerun with this ci-eval",
             path=str(path),
         )
+    from ci_eval import results_schema
+
+    results_schema.check(doc)  # a crafted file is refused with its place, not rendered raw
     try:
         return from_json(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

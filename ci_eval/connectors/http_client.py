@@ -15,7 +15,7 @@ from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
-from urllib3.exceptions import ReadTimeoutError
+from urllib3.exceptions import InvalidHeader, ReadTimeoutError
 from urllib3.util.retry import Retry
 
 from ci_eval import redact
@@ -30,7 +30,10 @@ _spent = threading.local()  # retries made for the request in flight on this thr
 
 class _CappedRetry(Retry):
     def get_retry_after(self, response: Any) -> float | None:
-        value = super().get_retry_after(response)
+        try:
+            value = super().get_retry_after(response)
+        except InvalidHeader:  # a Retry-After that is neither seconds nor a date: back off
+            return None
         return None if value is None else min(value, MAX_RETRY_AFTER)
 
     def increment(self, *args: Any, **kwargs: Any) -> Retry:
