@@ -59,6 +59,33 @@ def test_redaction_is_idempotent_and_changes_nothing_without_secrets(text: str) 
         assert once == text
 
 
+fragments = st.sampled_from(
+    [
+        "http://u:p4ss@h/t",
+        "?api_key=",
+        "&token=",
+        "Bearer ",
+        "Authorization: ",
+        "Basic ",
+        "abc123xyz",
+        ":",
+        ",",
+        " ",
+        "&amp;",
+        "@",
+        "hunter22-secret",
+    ]
+)
+
+
+@given(st.lists(fragments | around, max_size=12))
+def test_redaction_is_idempotent_on_text_full_of_secret_shapes(parts: list[str]) -> None:
+    r = redact.Redactor(["hunter22-secret"])
+    once = r.text("".join(parts))
+    assert r.text(once) == once
+    assert "hunter22-secret" not in once
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -74,6 +101,10 @@ def test_redaction_is_idempotent_and_changes_nothing_without_secrets(text: str) 
         ("key ghp_" + "a" * 36 + " leaked", "key *** leaked"),
         ("OpenAI sk-proj-" + "b" * 30, "OpenAI ***"),
         ("see http://example.com/a?b=c", "see http://example.com/a?b=c"),
+        (
+            "POST http://h/t?api_key=***: cannot connect",
+            "POST http://h/t?api_key=***: cannot connect",
+        ),
         ("the key=value pair; a Bearer token", "the key=value pair; a Bearer token"),
     ],
 )
@@ -180,3 +211,14 @@ def test_settings_register_the_runs_secrets(monkeypatch: pytest.MonkeyPatch) -> 
         )
     finally:
         redact.install(previous)
+
+
+def test_long_text_is_redacted_like_short_text() -> None:
+    r = redact.Redactor(["s3cret:value,1"])
+    piece = (
+        "x" * 1000 + " s3cret:value,1 " + escape_property("s3cret:value,1") + " Bearer abcdefgh "
+    )
+    long_text = piece * 100
+    assert len(long_text) > 1 << 16
+    assert r.text(long_text) == r.text(piece) * 100
+    assert "s3cret" not in r.text(long_text)
