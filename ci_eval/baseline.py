@@ -15,6 +15,7 @@ from typing import Any
 
 from ci_eval import __version__
 from ci_eval.errors import InputError
+from ci_eval.jsonpos import read_regular_file
 from ci_eval.results import RunResults, write_json_atomic
 
 DEFAULT_PATH = ".ci-eval/baseline.json"
@@ -169,7 +170,7 @@ def read(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        return parse(path.read_text("utf-8"), str(path))
+        return parse(read_regular_file(path, str(path)).decode("utf-8"), str(path))
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", path=str(path)) from None
 

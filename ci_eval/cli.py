@@ -23,6 +23,7 @@ from ci_eval.github import Workflow
 from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
 from ci_eval.publish import ReportSettings, publish
 from ci_eval.results import RunResults, read_results, to_json, write_json_atomic
+from ci_eval.text import scrub
 
 app = typer.Typer(
     name="ci-eval",
@@ -202,7 +203,8 @@ MaxAgeOpt = Annotated[
 
 
 def _say(line: str, err: bool = False) -> None:
-    typer.echo(redact.text(line), err=err)
+    # a lone surrogate in agent text must not end the run; no secret reaches the terminal
+    typer.echo(redact.text(scrub(line)), err=err)
 
 
 @app.command()

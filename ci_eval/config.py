@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_eval.errors import InputError
+from ci_eval.jsonpos import read_regular_file
 
 CONFIG_NAME = "ci-eval.toml"
 AGENT_KINDS = ("adk-http", "adk", "http", "command", "replay")
@@ -118,7 +119,7 @@ def load_config(path: Path | None, required: bool) -> RunSettings:
             raise InputError("no such config file", path=str(path))
         return settings
     try:
-        data = tomllib.loads(path.read_text("utf-8"))
+        data = tomllib.loads(read_regular_file(path, str(path)).decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"not valid TOML: {exc}", path=str(path)) from None
     unknown = set(data) - set(_TABLES)

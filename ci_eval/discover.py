@@ -54,9 +54,18 @@ class Candidate:
     claimed: bool = True
 
 
+def safe_resolve(path: Path) -> Path:
+    """``path.resolve()``, or the absolute path when it cannot be resolved (a symlink loop, a
+    name too long): such a file is still listed, and refused with a reason when it is read."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return path.absolute()
+
+
 def display_path(path: Path, base: Path | None = None) -> str:
-    base = (base or Path.cwd()).resolve()
-    resolved = path.resolve()
+    base = safe_resolve(base or Path.cwd())
+    resolved = safe_resolve(path)
     try:
         return resolved.relative_to(base).as_posix()
     except ValueError:
@@ -79,6 +88,13 @@ def _skip_dir(dirpath: str, name: str) -> bool:
     return os.path.isfile(os.path.join(full, "pyvenv.cfg"))  # any virtualenv
 
 
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def discover(
     paths: list[Path],
     include: list[str] | None = None,
@@ -89,12 +105,13 @@ def discover(
     excludes = _normalise(tuple(exclude or ()))
     found: dict[Path, Candidate] = {}
     for given in paths or [Path(".")]:
-        if given.is_file():
-            key = given.resolve()
+        if not _is_dir(given):
+            if not os.path.lexists(given):
+                raise InputError("no such file or directory", path=str(given))
+            # a file, or a FIFO, a device, a symlink loop: the loader says which and refuses it
+            key = safe_resolve(given)
             found.setdefault(key, Candidate(given, display_path(given, base), True, given.parent))
             continue
-        if not given.is_dir():
-            raise InputError("no such file or directory", path=str(given))
         for dirpath, dirnames, filenames in os.walk(given):
             dirnames[:] = sorted(d for d in dirnames if not _skip_dir(dirpath, d))
             for name in filenames:
@@ -104,7 +121,7 @@ def discover(
                     continue
                 if excludes and glob.globmatch(rel, excludes, flags=_FLAGS):
                     continue
-                key = file.resolve()
+                key = safe_resolve(file)
                 claimed = glob.globmatch(rel, _DEFAULT_NORMALISED, flags=_FLAGS)
                 found.setdefault(
                     key, Candidate(file, display_path(file, base), False, given, claimed)

@@ -26,6 +26,7 @@ from ci_eval.connectors.http_client import HttpSettings, make_session
 from ci_eval.report.markdown import MARKER
 from ci_eval.report.view import error_reason, failing_metrics
 from ci_eval.results import RunResults
+from ci_eval.text import scrub
 
 WORKSPACE_PREFIX = "/github/workspace/"
 ANNOTATION_CAP = 10  # GitHub shows 10 errors per step
@@ -63,8 +64,8 @@ class Workflow:
         args = ",".join(
             f"{k}={escape_property(redact.text(str(v)))}" for k, v in props.items() if v is not None
         )
-        text = escape_data(redact.text(message))
-        self.out.write(f"::{name}{' ' + args if args else ''}::{text}\n")
+        line = f"::{name}{' ' + args if args else ''}::{escape_data(redact.text(message))}\n"
+        self.out.write(scrub(line))
 
     def mask(self, value: str) -> None:
         if value:
@@ -116,7 +117,7 @@ def annotate(results: RunResults, workflow: Workflow, cap: int = ANNOTATION_CAP)
 
 
 def append_summary(path: str, text: str) -> None:
-    text = redact.text(text)
+    text = redact.text(scrub(text))
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(text if text.endswith("\n") else text + "\n")
 
@@ -124,7 +125,7 @@ def append_summary(path: str, text: str) -> None:
 def write_outputs(path: str, outputs: Mapping[str, object]) -> None:
     with open(path, "a", encoding="utf-8") as handle:
         for name, value in outputs.items():
-            text = "" if value is None else redact.text(str(value))
+            text = "" if value is None else redact.text(scrub(str(value)))
             if "\n" in text:
                 delimiter = f"ci_eval_{uuid.uuid4().hex}"
                 handle.write(f"{name}<<{delimiter}\n{text}\n{delimiter}\n")

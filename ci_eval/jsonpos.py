@@ -8,14 +8,20 @@ offset of each container; we wrap them to record that offset. Positions let us r
 from __future__ import annotations
 
 import bisect
+import errno
 import json
 import json.decoder
 import json.scanner
 import math
+import os
+import re
+import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ci_eval import text as text_util
 from ci_eval.errors import InputError
 
 
@@ -27,6 +33,7 @@ class JsonDocument:
     text: str
     path: str
     positions: dict[int, int] = field(default_factory=dict)
+    scrubbed: bool = False  # lone surrogates were replaced with U+FFFD
     _line_starts: list[int] | None = None
 
     def line_col(self, offset: int) -> tuple[int, int]:
@@ -110,9 +117,33 @@ def _find(node: Any, loc: list[Any]) -> list[Any] | None:
     return None
 
 
+MAX_FILE_MB_ENV = "CI_EVAL_MAX_FILE_MB"
+DEFAULT_MAX_FILE_MB = 50.0
+
+
+class _IntTooLong(Exception):
+    pass
+
+
+def max_file_bytes() -> int:
+    """The size limit for any JSON file ci-eval reads: 50 MB, or ``CI_EVAL_MAX_FILE_MB``."""
+    raw = os.environ.get(MAX_FILE_MB_ENV)
+    if raw:
+        try:
+            value = float(raw)
+        except ValueError:
+            value = -1.0
+        if not 0 < value < float("inf"):
+            raise InputError(f"{MAX_FILE_MB_ENV}={raw!r}: give the limit in MB, a positive number")
+        return int(value * 1_000_000)
+    return int(DEFAULT_MAX_FILE_MB * 1_000_000)
+
+
 def parse_json(text: str, path: str) -> JsonDocument:
+    """Parse ``text``; lone surrogates in strings (keys too) are replaced by U+FFFD in place."""
     positions: dict[int, int] = {}
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=_parse_int)
+    scrubbing = text_util.has_surrogate_escapes(text)
     non_finite: list[_NonFinite] = []
 
     def parse_constant(literal: str) -> _NonFinite:
@@ -125,11 +156,15 @@ def parse_json(text: str, path: str) -> JsonDocument:
 
     def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[Any, int]:
         obj, end = json.decoder.JSONObject(s_and_end, *args)
+        if scrubbing:
+            _scrub_in_place(obj)
         positions[id(obj)] = s_and_end[1] - 1
         return obj, end
 
     def parse_array(s_and_end: tuple[str, int], scan_once: Any) -> tuple[Any, int]:
         arr, end = json.decoder.JSONArray(s_and_end, scan_once)
+        if scrubbing:
+            _scrub_in_place(arr)
         positions[id(arr)] = s_and_end[1] - 1
         return arr, end
 
@@ -145,8 +180,22 @@ def parse_json(text: str, path: str) -> JsonDocument:
             f"not valid JSON: {exc.msg}", path=path, line=exc.lineno, col=exc.colno
         ) from None
     except RecursionError:
-        raise InputError("JSON is nested too deeply to be an eval set", path=path) from None
-    doc = JsonDocument(data=data, text=text, path=path, positions=positions)
+        raise _too_deep(text, path) from None
+    except _IntTooLong:
+        digits = sys.get_int_max_str_digits()
+        match = re.search(rf"\d{{{digits + 1},}}", text)
+        line, col = (None, None)
+        if match:
+            line, col = JsonDocument(data=None, text=text, path=path).line_col(match.start())
+        raise InputError(
+            f"an integer literal with more than {digits} digits; no eval set needs one",
+            path=path,
+            line=line,
+            col=col,
+        ) from None
+    if isinstance(data, str) and scrubbing:
+        data = text_util.scrub(data)
+    doc = JsonDocument(data=data, text=text, path=path, positions=positions, scrubbed=scrubbing)
     if non_finite:
         loc = _find(data, []) or []
         bad = non_finite[0]
@@ -163,12 +212,81 @@ def parse_json(text: str, path: str) -> JsonDocument:
     return doc
 
 
-def read_json_file(file: Path, display: str | None = None) -> JsonDocument:
-    shown = display or str(file)
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}:,]')
+
+
+def _too_deep(text: str, path: str) -> InputError:
+    """Where nesting goes deepest (the parser's stack gave out there): line, column and path."""
+    depth, deepest, at = 0, 0, 0
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, match.start()
+        elif token in "]}":
+            depth = max(0, depth - 1)
+    chain = _chain(text, at)
+    keys = [k if k is not None else "?" for _, k in chain]
+    shown = json_path(keys[:8]) + ("…" if len(keys) > 8 else "")
+    line, col = JsonDocument(data=None, text=text, path=path).line_col(at)
+    return InputError(
+        f"JSON nested {deepest} levels deep here, too deep to be an eval set",
+        path=path,
+        line=line,
+        col=col,
+        json_path=shown,
+    )
+
+
+def _chain(text: str, offset: int) -> list[list[Any]]:
+    """The open containers at ``offset``, each as [is_object, current key or index]."""
+    stack: list[list[Any]] = []
+    last = ""
+    for match in _TOKEN.finditer(text, 0, offset):
+        token = match.group()
+        if token[0] == '"':
+            last = token[1:-1]
+        elif token in "[{":
+            stack.append([token == "{", None if token == "{" else 0])
+        elif token in "]}":
+            if stack:
+                stack.pop()
+        elif token == ":" and stack and stack[-1][0]:
+            stack[-1][1] = last
+        elif token == "," and stack and not stack[-1][0]:
+            stack[-1][1] += 1
+    return stack
+
+
+def _parse_int(digits: str) -> int:
     try:
-        raw = file.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", path=shown) from None
+        return int(digits)
+    except ValueError:  # over sys.get_int_max_str_digits(): a denial-of-service guard
+        raise _IntTooLong from None
+
+
+def _scrub_in_place(node: dict[str, Any] | list[Any]) -> None:
+    """Lone surrogates out of a container's own strings, keeping its identity (positions are
+    keyed by id) and its key order; nested containers were scrubbed when they were parsed."""
+    if isinstance(node, list):
+        for i, value in enumerate(node):
+            if isinstance(value, str):
+                node[i] = text_util.scrub(value)
+        return
+    items = [
+        (text_util.scrub(k), text_util.scrub(v) if isinstance(v, str) else v)
+        for k, v in node.items()
+    ]
+    node.clear()
+    node.update(items)
+
+
+def read_json_file(file: Path, display: str | None = None) -> JsonDocument:
+    """Read and parse a JSON file a user or a repository gave us, refusing what is not a regular
+    file of sane size (a FIFO would block forever, ``/dev/zero`` would fill the memory)."""
+    shown = display or str(file)
+    raw = read_regular_file(file, shown)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -180,3 +298,74 @@ def read_json_file(file: Path, display: str | None = None) -> JsonDocument:
     if not text.strip():
         raise InputError("empty file; expected a JSON eval set", path=shown)
     return parse_json(text, shown)
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "a symlink loop (or too many levels of symlinks)"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "the file name is too long for this system"
+    if exc.errno == errno.ENOENT:
+        return "no such file (a dangling symlink?)"
+    return exc.strerror or str(exc)
+
+
+def read_regular_file(file: Path, shown: str, limit: int | None = None) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (default :func:`max_file_bytes`);
+    anything else is an InputError naming the file. Never blocks on a FIFO or a device."""
+    limit = max_file_bytes() if limit is None else limit
+    try:
+        before = os.stat(file)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {_os_reason(exc)}", path=shown) from None
+    except ValueError:  # an embedded NUL
+        raise InputError("cannot read file: the name holds a NUL byte", path=shown) from None
+    if not stat.S_ISREG(before.st_mode):
+        raise InputError(
+            f"{_kind(before.st_mode)}, not a regular file; ci-eval reads only regular files",
+            path=shown,
+        )
+    too_big = InputError(
+        f"the file is over the size limit of {limit / 1e6:g} MB; raise it with "
+        f"{MAX_FILE_MB_ENV} if this file really is an eval set",
+        path=shown,
+    )
+    if before.st_size > limit:
+        raise too_big
+    try:
+        # O_NONBLOCK: if the file was swapped for a FIFO since the stat, open must not hang
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InputError(f"cannot read file: {_os_reason(exc)}", path=shown) from None
+    try:
+        after = os.fstat(fd)
+        if not stat.S_ISREG(after.st_mode):
+            raise InputError(
+                f"{_kind(after.st_mode)}, not a regular file; ci-eval reads only regular files",
+                path=shown,
+            )
+        chunks = []
+        size = 0
+        while chunk := os.read(fd, 1 << 20):
+            size += len(chunk)
+            if size > limit:  # it grew after the stat
+                raise too_big
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {_os_reason(exc)}", path=shown) from None
+    finally:
+        os.close(fd)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from ci_eval.criteria import MetricConfig
 from ci_eval.dialects import LoadContext, sniff
 from ci_eval.dialects.adk import reject_empty_list
 from ci_eval.dialects.other import looks_like
-from ci_eval.discover import Candidate, display_path
+from ci_eval.discover import Candidate, display_path, safe_resolve
 from ci_eval.errors import InputError, NotAnEvalSet
 from ci_eval.jsonpos import JsonDocument, read_json_file
 from ci_eval.model import EvalSet
@@ -68,12 +69,12 @@ def parse_document(
         return LoadedSidecar(rel, "trpc-metrics", criteria.load_trpc_metrics(doc, rel))
     other = looks_like(data)
     if other:
-        raise NotAnEvalSet(f"not an eval set (looks like {other})", path=rel)
+        raise NotAnEvalSet(f"not an eval set (looks like {other})", path=rel, json_path="$")
     if data == []:
         raise reject_empty_list(doc)
     dialect = sniff(data)
     if dialect is None:
-        raise NotAnEvalSet(f"not an eval set ({_describe_unknown(data)})", path=rel)
+        raise NotAnEvalSet(f"not an eval set ({_describe_unknown(data)})", path=rel, json_path="$")
     ctx = LoadContext(rel)
     return dialect.name, dialect.load(doc, ctx), ctx.warnings
 
@@ -91,7 +92,7 @@ class SidecarFinder:
         self._cache: dict[Path, MetricConfig] = {}
 
     def _load(self, path: Path, trpc: bool) -> MetricConfig:
-        key = path.resolve()
+        key = safe_resolve(path)
         if key not in self._cache:
             rel = display_path(path)
             doc = read_json_file(path, rel)
@@ -99,7 +100,9 @@ class SidecarFinder:
             if not ok:
                 kind = "a trpc-agent-go metrics list" if trpc else "an ADK eval config"
                 raise InputError(
-                    f"expected {kind} here (it sits where one is looked for)", path=rel
+                    f"expected {kind} here (it sits where one is looked for)",
+                    path=rel,
+                    json_path="$",
                 )
             self._cache[key] = (
                 criteria.load_trpc_metrics(doc, rel) if trpc else criteria.load_adk_config(doc, rel)
@@ -117,18 +120,18 @@ class SidecarFinder:
         suffix = criteria.TRPC_METRICS_SUFFIX
         stem = file.name.split(".")[0]
         for name in (f"{eval_set_id}{suffix}", f"{stem}{suffix}"):
-            if "/" not in name and (folder / name).is_file():
+            if "/" not in name and _present(folder / name):
                 return self._load(folder / name, trpc=True)
         shared = [
             p for p in folder.glob(f"*{suffix}") if eval_set_id.startswith(p.name[: -len(suffix)])
         ]
         if len(shared) == 1:
             return self._load(shared[0], trpc=True)
-        stop = root.resolve()
-        current = folder.resolve()
+        stop = safe_resolve(root)
+        current = safe_resolve(folder)
         while True:
             for name in criteria.ADK_CONFIG_NAMES:
-                if (current / name).is_file():
+                if _present(current / name):
                     return self._load(current / name, trpc=False)
             if current == stop or current.parent == current or stop not in current.parents:
                 break
@@ -136,8 +139,22 @@ class SidecarFinder:
         return criteria.default_config(dialect)
 
 
+def _present(path: Path) -> bool:
+    """Whether a sidecar is there: anything but a directory counts (a FIFO or a symlink loop
+    named like a sidecar is refused with its reason, not silently passed over for defaults). A
+    name the system cannot hold (a set id over 255 bytes, a NUL) is simply not there."""
+    try:
+        return os.path.lexists(path) and not path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+SCRUBBED_NOTE = "lone surrogates (such as \\ud83d) in the file were replaced with U+FFFD"
+
+
 def load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
     rel = candidate.rel
+    doc: JsonDocument | None = None
     try:
         doc = read_json_file(candidate.path, rel)
         parsed = parse_document(doc, rel)
@@ -145,13 +162,30 @@ def load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
             return parsed
         dialect, eval_set, warnings = parsed
         metrics = sidecars.find(candidate.path, eval_set.eval_set_id, candidate.root, dialect)
+        if doc.scrubbed:
+            warnings = [*warnings, SCRUBBED_NOTE]
         return LoadedEvalSet(rel, dialect, eval_set, metrics, warnings)
     except NotAnEvalSet as exc:
         if candidate.claimed:
-            return Failed(rel, exc)
+            return Failed(rel, _noted(exc, doc))
         return Skipped(rel, exc.message)
     except InputError as exc:
-        return Failed(rel, exc)
+        return Failed(rel, _noted(exc, doc))
+    except (OSError, ValueError, RuntimeError, RecursionError) as exc:
+        # a hostile file must not hide the other files' problems behind one internal error
+        return Failed(
+            rel, InputError(f"cannot load this file ({type(exc).__name__}: {exc})", path=rel)
+        )
+
+
+def _noted(error: InputError, doc: JsonDocument | None) -> InputError:
+    """Say that lone surrogates were replaced: two ids that differ only there now collide."""
+    if doc is not None and doc.scrubbed:
+        problems = getattr(error, "problems", None) or [error]
+        for problem in problems:
+            problem.message += f" ({SCRUBBED_NOTE})"
+        error.message = problems[0].message
+    return error
 
 
 def load_all(candidates: list[Candidate]) -> list[Outcome]:

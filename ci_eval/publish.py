@@ -15,6 +15,7 @@ from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary
 from ci_eval.results import RunResults, write_json_atomic
+from ci_eval.text import scrub
 
 
 @dataclass
@@ -33,7 +34,7 @@ def _write_text(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(redact.text(text))
+            handle.write(redact.text(scrub(text)))  # a lone surrogate must not lose the report
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -82,7 +83,9 @@ def publish(
         _write_text(Path(settings.junit), to_junit(results))
     summary_text = None
     if settings.summary or (on_actions and env.get("GITHUB_STEP_SUMMARY")):
-        summary_text = render_summary(results, template_dir, artifact=settings.results)
+        summary_text = scrub(
+            render_summary(results, template_dir, artifact=settings.results, problems=warnings)
+        )
         if settings.summary:
             _write_text(Path(settings.summary), summary_text)
     if settings.adk_results:
@@ -113,7 +116,12 @@ def _comment(
     if not token or not env.get("GITHUB_REPOSITORY"):
         return ["no GitHub token or repository in the environment: the PR comment is skipped"]
     comment_id = settings.comment_id or github.default_comment_id(env)
-    body = render_comment(results, comment_id, template_dir, artifact=settings.results)
+    problems: list[str] = []
+    body = scrub(
+        render_comment(
+            results, comment_id, template_dir, artifact=settings.results, problems=problems
+        )
+    )
     poster = github.CommentPoster(
         env.get("GITHUB_API_URL", "https://api.github.com"),
         env["GITHUB_REPOSITORY"],
@@ -125,5 +133,5 @@ def _comment(
     except Exception as exc:  # the comment is a courtesy: it never decides the exit code
         reason = str(exc) if isinstance(exc, github.CommentError) else type(exc).__name__
         workflow.warning(f"ci-eval could not comment on the pull request: {reason}")
-        return [f"PR comment failed: {reason}"]
-    return []
+        return [*problems, f"PR comment failed: {reason}"]
+    return problems

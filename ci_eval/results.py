@@ -19,6 +19,7 @@ from ci_eval import __version__, redact
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
 from ci_eval.model import Invocation
+from ci_eval.text import scrub
 
 SCHEMA_VERSION = 1
 
@@ -263,7 +264,8 @@ def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
         except ValueError:  # NaN/Infinity somewhere: strict parsers (jq) reject them
             text = json.dumps(finite(data), indent=2, ensure_ascii=False, sort_keys=sort_keys)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(redact.text(text) + "\n")
+            # a lone surrogate must not lose the file; no secret may reach it
+            handle.write(redact.text(scrub(text)) + "\n")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -4,8 +4,10 @@ The user message picks the behaviour, so one server serves every fault test:
 ``fail 500`` / ``fail 503`` always fail; ``flaky 503 N`` fails N times then answers;
 ``limit 429 N`` answers 429 with Retry-After: 1 N times; ``slow S`` sleeps S seconds;
 ``reset`` drops the connection; ``garbage`` answers a non-JSON body; ``badshape`` answers JSON
-that breaks the contract; ``coin`` is right on odd requests and wrong on even ones. Anything
-else is answered by the sample weather agent's logic.
+that breaks the contract; ``coin`` is right on odd requests and wrong on even ones; ``drip S``
+sends the right answer a byte every S seconds; ``big`` pads the right answer to 10 MB;
+``surrogate`` ends the answer with a lone surrogate escape, as JavaScript's JSON.stringify
+does. Anything else is answered by the sample weather agent's logic.
 """
 
 from __future__ import annotations
@@ -93,16 +95,38 @@ class LoopbackAgent:
             )
         if words[:1] == ["badshape"]:
             return _send(h, 200, {"tool_calls": [{"args": "not an object"}]})
-        reply = respond(message)
-        return _send(
-            h,
-            200,
-            {
-                "final_response": reply.text,
-                "tool_calls": [{"name": c.name, "args": c.args} for c in reply.calls],
-                "tool_results": [{"name": c.name, "response": c.result} for c in reply.calls],
-            },
-        )
+        answer = contract_reply(message)
+        if words[:1] == ["drip"]:
+            return _drip(h, json.dumps(answer).encode(), float(words[1]))
+        if words[:1] == ["big"]:
+            answer["padding"] = "x" * 10_000_000
+        if words[:1] == ["surrogate"]:
+            answer["final_response"] += " \ud83d"
+        return _send(h, 200, answer)
+
+
+def contract_reply(message: str) -> dict[str, Any]:
+    """The sample weather agent's answer in ci-eval's contract."""
+    reply = respond(message)
+    return {
+        "final_response": reply.text,
+        "tool_calls": [{"name": c.name, "args": c.args} for c in reply.calls],
+        "tool_results": [{"name": c.name, "response": c.result} for c in reply.calls],
+    }
+
+
+def _drip(h: BaseHTTPRequestHandler, data: bytes, every: float) -> None:
+    h.send_response(200)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Content-Length", str(len(data)))
+    h.end_headers()
+    try:
+        for byte in data:
+            h.wfile.write(bytes([byte]))
+            h.wfile.flush()
+            time.sleep(every)
+    except OSError:
+        return  # the client gave up
 
 
 def _send(

@@ -15,6 +15,7 @@ from typing import Any
 from ci_eval.connectors.adk_http import DEFAULT_USER
 from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
 from ci_eval.model import Content, EvalCase
+from ci_eval.text import scrub_json
 
 
 def load_root_agent(spec: str) -> Any:
@@ -104,7 +105,7 @@ class _InProcessSession:
             raise AgentError(f"no reply within {self.connector.timeout:g} s") from None
         except Exception as exc:  # the agent's own code raised
             raise AgentError(f"the agent raised {type(exc).__name__}: {exc}") from None
-        return events_to_turn(events)
+        return events_to_turn(scrub_json(events))
 
     def close(self) -> None:
         self.loop.close()

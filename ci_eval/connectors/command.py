@@ -4,15 +4,21 @@ One process per case and run: ci-eval starts the command, writes one request lin
 turn and reads one reply line back, then closes stdin (the agent should exit). A process per
 case keeps sessions isolated and lets ``--concurrency`` run agents side by side; agents in any
 language need nothing but line-buffered JSON I/O. stderr is kept for error messages.
+
+Each agent runs in its own session (process group): a timeout or the end of the case kills the
+whole group, so the agent's own children (a shell wrapper's python, a tool server) are never
+left behind. A turn's deadline is wall clock, whatever the agent does with its stdout.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -25,6 +31,11 @@ from ci_eval import redact
 from ci_eval.connectors import contract
 from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.model import Content, EvalCase
+from ci_eval.text import loads as loads_json
+
+MAX_REPLY_LINE = 64 * 1024 * 1024  # bytes; a longer line is an error, not an out-of-memory
+_CHUNK = 1024 * 1024
+_EXIT_GRACE = 5.0  # seconds an agent gets to exit after its stdin is closed
 
 
 @dataclass
@@ -67,6 +78,7 @@ class CommandConnector:
                 stderr=stderr,
                 bufsize=0,
                 env=None if self.env is None else dict(self.env),
+                start_new_session=True,  # its own process group, killed as one
             )
         except OSError as exc:
             stderr.close()
@@ -89,10 +101,14 @@ class _CommandSession:
     process: subprocess.Popen[bytes]
     stderr: IO[bytes]
     turns: int = 0
-    _buffer: bytes = b""
+    _buffer: bytearray = field(default_factory=bytearray)
+    _scanned: int = 0  # bytes of _buffer already searched for a newline
 
-    def send(self, user_content: Content) -> ActualTurn:
+    def send(self, user_content: Content, deadline: float | None = None) -> ActualTurn:
+        """Play one turn; ``deadline`` (``time.monotonic()`` value) defaults to now + timeout."""
         self.turns += 1
+        if deadline is None:
+            deadline = time.monotonic() + self.connector.timeout
         request = contract.request(
             self.case, self.eval_set_id, self.run, self.turns, self.session_id, user_content
         )
@@ -100,44 +116,72 @@ class _CommandSession:
         try:
             self.process.stdin.write(json.dumps(request).encode() + b"\n")
             self.process.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise AgentError(self._exited("before reading the turn")) from None
-        line = self._read_line(self.connector.timeout)
+        except OSError:
+            raise AgentError(self._exited("before reading the turn", deadline)) from None
+        line = self._read_line(deadline)
         try:
-            data = json.loads(line)
+            # lone surrogates (a JavaScript agent's cut emoji) become U+FFFD here, at the boundary
+            data = loads_json(line)
         except json.JSONDecodeError:
             raise AgentError(f"the agent's reply is not a JSON line: {line[:80]!r}") from None
+        except RecursionError:
+            raise AgentError("the agent's reply is JSON nested too deeply") from None
         return contract.parse_reply(data)
 
-    def _read_line(self, timeout: float) -> str:
+    def _read_line(self, deadline: float) -> str:
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
-        deadline = time.monotonic() + timeout
+        buffer = self._buffer
         with selectors.DefaultSelector() as selector:
             selector.register(fd, selectors.EVENT_READ)
-            while b"\n" not in self._buffer:
+            # search only the bytes not searched yet: a 10 MB line costs one pass, not one per chunk
+            while (end := buffer.find(b"\n", self._scanned)) < 0:
+                self._scanned = len(buffer)
+                if len(buffer) > MAX_REPLY_LINE:
+                    self._kill()
+                    raise AgentError(
+                        f"the agent's reply line is longer than {MAX_REPLY_LINE // 2**20} MiB"
+                    )
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not selector.select(remaining):
                     self._kill()
-                    raise AgentError(f"no reply within {timeout:g} s")
-                chunk = os.read(fd, 65536)
+                    raise AgentError(f"no reply within {self.connector.timeout:g} s")
+                chunk = os.read(fd, _CHUNK)
                 if not chunk:
-                    raise AgentError(self._exited("without replying"))
-                self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
+                    raise AgentError(self._exited("without replying", deadline))
+                buffer += chunk
+        line = bytes(buffer[:end])
+        del buffer[: end + 1]
+        self._scanned = 0
         return line.decode("utf-8", errors="replace")
 
-    def _exited(self, when: str) -> str:
-        code = self.process.wait(timeout=5)
+    def _exited(self, when: str, deadline: float) -> str:
+        """Why the agent stopped talking: its exit code and last stderr line, or, when it closed
+        its stdout but keeps running, that (killed at the turn's deadline, not waited for)."""
+        try:
+            code: int | None = self.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            code = None
+            self._kill()
         self.stderr.seek(0, os.SEEK_END)
         self.stderr.seek(max(0, self.stderr.tell() - 65536))
         # redacted before it is cut, so no prefix of a secret survives
         text = redact.text(self.stderr.read().decode("utf-8", errors="replace"))
         tail = text[-300:].strip()
         last = tail.splitlines()[-1] if tail else "no stderr"
+        if code is None:
+            return (
+                f"the agent closed its stdout {when} but kept running until the turn's deadline "
+                f"({self.connector.timeout:g} s); killed: {last}"
+            )
         return f"the agent exited with code {code} {when}: {last}"
 
+    def _kill_group(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone
+            os.killpg(self.process.pid, signal.SIGKILL)
+
     def _kill(self) -> None:
+        self._kill_group()
         self.process.kill()
         self.process.wait()
 
@@ -145,10 +189,12 @@ class _CommandSession:
         try:
             if self.process.stdin:
                 self.process.stdin.close()
-            self.process.wait(timeout=5)
+            self.process.wait(timeout=_EXIT_GRACE)
         except (subprocess.TimeoutExpired, OSError):
-            self._kill()
+            pass
         finally:
+            # whatever it started in the background dies with the case
+            self._kill()
             if self.process.stdout:
                 self.process.stdout.close()
             self.stderr.close()

@@ -20,6 +20,7 @@ from urllib3.util.retry import Retry
 
 from ci_eval import redact
 from ci_eval.connectors.base import AgentError
+from ci_eval.text import loads as loads_json
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER = 60.0
@@ -128,10 +129,21 @@ def post_json(
             f"POST {shown}: HTTP {response.status_code}{_after(spent)}: {detail}", spent
         )
     try:
-        return response.json(), spent
+        # lone surrogates (a JavaScript agent's cut emoji) become U+FFFD here, at the boundary
+        return loads_json(_body_text(response)), spent
     except (json.JSONDecodeError, ValueError):
-        snippet = redact.text(response.text.strip()).replace("\n", " ")[:80]
+        snippet = redact.text(_body_text(response).strip()).replace("\n", " ")[:80]
         raise AgentError(f"POST {shown}: the answer is not JSON ({snippet!r})", spent) from None
+    except RecursionError:
+        raise AgentError(f"POST {shown}: the answer is JSON nested too deeply", spent) from None
+
+
+def _body_text(response: requests.Response) -> str:
+    """The body as text: JSON is UTF-8 (RFC 8259) unless the server says otherwise; guessing
+    the charset of a 10 MB body would cost seconds."""
+    if response.encoding and "charset" in response.headers.get("content-type", "").lower():
+        return response.text
+    return response.content.decode("utf-8-sig", errors="replace")
 
 
 def _reason(exc: Exception) -> str:

@@ -11,14 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jinja2 import FileSystemLoader, StrictUndefined
-from jinja2.sandbox import SandboxedEnvironment
-
+from ci_eval import templates
 from ci_eval.config import JudgeConfig
 from ci_eval.connectors.base import AgentError
 from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
 from ci_eval.metrics.base import MetricFailure
-from ci_eval.templates import template_dirs
 
 JudgeSettings = JudgeConfig  # where the judge is and how to call it ([judge] in ci-eval.toml)
 
@@ -37,15 +34,13 @@ class Judge:
         self._http = make_session(
             HttpSettings(self.settings.timeout, self.settings.retries, headers=headers)
         )
-        self._env = SandboxedEnvironment(
-            loader=FileSystemLoader([str(d) for d in template_dirs(self.template_dir)]),
-            undefined=StrictUndefined,
-            autoescape=False,
-            keep_trailing_newline=True,
-        )
+        self._env = templates.environment(self.template_dir, keep_trailing_newline=True)
 
     def render(self, template: str, **values: Any) -> str:
-        return self._env.get_template(f"judge/{template}").render(**values)
+        try:
+            return templates.render(self._env, f"judge/{template}", values)
+        except templates.TemplateProblem as exc:
+            raise MetricFailure(f"judge prompt: {exc}") from None
 
     def ask(self, prompt: str, sample: int = 0) -> str:
         """One completion; the same prompt and sample number is asked once per run."""

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from ci_eval import __version__
+from ci_eval import __version__, templates
 from ci_eval.gate import gate
 from ci_eval.report.view import (
     error_reason,
@@ -29,7 +28,6 @@ from ci_eval.report.view import (
     strip_ansi,
 )
 from ci_eval.results import RunResults
-from ci_eval.templates import template_dirs
 
 SUMMARY_LIMIT = 1024 * 1024 - 1024  # bytes; GitHub's step summary cap is 1 MiB
 COMMENT_LIMIT = 65_536 - 256  # characters; GitHub rejects longer comment bodies
@@ -238,13 +236,8 @@ def _problem(set_id: str, case: Any) -> dict[str, Any]:
 
 
 def _environment(template_dir: Path | None) -> SandboxedEnvironment:
-    env = SandboxedEnvironment(
-        loader=FileSystemLoader([str(d) for d in template_dirs(template_dir)]),
-        undefined=StrictUndefined,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
+    env = templates.environment(
+        template_dir, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True
     )
     env.filters["md"] = inline
     return env
@@ -259,12 +252,33 @@ def render(
     marker: str | None = None,
     artifact: str | None = None,
     size: Any = len,
+    problems: list[str] | None = None,
+) -> str:
+    """A user's template that fails (error, sandbox violation, time limit) is reported in
+    ``problems`` (raised when None) as one line naming its file and line, and the built-in
+    template renders instead: the report is never lost."""
+    try:
+        return _render(results, template, limit, template_dir, marker, artifact, size)
+    except templates.TemplateProblem as exc:
+        if template_dir is None or problems is None:
+            raise
+        problems.append(f"{exc}; the built-in template was used instead")
+        return _render(results, template, limit, None, marker, artifact, size)
+
+
+def _render(
+    results: RunResults,
+    template: str,
+    limit: int,
+    template_dir: Path | None,
+    marker: str | None,
+    artifact: str | None,
+    size: Any,
 ) -> str:
     env = _environment(template_dir)
-    tmpl = env.get_template(template)
     text = ""
     for budget in _BUDGETS:
-        text = tmpl.render(**_context(results, budget, marker, artifact))
+        text = templates.render(env, template, _context(results, budget, marker, artifact))
         if size(text) <= limit:
             return text
     # still too long (thousands of failing sets?): cut, and say where the rest is
@@ -275,7 +289,10 @@ def render(
 
 
 def render_summary(
-    results: RunResults, template_dir: Path | None = None, artifact: str | None = None
+    results: RunResults,
+    template_dir: Path | None = None,
+    artifact: str | None = None,
+    problems: list[str] | None = None,
 ) -> str:
     return render(
         results,
@@ -283,7 +300,8 @@ def render_summary(
         SUMMARY_LIMIT,
         template_dir=template_dir,
         artifact=artifact,
-        size=lambda t: len(t.encode("utf-8")),
+        size=lambda t: len(t.encode("utf-8", "surrogatepass")),
+        problems=problems,
     )
 
 
@@ -292,6 +310,7 @@ def render_comment(
     comment_id: str,
     template_dir: Path | None = None,
     artifact: str | None = None,
+    problems: list[str] | None = None,
 ) -> str:
     marker = MARKER.format(id=comment_id)
     text = render(
@@ -301,6 +320,7 @@ def render_comment(
         template_dir=template_dir,
         marker=marker,
         artifact=artifact,
+        problems=problems,
     )
     if marker not in text:  # a custom template must keep it, or the comment would duplicate
         text = f"{marker}\n{text}"
