@@ -194,7 +194,6 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         "shard": settings.shard,
     }
     score_results(results, options)
-    redact.current().scrub(results)  # before any of it is written, shown or compared
     notices = apply_baseline(results, settings)
     if settings.results:
         write_json_atomic(Path(settings.results), to_json(results))

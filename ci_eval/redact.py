@@ -93,7 +93,7 @@ _SHAPES: list[tuple[tuple[str, ...], re.Pattern[str], str]] = [
         r"\1" + MASK,
     ),
     (
-        ("bearer", "basic"),
+        ("bearer", "basic ", "basic\t", "basic\n"),
         re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]{6,}=*"),
         r"\1\2" + MASK,
     ),
@@ -109,6 +109,14 @@ _SHAPES: list[tuple[tuple[str, ...], re.Pattern[str], str]] = [
     ),
 ]
 _LONG = 1 << 16  # longer text: known values by substring search (C speed), not one regex
+_ANCHORS = sorted({a for anchors, _, _ in _SHAPES for a in anchors}, key=len, reverse=True)
+
+
+def _trigger(forms: tuple[str, ...]) -> tuple[str, ...]:
+    """The lower-case substrings without one of which a string holds nothing to redact."""
+    return tuple(sorted({f.lower() for f in forms} | set(_ANCHORS), key=len))
+
+
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
 
 
@@ -164,6 +172,7 @@ class Redactor:
         self._values: set[str] = set()
         self._forms: tuple[str, ...] = ()  # every encoded form of every value, longest first
         self._pattern: re.Pattern[str] | None = None
+        self._trigger = _trigger(())
         self._lock = threading.Lock()
         self.on_new = on_new
         self.add(*secrets)
@@ -188,14 +197,18 @@ class Redactor:
                 forms = sorted({f for v in self._values for f in _variants(v)}, key=len)
                 self._forms = tuple(reversed(forms))
                 self._pattern = re.compile("|".join(re.escape(f) for f in self._forms))
+                self._trigger = _trigger(self._forms)
         if self.on_new:
             for value in new:
                 self.on_new(value)
 
     def text(self, value: str) -> str:
         """The string with every secret replaced by ``***``."""
-        if not value:
-            return value
+        if len(value) < MIN_SECRET:
+            return value  # no secret or shape is this short
+        lowered = value.lower()
+        if len(value) <= _LONG and not any(t in lowered for t in self._trigger):
+            return value  # nearly every string: a few substring searches, nothing to do
         if len(value) > _LONG:
             for form in self._forms:
                 if form in value:
@@ -230,37 +243,51 @@ class Redactor:
         return _scrub(self, obj, set())
 
 
+_ATOMIC = (type(None), bool, int, float, bytes)
+_FIELDS: dict[type, tuple[str, ...] | None] = {}  # dataclass field names per type (None: not one)
+
+
 def _scrub(redactor: Redactor, obj: Any, seen: set[int]) -> Any:
-    if isinstance(obj, str):
+    kind = type(obj)
+    if kind is str:
         return redactor.text(obj)
-    if obj is None or isinstance(obj, int | float | bool):
+    if kind in _ATOMIC:
         return obj
     if id(obj) in seen:
         return obj
     seen.add(id(obj))
-    if isinstance(obj, list):
+    if kind is list:
         for i, item in enumerate(obj):
             obj[i] = _scrub(redactor, item, seen)
-    elif isinstance(obj, tuple):
-        return tuple(_scrub(redactor, item, seen) for item in obj)
-    elif isinstance(obj, dict):
+    elif kind is dict:
         items = list(obj.items())
         obj.clear()
         for key, item in items:
             obj[_scrub(redactor, key, seen)] = _scrub(redactor, item, seen)
-    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        for f in dataclasses.fields(obj):
-            value = getattr(obj, f.name)
-            new = _scrub(redactor, value, seen)
-            if new is not value:
-                object.__setattr__(obj, f.name, new)
+    elif kind is tuple:
+        return tuple(_scrub(redactor, item, seen) for item in obj)
     elif hasattr(obj, "__pydantic_fields__"):
         state = obj.__dict__
-        for name, value in list(state.items()):
-            state[name] = _scrub(redactor, value, seen)
+        for name, value in state.items():
+            if type(value) not in _ATOMIC:
+                state[name] = _scrub(redactor, value, seen)
         extra = getattr(obj, "__pydantic_extra__", None)
         if extra:
             _scrub(redactor, extra, seen)
+    else:
+        names = _FIELDS.get(kind, ())
+        if names == ():
+            names = _FIELDS[kind] = (
+                tuple(f.name for f in dataclasses.fields(obj))
+                if dataclasses.is_dataclass(obj)
+                else None
+            )
+        for name in names or ():
+            value = getattr(obj, name)
+            if type(value) not in _ATOMIC:
+                new = _scrub(redactor, value, seen)
+                if new is not value:
+                    object.__setattr__(obj, name, new)
     return obj
 
 
