@@ -7,7 +7,8 @@ sniffing run as in a repository). Each is loaded in-process as ``validate`` does
 thread with a per-file time limit (a hang is counted, not waited for). Then the real CLI
 validates the whole tree in one process.
 
-Prints: files, valid, invalid, internal errors (any exception escaping the loader), hangs,
+Prints: files, valid, invalid, internal errors (any exception escaping the loader, or caught
+only by its last-resort handler), hangs,
 messages without the file, messages on a parsed JSON document without a JSON path, and
 non-UTF-8 messages. All but the first three must be 0.
 """
@@ -268,6 +269,9 @@ def main() -> int:
             for problem in problems:
                 counts["messages"] += 1
                 line = str(problem)
+                if "cannot load this file (" in line:  # the loader's last-resort catch
+                    counts["internal_errors"] += 1
+                    examples.setdefault("internal_errors", []).append(line[:300])
                 try:
                     line.encode("utf-8")
                 except UnicodeEncodeError:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ci_eval import pipeline
-from ci_eval.config import CONFIG_NAME, RunSettings, load_config
+from ci_eval.config import RunSettings, find_config, load_config
 from ci_eval.errors import InputError
 from ci_eval.publish import ReportSettings
 
@@ -89,7 +89,8 @@ def _number(env: Mapping[str, str], name: str, kind: type, low: float) -> float 
     try:
         number = kind(value)
     except ValueError:
-        raise InputError(f"input {name}: {value!r} is not a {kind.__name__} number") from None
+        what = "an integer" if kind is int else "a number"
+        raise InputError(f"input {name}: {value!r} is not {what}") from None
     if number < low:
         raise InputError(f"input {name}: must be at least {low:g}")
     return number
@@ -109,7 +110,7 @@ def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
 
 def settings_from(env: Mapping[str, str]) -> tuple[RunSettings, ReportSettings]:
     config = get_input(env, "config")
-    settings = load_config(Path(config or CONFIG_NAME), required=config is not None)
+    settings = load_config(Path(config) if config else find_config(), required=config is not None)
     direct = {
         "paths": _words(get_input(env, "paths")),
         "include": _list(get_input(env, "include")),

@@ -14,16 +14,19 @@ from typing import Annotated
 import typer
 
 from ci_eval import __version__, pipeline, preflight, redact
-from ci_eval.config import AGENT_KINDS, CONFIG_NAME, RunSettings, load_config
+from ci_eval.config import AGENT_KINDS, CONFIG_NAME, RunSettings, find_config, load_config
 from ci_eval.dialects import WRITERS
-from ci_eval.discover import DEFAULT_INCLUDE, discover
+from ci_eval.discover import DEFAULT_INCLUDE, discover, discover_all
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import EXIT_INPUT, EXIT_OK
 from ci_eval.github import Workflow
+from ci_eval.inert import inert, inert_json
 from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
 from ci_eval.publish import ReportSettings, publish
+from ci_eval.report.terminal import summary_lines
 from ci_eval.results import RunResults, read_results, to_json, write_json_atomic
 from ci_eval.text import scrub
+from ci_eval.validate import validate_counts, validate_lines
 
 app = typer.Typer(
     name="ci-eval",
@@ -203,8 +206,25 @@ MaxAgeOpt = Annotated[
 
 
 def _say(line: str, err: bool = False) -> None:
-    # a lone surrogate in agent text must not end the run; no secret reaches the terminal
-    typer.echo(redact.text(scrub(line)), err=err)
+    """Every line ci-eval prints may carry agent or eval-file text: it goes out inert (no
+    ANSI or controls, no GitHub/Azure/TeamCity command prefixes). ci-eval's own workflow
+    commands go through ``github.Workflow`` instead."""
+    # lone surrogates → U+FFFD first; no secret reaches the terminal
+    typer.echo(redact.text(inert(scrub(line))), err=err)
+
+
+EvalConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--eval-config",
+        metavar="FILE",
+        help="Use this ADK eval config (test_config.json shape; or a trpc-agent-go metrics "
+        "list) for every eval set, like `adk eval --config_file_path` [default: per set, "
+        "test_config.json/eval_config.json beside it, else the nearest one above it up to the "
+        "repository root, else ADK's default criteria].",
+        show_default=False,
+    ),
+]
 
 
 @app.command()
@@ -212,63 +232,49 @@ def validate(
     paths: PathsArg = None,
     include: IncludeOpt = None,
     exclude: ExcludeOpt = None,
+    eval_config: EvalConfigOpt = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "-v", "--verbose", help="List every JSON file skipped or not read, with the reason."
+        ),
+    ] = False,
 ) -> None:
     """Check eval sets and their metric sidecars without running anything.
 
     Prints one line per file: path, dialect, cases, invocations and the metrics that apply
-    (with the sidecar they come from). Each problem is one line
-    'path:line:col: json.path: message'. Exits 0 when every eval set is valid, 2 otherwise.
+    (with the config file they come from). Each problem is one line
+    'path:line:col: json.path: message'. JSON that is not an eval set is counted (listed with
+    -v). Exits 0 when every eval set is valid, 2 otherwise.
 
-    Example: ci-eval validate evals/ --include '*.json'
+    Example: ci-eval validate tests/eval -v
     """
     try:
-        candidates = discover(list(paths or []), include, exclude)
+        found = discover_all(list(paths or []), include, exclude)
+        outcomes = load_all(found.candidates, eval_config)
+    except ValidationFailed as exc:
+        for problem in exc.problems:
+            _say(str(problem), err=True)
+        raise typer.Exit(EXIT_INPUT) from None
     except InputError as exc:
         _fail(exc)
-    outcomes = load_all(candidates)
-    counts = {"sets": 0, "cases": 0, "sidecars": 0, "skipped": 0, "invalid": 0}
-    for outcome in outcomes:
-        if isinstance(outcome, LoadedEvalSet):
-            counts["sets"] += 1
-            es = outcome.eval_set
-            counts["cases"] += len(es.eval_cases)
-            metrics = outcome.metrics
-            source = " (ADK defaults)" if metrics.source == "default" else f" from {metrics.source}"
-            _say(
-                f"{outcome.path}: ok: {outcome.dialect}, {_n(len(es.eval_cases), 'case')}, "
-                f"{_n(es.invocation_count(), 'invocation')}; metrics "
-                f"{outcome.metrics.describe()}{source}"
-            )
-            for warning in outcome.warnings:
-                _say(f"{warning} (warning)")
-        elif isinstance(outcome, LoadedSidecar):
-            counts["sidecars"] += 1
-            _say(f"{outcome.path}: ok: {outcome.kind}; metrics {outcome.config.describe()}")
-        elif isinstance(outcome, Skipped):
-            counts["skipped"] += 1
-            _say(f"{outcome.path}: skipped: {outcome.reason}")
-        elif isinstance(outcome, Failed):
-            counts["invalid"] += 1
-            problems = (
-                outcome.error.problems
-                if isinstance(outcome.error, ValidationFailed)
-                else [outcome.error]
-            )
-            for problem in problems:
-                _say(str(problem))
-    if not outcomes:
+    for line in validate_lines(outcomes, found.ignored, verbose):
+        _say(line)
+    if not any(isinstance(o, LoadedEvalSet | LoadedSidecar | Failed) for o in outcomes):
         _say(
-            "no eval sets found (searched for " + ", ".join(include or DEFAULT_INCLUDE) + ")",
+            "no eval sets found (searched for "
+            + ", ".join(include or DEFAULT_INCLUDE)
+            + (", and any *.json in folders named eval*" if not include else "")
+            + ")",
             err=True,
         )
+        skipped = sum(isinstance(o, Skipped) for o in outcomes) + len(found.ignored)
+        if skipped and not verbose:
+            _say(f"{skipped} JSON file(s) skipped or not read; -v lists them", err=True)
         raise typer.Exit(EXIT_INPUT)
-    _say(
-        f"{_n(counts['sets'], 'eval set')} ({_n(counts['cases'], 'case')}), "
-        f"{_n(counts['sidecars'], 'sidecar')}, {counts['skipped']} skipped, "
-        f"{counts['invalid']} invalid",
-        err=True,
-    )
-    raise typer.Exit(EXIT_INPUT if counts["invalid"] else EXIT_OK)
+    _say(validate_counts(outcomes, found.ignored, verbose), err=True)
+    invalid = any(isinstance(o, Failed) for o in outcomes)
+    raise typer.Exit(EXIT_INPUT if invalid else EXIT_OK)
 
 
 @app.command()
@@ -315,7 +321,7 @@ def convert(
     data, warnings = writer.dump(outcome.eval_set)
     for warning in warnings:
         _say(f"ci-eval: convert to {to}: {warning}", err=True)
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = inert_json(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
     if output is None:
         sys.stdout.write(redact.text(text))
     else:
@@ -394,6 +400,17 @@ def run(
             show_default=False,
         ),
     ] = None,
+    replay_pick: Annotated[
+        str | None,
+        typer.Option(
+            "--replay-pick",
+            metavar="newest|oldest|all",
+            help="replay: which recording of a case to replay when several files (ADK's "
+            ".adk/eval_history) hold one, by each file's own timestamp; all = one run per "
+            "recording, newest first [default: newest].",
+            show_default=False,
+        ),
+    ] = None,
     token_env: Annotated[
         str | None,
         typer.Option(
@@ -429,12 +446,14 @@ def run(
         typer.Option(
             "--config",
             metavar="FILE",
-            help=f"Settings file (default: {CONFIG_NAME} when present).",
+            help=f"Settings file (default: {CONFIG_NAME} in the working directory or the "
+            "nearest parent up to the repository root).",
             show_default=False,
         ),
     ] = None,
     include: IncludeOpt = None,
     exclude: ExcludeOpt = None,
+    eval_config: EvalConfigOpt = None,
     case: Annotated[
         list[str] | None,
         typer.Option(
@@ -581,9 +600,10 @@ def run(
     "python samples/agents/weather_agent/command_agent.py" --results results.json
     """
     try:
-        settings = load_config(config or Path(CONFIG_NAME), required=config is not None)
+        settings = load_config(config or find_config(), required=config is not None)
         overrides = {
             "paths": [str(p) for p in paths] if paths else None,
+            "eval_config": str(eval_config) if eval_config else None,
             "include": include,
             "exclude": exclude,
             "cases": case,
@@ -620,6 +640,7 @@ def run(
             "command": agent_command,
             "module": agent_module,
             "replay": replay,
+            "replay_pick": replay_pick,
             "token_env": token_env,
             "env": agent_env,
         }
@@ -670,7 +691,7 @@ def _report(results: RunResults, report: ReportSettings, env: dict[str, str] | N
     workflow commands."""
     env = dict(os.environ) if env is None else env
     workflow = Workflow()
-    lines = pipeline.summary_lines(results)
+    lines = summary_lines(results)
     if env.get("GITHUB_ACTIONS") == "true":
         with workflow.untrusted():
             for line in lines:
@@ -962,7 +983,7 @@ def action() -> None:
             _say(str(problem))  # to the log, where the action's user looks
         raise typer.Exit(EXIT_INPUT) from None
     except InputError as exc:
-        _say(f"::error title=ci-eval::{exc}")
+        Workflow().command("error", str(exc), title="ci-eval")
         _fail(exc)
     for notice in outcome.problems:
         _say(f"ci-eval: {notice}", err=True)

@@ -3,6 +3,7 @@ by command-line options."""
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -24,6 +25,7 @@ class AgentSettings:
     command: str | None = None
     module: str | None = None
     replay: list[str] = field(default_factory=list)
+    replay_pick: str = "newest"  # newest | oldest | all recordings of a case
     token_env: str | None = None  # name of the environment variable holding a bearer token
     headers: dict[str, str] = field(default_factory=dict)
     # environment variables passed to a command agent although ci-eval withholds them by
@@ -44,6 +46,7 @@ class JudgeConfig:
 @dataclass
 class RunSettings:
     paths: list[str] = field(default_factory=list)
+    eval_config: str | None = None  # one ADK eval config (or trpc metrics) for every set
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     cases: list[str] = field(default_factory=list)
@@ -141,7 +144,29 @@ def load_config(path: Path | None, required: bool) -> RunSettings:
     # paths in the config are relative to the config file, not to wherever ci-eval runs
     settings.paths = [_rel(base, p) for p in settings.paths]
     settings.agent.replay = [_rel(base, p) for p in settings.agent.replay]
+    if settings.eval_config:
+        settings.eval_config = _rel(base, settings.eval_config)
     return settings
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """``ci-eval.toml`` in the working directory or the nearest parent up to the repository
+    root (outside a repository, only the working directory), so that ci-eval run from a
+    subfolder of the repository reads the same settings."""
+    from ci_eval.discover import repo_root
+
+    here = (start or Path.cwd()).resolve()
+    root = repo_root(here)
+    for folder in (here, *here.parents):
+        if (folder / CONFIG_NAME).is_file():
+            found = folder / CONFIG_NAME
+            try:  # shown as the user would type it
+                return Path(os.path.relpath(found))
+            except ValueError:
+                return found
+        if root is None or folder == root:
+            return None
+    return None
 
 
 def _rel(base: Path, value: str) -> str:

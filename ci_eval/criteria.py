@@ -8,13 +8,16 @@ ADK's defaults apply.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
 
 from ci_eval.dialects._common import validation_failed
+from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.jsonpos import JsonDocument
 
 ADK_DEFAULT_CRITERIA: dict[str, float] = {
@@ -84,11 +87,41 @@ def snake_keys(value: Any) -> Any:
     return value
 
 
+class _AdkCriterion(BaseModel):
+    """ADK's ``BaseCriterion``: a threshold is required, other options travel as extras (each
+    metric reads its own when it runs)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+    threshold: float
+    include_intermediate_responses_in_final: bool = False
+
+
+class _CodeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+
+
+class _CustomMetric(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    code_config: _CodeConfig
+    metric_info: dict[str, Any] | None = None
+    description: str = ""
+
+
+class _LiveModelConfig(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    timeout_seconds: int = 0
+
+
 class _AdkConfig(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-    criteria: dict[str, float | dict[str, Any]] = Field(default_factory=dict)
-    custom_metrics: dict[str, Any] | None = Field(default=None, alias="customMetrics")
-    user_simulator_config: dict[str, Any] | None = Field(default=None, alias="userSimulatorConfig")
+    """google-adk 2.13's ``EvalConfig`` as it validates a file: camelCase or snake_case keys,
+    unknown top-level keys ignored, each criterion a number or an object with a threshold."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    criteria: dict[str, float | _AdkCriterion] = Field(default_factory=dict)
+    custom_metrics: dict[str, _CustomMetric] | None = None
+    user_simulator_config: dict[str, Any] | None = None
+    live_model_config: _LiveModelConfig | None = None
 
 
 class _TrpcMetric(BaseModel):
@@ -101,21 +134,40 @@ class _TrpcMetric(BaseModel):
     extension: dict[str, Any] | None = None
 
 
+# EvalConfig's fields in both spellings: a JSON object with none of them is another tool's file
+ADK_CONFIG_KEYS = frozenset(
+    {
+        "criteria",
+        "custom_metrics",
+        "customMetrics",
+        "user_simulator_config",
+        "userSimulatorConfig",
+        "live_model_config",
+        "liveModelConfig",
+    }
+)
+
+
 def is_adk_config(data: Any) -> bool:
     return (
         isinstance(data, dict)
-        and bool(
-            set(data)
-            & {
-                "criteria",
-                "custom_metrics",
-                "customMetrics",
-                "user_simulator_config",
-                "userSimulatorConfig",
-            }
-        )
+        and bool(set(data) & ADK_CONFIG_KEYS)
         and not set(data) & {"eval_cases", "evalCases"}
     )
+
+
+def foreign_config_shape(data: Any) -> str | None:
+    """What a file named like an ADK eval config looks like when it is another tool's, or None
+    when it is ADK's (valid or not). ADK would read such an object as a config without
+    criteria; a list (trpc's metrics) it rejects."""
+    if isinstance(data, dict) and not set(data) & ADK_CONFIG_KEYS:
+        if "metrics" in data:
+            return 'trpc-agent-python\'s {"metrics": [...]}'
+        keys = ", ".join(sorted(map(str, data))[:6]) or "none"
+        return f"an object without criteria (keys: {keys})"
+    if is_trpc_metrics(data):
+        return "a trpc-agent-go metrics list"
+    return None
 
 
 def is_trpc_metrics(data: Any) -> bool:
@@ -127,29 +179,70 @@ def is_trpc_metrics(data: Any) -> bool:
 
 
 def load_adk_config(doc: JsonDocument, rel_path: str) -> MetricConfig:
+    """Validate as google-adk's ``EvalConfig`` does; errors name the JSON path."""
+    if not isinstance(doc.data, dict):
+        raise doc.error(
+            f"not an ADK eval config (a JSON {type(doc.data).__name__}; ADK expects an object "
+            'like {"criteria": {"tool_trajectory_avg_score": 1.0}})'
+        )
     try:
         raw = _AdkConfig.model_validate(doc.data)
     except ValidationError as exc:
-        raise validation_failed(exc, doc) from None
+        raise _config_errors(exc, doc) from None
     metrics = []
+    criteria_raw = doc.data.get("criteria") if isinstance(doc.data.get("criteria"), dict) else {}
     for name, value in raw.criteria.items():
-        if isinstance(value, dict):
-            criterion = snake_keys(value)
-            threshold = criterion.pop("threshold", None)
-            if threshold is not None and not isinstance(threshold, int | float):
-                raise doc.error("threshold must be a number", ["criteria", name, "threshold"])
-            metrics.append(MetricSpec(name, threshold, criterion))
+        if isinstance(value, _AdkCriterion):
+            criterion = snake_keys(criteria_raw.get(name, {}))
+            criterion.pop("threshold", None)
+            metrics.append(MetricSpec(name, value.threshold, criterion))
         else:
             metrics.append(MetricSpec(name, float(value)))
-    extras = {
-        k: v
-        for k, v in (
-            ("custom_metrics", raw.custom_metrics),
-            ("user_simulator_config", raw.user_simulator_config),
-        )
-        if v
-    }
+    extras: dict[str, Any] = {}
+    if raw.custom_metrics:
+        extras["custom_metrics"] = _raw_field(doc.data, "custom_metrics")
+    if raw.user_simulator_config:
+        extras["user_simulator_config"] = raw.user_simulator_config
     return MetricConfig(metrics, rel_path, "adk", snake_keys(extras))
+
+
+def _raw_field(data: dict[str, Any], name: str) -> Any:
+    for key in (name, to_camel(name)):
+        if key in data:
+            return data[key]
+    return None
+
+
+def _config_errors(exc: ValidationError, doc: JsonDocument) -> ValidationFailed:
+    """One problem per criterion (pydantic reports each branch of the number-or-object union),
+    one per other error; each names the config file and the JSON path."""
+    problems: list[InputError] = []
+    seen: set[tuple[Any, ...]] = set()
+    for err in exc.errors(include_url=False):
+        loc = list(err["loc"])
+        if len(loc) >= 2 and loc[0] == "criteria":
+            key = ("criteria", loc[1])
+            if key in seen:
+                continue
+            seen.add(key)
+            value = doc.data["criteria"][loc[1]]
+            what = json.dumps(value)[:80]
+            problems.append(
+                doc.error(
+                    f"criterion {what} is neither a threshold number nor an object with a "
+                    "numeric 'threshold' (google-adk's EvalConfig rejects it)",
+                    list(key),
+                )
+            )
+            continue
+        loc = [k for k in loc if not (isinstance(k, str) and k[:1].isupper())]  # union tags
+        message = (
+            f"required field '{loc[-1]}' is missing"
+            if err["type"] == "missing" and loc
+            else str(err["msg"])
+        )
+        problems.append(doc.error(message + " (google-adk's EvalConfig rejects it)", loc))
+    return ValidationFailed(problems or [doc.error(str(exc))])
 
 
 def load_trpc_metrics(doc: JsonDocument, rel_path: str) -> MetricConfig:

@@ -23,6 +23,7 @@ import requests
 
 from ci_eval import redact
 from ci_eval.connectors.http_client import HttpSettings, make_session
+from ci_eval.inert import inert, inert_line
 from ci_eval.report.markdown import MARKER
 from ci_eval.report.view import error_reason, failing_metrics
 from ci_eval.results import RunResults
@@ -61,10 +62,14 @@ class Workflow:
     out: TextIO = field(default_factory=lambda: sys.stdout)
 
     def command(self, name: str, message: str, **props: object) -> None:
+        """One workflow command; its message and properties are made inert first (no ANSI,
+        no controls, no command prefixes), as they may carry agent text; and redacted."""
         args = ",".join(
-            f"{k}={escape_property(redact.text(str(v)))}" for k, v in props.items() if v is not None
+            f"{k}={escape_property(redact.text(inert_line(v)))}"
+            for k, v in props.items()
+            if v is not None
         )
-        line = f"::{name}{' ' + args if args else ''}::{escape_data(redact.text(message))}\n"
+        line = f"::{name}{' ' + args if args else ''}::{escape_data(redact.text(inert(message)))}\n"
         self.out.write(scrub(line))
 
     def mask(self, value: str) -> None:

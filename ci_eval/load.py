@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,8 +12,8 @@ from ci_eval.criteria import MetricConfig
 from ci_eval.dialects import LoadContext, sniff
 from ci_eval.dialects.adk import reject_empty_list
 from ci_eval.dialects.other import looks_like
-from ci_eval.discover import Candidate, display_path, safe_resolve
-from ci_eval.errors import InputError, NotAnEvalSet
+from ci_eval.discover import Candidate, display_path, repo_root, safe_resolve
+from ci_eval.errors import InputError, NotAnEvalSet, ValidationFailed
 from ci_eval.jsonpos import JsonDocument, read_json_file
 from ci_eval.model import EvalSet
 
@@ -82,61 +83,191 @@ def parse_document(
 class SidecarFinder:
     """Finds and caches the metric configuration that applies to an eval set.
 
-    In order: trpc's ``<evalSetId>.metrics.json`` beside the file (or ``<file stem>.metrics.json``,
-    or the one metrics file whose stem prefixes the set id, as trpc's promptiter examples share
-    one), then ADK's ``test_config.json`` / ``eval_config.json`` in the file's folder or the
-    nearest parent up to the searched directory, else ADK's defaults.
+    One rule however the set was reached (a file, its folder, the repository root):
+
+    1. ``--eval-config FILE`` (``[run] eval_config``), when given, applies to every set, as
+       ``adk eval --config_file_path`` does;
+    2. trpc's ``<evalSetId>.metrics.json`` beside the file (or ``<file stem>.metrics.json``, or
+       the one metrics file whose stem prefixes the set id, as trpc's promptiter examples share
+       one);
+    3. ADK's ``test_config.json`` / ``eval_config.json`` beside the file (what ADK's
+       ``AgentEvaluator`` and a single-file ``adk eval`` read), else the nearest one in a parent
+       folder up to the repository root (the agent-starter-pack keeps
+       ``tests/eval/eval_config.json`` above ``tests/eval/evalsets/``);
+    4. else the dialect's defaults (ADK's).
+
+    A config file in another tool's shape (trpc-agent-python's ``{"metrics": [...]}``) is a
+    warning and the set keeps its defaults; a config google-adk rejects is an error.
     """
 
-    def __init__(self) -> None:
-        self._cache: dict[Path, MetricConfig] = {}
+    def __init__(self, override: Path | None = None) -> None:
+        self._cache: dict[Path, MetricConfig | str] = {}
+        self.override = override
 
-    def _load(self, path: Path, trpc: bool) -> MetricConfig:
+    def _load(self, path: Path, trpc: bool) -> MetricConfig | str:
+        """The config, or (for an ADK config name) the description of a foreign shape."""
         key = safe_resolve(path)
         if key not in self._cache:
-            rel = display_path(path)
+            rel = _shown(path)
             doc = read_json_file(path, rel)
-            ok = criteria.is_trpc_metrics(doc.data) if trpc else criteria.is_adk_config(doc.data)
-            if not ok:
-                kind = "a trpc-agent-go metrics list" if trpc else "an ADK eval config"
-                raise InputError(
-                    f"expected {kind} here (it sits where one is looked for)",
-                    path=rel,
-                    json_path="$",
-                )
-            self._cache[key] = (
-                criteria.load_trpc_metrics(doc, rel) if trpc else criteria.load_adk_config(doc, rel)
-            )
+            if trpc:
+                if not criteria.is_trpc_metrics(doc.data):
+                    raise InputError(
+                        "expected a trpc-agent-go metrics list here (a list of "
+                        "{metricName, threshold, criterion} beside the eval set)",
+                        path=rel,
+                        json_path="$",
+                    )
+                self._cache[key] = criteria.load_trpc_metrics(doc, rel)
+            else:
+                foreign = criteria.foreign_config_shape(doc.data)
+                self._cache[key] = foreign or criteria.load_adk_config(doc, rel)
         return self._cache[key]
+
+    def load_override(self, path: Path) -> MetricConfig:
+        key = safe_resolve(path)
+        cached = self._cache.get(key)
+        if isinstance(cached, MetricConfig):
+            return cached
+        if not path.is_file():
+            raise InputError("--eval-config: no such file", path=str(path))
+        rel = display_path(path)
+        doc = read_json_file(path, rel)
+        if criteria.is_trpc_metrics(doc.data):
+            config = criteria.load_trpc_metrics(doc, rel)
+        else:
+            foreign = criteria.foreign_config_shape(doc.data)
+            if foreign:
+                raise InputError(
+                    f"--eval-config: not an ADK eval config ({foreign}); expected "
+                    '{"criteria": {...}} or a trpc-agent-go metrics list',
+                    path=rel,
+                )
+            config = criteria.load_adk_config(doc, rel)
+        self._cache[key] = config
+        return config
 
     def find(
         self,
         file: Path,
         eval_set_id: str,
-        root: Path,
+        root: Path | None = None,
         dialect: str = "adk",
+        warnings: list[str] | None = None,
     ) -> MetricConfig:
+        """``root`` is accepted for callers of the old signature and ignored: the search
+        stops at the repository root, not at whatever directory was searched."""
+        if self.override is not None:
+            return self.load_override(self.override)
         folder = file.parent
         suffix = criteria.TRPC_METRICS_SUFFIX
         stem = file.name.split(".")[0]
         for name in (f"{eval_set_id}{suffix}", f"{stem}{suffix}"):
             if "/" not in name and _present(folder / name):
-                return self._load(folder / name, trpc=True)
+                return self._expect_config(self._load(folder / name, trpc=True))
         shared = [
             p for p in folder.glob(f"*{suffix}") if eval_set_id.startswith(p.name[: -len(suffix)])
         ]
         if len(shared) == 1:
-            return self._load(shared[0], trpc=True)
-        stop = safe_resolve(root)
-        current = safe_resolve(folder)
-        while True:
-            for name in criteria.ADK_CONFIG_NAMES:
-                if _present(current / name):
-                    return self._load(current / name, trpc=False)
-            if current == stop or current.parent == current or stop not in current.parents:
-                break
-            current = current.parent
-        return criteria.default_config(dialect)
+            return self._expect_config(self._load(shared[0], trpc=True))
+        config_file = find_eval_config(file)
+        if config_file is None:
+            return criteria.default_config(dialect)
+        try:
+            found = self._load(config_file, trpc=False)
+        except InputError as exc:
+            # the problem is in the config; say which eval set it was read for
+            for problem in exc.problems if isinstance(exc, ValidationFailed) else [exc]:
+                problem.message += f" (the config of {display_path(file)})"
+            raise
+        if isinstance(found, str):
+            if warnings is not None:
+                warnings.append(
+                    f"{_shown(config_file)}: not an ADK eval config ({found}); "
+                    f"{display_path(file)} uses the default metrics instead (ADK would read "
+                    "no criteria from it; give the metrics in ADK's "
+                    '{"criteria": {...}} or pass --eval-config)'
+                )
+            return criteria.default_config(dialect)
+        return found
+
+    @staticmethod
+    def _expect_config(found: MetricConfig | str) -> MetricConfig:
+        assert isinstance(found, MetricConfig)  # trpc sidecars never come back as a shape
+        return found
+
+
+def _shown(path: Path) -> str:
+    """A config's path as the user would type it from here (``../eval_config.json`` when it
+    is above the working directory)."""
+    shown = display_path(path)
+    if Path(shown).is_absolute():
+        try:
+            return Path(os.path.relpath(path)).as_posix()
+        except ValueError:  # another drive
+            return shown
+    return shown
+
+
+def search_stop(file: Path) -> Path:
+    """Where the search for a config above ``file`` ends: the repository root (outside a
+    repository, the top of the file system: the rule must not depend on where ci-eval runs)."""
+    folder = safe_resolve(file).parent
+    return repo_root(folder) or Path(folder.anchor)
+
+
+def find_eval_config(file: Path) -> Path | None:
+    """The ADK eval config that applies to the eval set ``file`` (rule 3 above)."""
+    stop = search_stop(file)
+    current = safe_resolve(file).parent
+    while True:
+        for name in criteria.ADK_CONFIG_NAMES:
+            if _present(current / name):
+                return current / name
+        if current == stop or current.parent == current:
+            return None
+        current = current.parent
+
+
+# Keys some dialect's sniffer needs: JSON in an eval folder with none of them is skipped
+# without being parsed (a large unrelated file costs a byte scan, not a parse).
+_MARKERS = (
+    b'"eval_cases"',
+    b'"evalCases"',
+    b'"evalSetId"',
+    b'"query"',
+    b'"data"',
+    b'"goal_details"',
+    b'"story"',
+    b'"metricName"',
+    b'"metric_name"',
+    *(f'"{k}"'.encode() for k in sorted(criteria.ADK_CONFIG_KEYS)),
+)
+
+
+# Below this size a file is parsed, so that its reason can say what it looks like.
+_SCAN_ONLY_ABOVE = 256 * 1024
+
+
+def _lacks_markers(path: Path) -> bool:
+    """A large regular file none of whose bytes spell a key any eval-set format uses. Read in
+    chunks, so that an unrelated dump bigger than the loader's size limit is skipped, not
+    refused."""
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size <= _SCAN_ONLY_ABOVE:
+            return False
+        overlap = max(len(m) for m in _MARKERS)
+        tail = b""
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                window = tail + chunk
+                if any(marker in window for marker in _MARKERS):
+                    return False
+                tail = window[-overlap:]
+    except OSError:
+        return False  # the loader reports it
+    return True
 
 
 def _present(path: Path) -> bool:
@@ -154,6 +285,8 @@ SCRUBBED_NOTE = "lone surrogates (such as \\ud83d) in the file were replaced wit
 
 def load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
     rel = candidate.rel
+    if not candidate.claimed and _lacks_markers(candidate.path):
+        return Skipped(rel, "not an eval set (no key any eval-set format uses)")
     doc: JsonDocument | None = None
     try:
         doc = read_json_file(candidate.path, rel)
@@ -161,7 +294,11 @@ def load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
         if isinstance(parsed, LoadedSidecar):
             return parsed
         dialect, eval_set, warnings = parsed
-        metrics = sidecars.find(candidate.path, eval_set.eval_set_id, candidate.root, dialect)
+        if not eval_set.eval_cases:
+            warnings.append(f"{rel}: empty eval set: it has no cases, nothing will run")
+        metrics = sidecars.find(
+            candidate.path, eval_set.eval_set_id, candidate.root, dialect, warnings
+        )
         if doc.scrubbed:
             warnings = [*warnings, SCRUBBED_NOTE]
         return LoadedEvalSet(rel, dialect, eval_set, metrics, warnings)
@@ -188,6 +325,10 @@ def _noted(error: InputError, doc: JsonDocument | None) -> InputError:
     return error
 
 
-def load_all(candidates: list[Candidate]) -> list[Outcome]:
-    sidecars = SidecarFinder()
+def load_all(candidates: list[Candidate], eval_config: Path | None = None) -> list[Outcome]:
+    """Load every candidate. A bad ``eval_config`` (``--eval-config``) raises InputError once,
+    before any set is read, rather than failing every set."""
+    sidecars = SidecarFinder(eval_config)
+    if eval_config is not None:
+        sidecars.load_override(eval_config)
     return [load_candidate(c, sidecars) for c in candidates]

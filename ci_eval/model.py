@@ -164,6 +164,9 @@ class EvalCase(_Nested):
 
     _source: SourceRef | None = PrivateAttr(default=None)
     _extensions: dict[str, Any] = PrivateAttr(default_factory=dict)
+    # trace mode (trpc-agent-go ``evalMode``, trpc-agent-python ``eval_mode``): the recorded
+    # conversation that is scored as the actual; the agent is not called
+    _trace: list[Invocation] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _conversation_xor_scenario(self) -> EvalCase:
@@ -182,6 +185,14 @@ class EvalCase(_Nested):
     def extensions(self) -> dict[str, Any]:
         """Dialect data with no ADK field (watsonx goals, trpc context messages, …)."""
         return self._extensions
+
+    @property
+    def trace_actuals(self) -> list[Invocation] | None:
+        """The recorded actual invocations of a trace-mode case, else None."""
+        return self._trace
+
+    def set_trace_actuals(self, invocations: list[Invocation]) -> None:
+        self._trace = invocations
 
     def invocations(self) -> list[Invocation]:
         return self.conversation or []

@@ -22,7 +22,7 @@ from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import lookup
 from ci_eval.metrics.custom import register_custom, register_entry_points
 from ci_eval.metrics.judge import Judge
-from ci_eval.results import CaseRecord, RunResults, to_json, write_json_atomic
+from ci_eval.results import RunResults, to_json, write_json_atomic
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
 
@@ -39,7 +39,7 @@ def load_eval_sets(settings: RunSettings) -> list[LoadedEvalSet]:
     candidates = discover(
         [Path(p) for p in settings.paths], settings.include or None, settings.exclude or None
     )
-    outcomes = load_all(candidates)
+    outcomes = load_all(candidates, Path(settings.eval_config) if settings.eval_config else None)
     problems: list[InputError] = []
     for outcome in outcomes:
         if isinstance(outcome, Failed):
@@ -170,6 +170,9 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         settings.retries,
         child_env=child_environment(settings, os.environ),
     )
+    if settings.agent.replay_pick == "all" and settings.num_runs == 1:
+        # one run per recording: every recording of a case is scored
+        settings.num_runs = getattr(connector, "max_recordings", lambda: 1)()
     try:
         results = run_sets(
             sets,
@@ -194,7 +197,8 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         "shard": settings.shard,
     }
     score_results(results, options)
-    notices = apply_baseline(results, settings)
+    notices = [f"warning: {w}" for loaded in sets for w in loaded.warnings]
+    notices += apply_baseline(results, settings)
     if settings.results:
         write_json_atomic(Path(settings.results), to_json(results))
     if settings.update_baseline:
@@ -202,72 +206,3 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         baseline_store.write(path, baseline_store.from_results(results))
         notices.append(f"baseline written to {path}")
     return Outcome(results, gate(results), notices)
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3g}"
-
-
-def summary_lines(results: RunResults) -> list[str]:
-    """The short human summary: per set its verdicts and metric means, then the failures."""
-    lines = []
-    for s in results.sets:
-        counts = {
-            v: sum(1 for c in s.cases if c.status == v)
-            for v in ("PASSED", "FAILED", "ERROR", "NOT_EVALUATED", "SKIPPED")
-        }
-        name = s.file if s.eval_set_id == s.file else f"{s.eval_set_id} ({s.file})"
-        parts = [f"{counts['PASSED']} passed", f"{counts['FAILED']} failed"]
-        parts += [
-            f"{n} {k.lower().replace('_', ' ')}"
-            for k, n in counts.items()
-            if n and k not in ("PASSED", "FAILED")
-        ]
-        means = []
-        for spec in s.applied_metrics:
-            scores = [
-                m.score
-                for c in s.cases
-                for m in c.metrics
-                if m.name == spec.name and m.score is not None and not m.informational
-            ]
-            if scores:
-                means.append(f"{spec.name} {_fmt(sum(scores) / len(scores))}")
-        lines.append(f"{name}: {', '.join(parts)}" + (f" — {'; '.join(means)}" if means else ""))
-        for c in s.cases:
-            if c.status == "ERROR":
-                lines.append(
-                    f"  ERROR {c.eval_id} ({c.file}:{c.line}): {c.error or _first_reason(c)}"
-                )
-            elif c.status == "FAILED":
-                failing = [
-                    f"{m.name} {_fmt(m.score)} < {_fmt(m.threshold)}"
-                    for m in c.metrics
-                    if m.status == "FAILED"
-                ]
-                lines.append(f"  FAILED {c.eval_id} ({c.file}:{c.line}): " + ", ".join(failing))
-            if c.flaky:
-                lines.append(f"  FLAKY {c.eval_id}: passed in some runs and failed in others")
-    comparison = results.comparison
-    if comparison is not None:
-        for change in comparison.regressions:
-            lines.append(f"  REGRESSED {change.set_id}:{change.case_id}: {change.describe()}")
-        lines.append(
-            f"baseline {(comparison.baseline_commit or 'unknown')[:12]} "
-            f"({comparison.baseline_date or 'undated'}): "
-            f"{len(comparison.regressions)} regressions, "
-            f"{len(comparison.improvements)} improvements, "
-            f"{len(comparison.new_cases)} new, {len(comparison.removed_cases)} removed"
-        )
-    total = len(results.cases())
-    lines.append(
-        f"{total} cases: {results.count('PASSED')} passed, {results.count('FAILED')} "
-        f"failed, {results.count('ERROR')} errors, {results.count('SKIPPED')} skipped "
-        f"in {results.duration_s:.1f} s ({results.agent})"
-        + (" — interrupted" if results.interrupted else "")
-    )
-    return lines
-
-
-def _first_reason(case: CaseRecord) -> str:
-    return next((m.reason or "" for m in case.metrics if m.status == "ERROR"), "")

@@ -18,6 +18,7 @@ from typing import Any
 from ci_eval import __version__, redact
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
+from ci_eval.inert import inert_json
 from ci_eval.model import Invocation
 from ci_eval.text import scrub
 
@@ -40,6 +41,8 @@ class RunRecord:
     error: str | None = None  # why the agent could not finish this run (infrastructure)
     duration_s: float = 0.0
     metrics: list[Any] = field(default_factory=list)  # MetricResult per metric, once scored
+    started_s: float | None = None  # seconds after the run began (None: replayed or not run)
+    replayed: bool = False  # durations are the recording's, not measured
 
     @property
     def retries(self) -> int:
@@ -215,6 +218,7 @@ def to_json(results: RunResults) -> dict[str, Any]:
                                 "run": r.run,
                                 "error": r.error,
                                 "duration_s": round(r.duration_s, 4),
+                                "started_s": None if r.started_s is None else round(r.started_s, 4),
                                 "retries": r.retries,
                                 "metrics": [_run_metric(m) for m in r.metrics],
                                 "invocations": [
@@ -264,8 +268,8 @@ def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
         except ValueError:  # NaN/Infinity somewhere: strict parsers (jq) reject them
             text = json.dumps(finite(data), indent=2, ensure_ascii=False, sort_keys=sort_keys)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            # a lone surrogate must not lose the file; no secret may reach it
-            handle.write(redact.text(scrub(text)) + "\n")
+            # no lone surrogate, no CI command, no secret
+            handle.write(redact.text(inert_json(scrub(text))) + "\n")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -352,6 +356,8 @@ def from_json(data: dict[str, Any]) -> RunResults:
                 run = RunRecord(
                     r["run"], error=r.get("error"), duration_s=float(r.get("duration_s") or 0.0)
                 )
+                if isinstance(r.get("started_s"), int | float):
+                    run.started_s = float(r["started_s"])
                 run.metrics = [
                     MetricResult(
                         x["name"],

@@ -19,8 +19,6 @@ from typing import TextIO
 
 from ci_eval import shard
 from ci_eval.connectors.base import ActualTurn, AgentError, Connector
-from ci_eval.dialects.trpc import TrpcDialect
-from ci_eval.jsonpos import JsonDocument
 from ci_eval.load import LoadedEvalSet
 from ci_eval.model import EvalCase, IntermediateData, Invocation
 from ci_eval.results import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
@@ -52,16 +50,6 @@ def actual_invocation(expected: Invocation, turn: ActualTurn, duration: float) -
             intermediate_responses=turn.intermediate_responses,
         ),
     )
-
-
-def _trace_actuals(case: EvalCase, path: str) -> list[Invocation]:
-    """trpc trace mode: the recorded ``actualConversation`` is the actual; no agent runs."""
-    raw = case.extensions["trpc"]["actualConversation"]
-    doc = JsonDocument(data=raw, text="", path=path)
-    return [
-        TrpcDialect()._invocation(doc, item, ["actualConversation", n])
-        for n, item in enumerate(raw)
-    ]
 
 
 def _skip_reason(case: EvalCase) -> str | None:
@@ -96,7 +84,8 @@ class Progress:
                 return
             self.last = now
             line = (
-                f"ci-eval: {self.done}/{self.total} runs done, {self.errors} errors, "
+                f"ci-eval: {self.done}/{self.total} runs done, {self.errors} "
+                f"error{'' if self.errors == 1 else 's'}, "
                 f"{elapsed:.1f} s"
             )
             self.stream.write(("\r" + line) if self.tty else line + "\n")
@@ -120,6 +109,7 @@ def run_case(connector: Connector, eval_set_id: str, case: EvalCase, run: int) -
         record.invocations = [InvocationRecord(expected=e, error="not run") for e in expected]
         record.duration_s = time.monotonic() - started
         return record
+    recorded, measured = 0.0, False
     try:
         for n, exp in enumerate(expected):
             t0 = time.monotonic()
@@ -140,6 +130,11 @@ def run_case(connector: Connector, eval_set_id: str, case: EvalCase, run: int) -
                 ]
                 break
             elapsed = time.monotonic() - t0
+            if turn.recorded_duration_s is not None:
+                elapsed = turn.recorded_duration_s
+                recorded += elapsed
+            else:
+                measured = True
             record.invocations.append(
                 InvocationRecord(
                     expected=exp,
@@ -154,6 +149,9 @@ def run_case(connector: Connector, eval_set_id: str, case: EvalCase, run: int) -
         with contextlib.suppress(Exception):  # closing is best effort
             session.close()
     record.duration_s = time.monotonic() - started
+    if not measured and record.invocations and record.error is None:
+        record.duration_s = recorded  # a replay: the recorded run's time
+        record.replayed = True
     return record
 
 
@@ -189,9 +187,8 @@ def run_sets(
                 else None,
             )
             set_record.cases.append(case_record)
-            trpc = case.extensions.get("trpc", {})
-            if trpc.get("evalMode") == "trace" and trpc.get("actualConversation"):
-                actuals = _trace_actuals(case, loaded.path)
+            actuals = case.trace_actuals
+            if actuals is not None:  # trace mode: the recording is scored, no agent call
                 case_record.runs = [
                     RunRecord(
                         run=1,
@@ -220,7 +217,10 @@ def run_sets(
                 InvocationRecord(expected=e, error="not run") for e in case.invocations()
             ]
         else:
+            began = time.monotonic()
             rec = run_case(connector, eval_set_id, case, run)
+            if not rec.replayed:  # when it ran, relative to the run's start: sets' wall time
+                rec.started_s = began - t0
         bar.advance(rec.error is not None)
         return case_record, rec
 

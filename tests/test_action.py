@@ -119,7 +119,7 @@ def test_the_action_end_to_end(adk_server: str, tmp_path: Path) -> None:
     results = json.loads((workspace / "ci-eval-results.json").read_text())
     assert results["totals"]["passed"] == 2
     summary = (tmp_path / "summary.md").read_text()
-    assert summary.startswith("## ❌ ci-eval: 1 failed, 0 errors of 3 cases")
+    assert summary.startswith("## ❌ ci-eval failed: 1 failed of 3 cases")
     outputs = dict(
         line.split("=", 1) for line in (tmp_path / "output.txt").read_text().splitlines()
     )
@@ -147,7 +147,7 @@ def test_a_bad_input_is_one_error_line(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 2
-    assert "::error title=ci-eval::input num-runs: 'many' is not a int number" in proc.stdout
+    assert "::error title=ci-eval::input num-runs: 'many' is not an integer" in proc.stdout
     env = _job(workspace, "http://127.0.0.1:9")  # no agent input and no ci-eval.toml
     proc = subprocess.run(
         [sys.executable, "-m", "ci_eval", "action"],

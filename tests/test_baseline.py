@@ -89,7 +89,8 @@ def test_a_drop_fails_the_gate_and_is_named(recorded: dict[str, Path]) -> None:
         in proc.stdout
     )
     summary = (folder / "summary.md").read_text()
-    assert "**1 regressed**" in summary and "paris\\_weather" in summary
+    assert "### ❌ 1 regression against the baseline" in summary
+    assert "| weather_basic › paris_weather | response_match_score |" in summary
     junit = (folder / "junit.xml").read_text()
     assert 'type="Regression"' in junit and "response_match_score regressed from 1 to" in junit
     results = json.loads((folder / "worse.json").read_text())

@@ -35,9 +35,14 @@ def test_validate_the_samples() -> None:
         "samples/evals/legacy/calculator.test.json: ok: adk-legacy, 1 case, 2 invocations; "
         "metrics tool_trajectory_avg_score=1, response_match_score=0.7 from "
         "samples/evals/legacy/test_config.json",
+        # samples/evals is an eval folder: every JSON in it is read, the configs too
+        "samples/evals/legacy/test_config.json: ok: adk-config; metrics "
+        "tool_trajectory_avg_score=1, response_match_score=0.7",
         "samples/evals/trpc/weather-trpc.evalset.json: ok: trpc, 1 case, 1 invocation; metrics "
         "tool_trajectory_avg_score=1, final_response_avg_score=1 from "
         "samples/evals/trpc/weather-trpc.metrics.json",
+        "samples/evals/trpc/weather-trpc.metrics.json: ok: trpc-metrics; metrics "
+        "tool_trajectory_avg_score=1, final_response_avg_score=1",
         "samples/evals/weather_basic.evalset.json: ok: adk, 3 cases, 5 invocations; metrics "
         "tool_trajectory_avg_score=1, response_match_score=0.8 (ADK defaults)",
     ]
@@ -131,7 +136,7 @@ def test_broad_include_skips_other_json_with_a_reason(tmp_path: Path) -> None:
     (tmp_path / "a.evalset.json").write_text(
         (SAMPLES / "evals/weather_basic.evalset.json").read_text()
     )
-    result = ci_eval("validate", ".", "--include", "*.json", cwd=tmp_path)
+    result = ci_eval("validate", ".", "--include", "*.json", "-v", cwd=tmp_path)
     assert result.returncode == 0, result.stdout
     assert (
         "package.json: skipped: not an eval set (unrecognised JSON (an object with keys: "

@@ -71,7 +71,7 @@ def test_progress_is_quiet_for_short_runs_and_speaks_for_long_ones() -> None:
     bar = Progress(2, stream=log, quiet_for=0)
     bar.advance(error=True)
     bar.advance(error=False)
-    assert log.getvalue().splitlines()[-1].startswith("ci-eval: 2/2 runs done, 1 errors, ")
+    assert log.getvalue().splitlines()[-1].startswith("ci-eval: 2/2 runs done, 1 error, ")
     tty = _Terminal()  # a terminal: one line rewritten in place, closed by a newline
     bar = Progress(2, stream=tty, quiet_for=0)
     bar.advance(error=False)

@@ -287,10 +287,15 @@ def test_caps_hold_on_a_5000_case_run() -> None:
     comment = render_comment(results, "x", artifact="results.json")
     assert len(summary.encode()) <= SUMMARY_LIMIT
     assert len(comment) <= COMMENT_LIMIT
-    assert "rows were left out to fit" in summary
-    assert "left out to fit" in comment
-    # what is dropped first is the passing rows: every failing case keeps its row
-    assert summary.count("| FAILED |") == 1667
+    # what is dropped first is the passing rows: every failing case keeps its row, and the
+    # report says what it left out and where the rest is
+    assert summary.count("| ❌ failed |") == 1667
+    assert "3333 passing cases not listed" in summary
+    assert "Everything is in the results file results.json" in summary
+    # the comment uses its budget: as many failing cases as fit, and says how many did not
+    listed = comment.count("\n- ❌ **")
+    assert len(comment) > COMMENT_LIMIT - 1000 and listed > 50
+    assert "results.json" in comment and "not listed" in comment
 
 
 def test_templates_can_be_overridden(tmp_path: Path) -> None:

@@ -25,11 +25,11 @@ from ci_eval.criteria import MetricConfig
 from ci_eval.github import Workflow, append_summary, write_outputs
 from ci_eval.jsonpos import parse_json
 from ci_eval.model import Content, EvalCase, Invocation, Part
-from ci_eval.pipeline import summary_lines
 from ci_eval.publish import ReportSettings, publish
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary
+from ci_eval.report.terminal import summary_lines
 from ci_eval.results import (
     CaseRecord,
     InvocationRecord,

@@ -75,7 +75,7 @@ def _replay(agent: AgentSettings, timeout: float, retries: int) -> Connector:
 
     if not agent.replay:
         raise InputError("--agent replay needs --replay FILE")
-    return ReplayConnector([Path(p) for p in agent.replay])
+    return ReplayConnector([Path(p) for p in agent.replay], pick=agent.replay_pick)
 
 
 CONNECTORS: dict[str, Callable[[AgentSettings, float, int], Connector]] = {

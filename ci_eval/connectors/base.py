@@ -33,6 +33,7 @@ class ActualTurn:
     tool_responses: list[FunctionResponse] = field(default_factory=list)
     intermediate_responses: list[tuple[str, list[Part]]] = field(default_factory=list)
     retries: int = 0
+    recorded_duration_s: float | None = None  # replay: how long the recorded turn took
 
 
 class AgentSession(Protocol):

@@ -45,7 +45,7 @@ class _CappedRetry(Retry):
 
 
 def _after(spent: int) -> str:
-    return f" after {spent} {'retry' if spent == 1 else 'retries'}" if spent else ""
+    return f" after {_retries(spent)}" if spent else ""
 
 
 @dataclass
@@ -76,6 +76,10 @@ def make_session(settings: HttpSettings, pool_size: int = 16) -> requests.Sessio
     session.mount("https://", adapter)
     session.headers.update(settings.headers)
     return session
+
+
+def _retries(n: int) -> str:
+    return f"{n} retry" if n == 1 else f"{n} retries"
 
 
 def post_json(

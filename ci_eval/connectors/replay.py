@@ -1,14 +1,26 @@
 """No agent: actual invocations come from recorded results, matched to cases by ids.
 
 Reads ADK ``.evalset_result.json`` (2.x plain JSON and 1.x JSON-string-wrapped), trpc-agent-go
-result files and ci-eval's own results JSON. Recorded runs of a case are replayed in order: run 1
-gets the first recording, run 2 the second (and the last one again when there are fewer).
+result files and ci-eval's own results JSON. A folder such as ADK's ``.adk/eval_history`` holds
+one file per ``adk eval`` run; files are ordered by their own timestamp (ADK's
+``creation_timestamp``, trpc's ``creationTimestamp``, ci-eval's ``started``; the file's
+modification time when it has none), newest first, never by name. ``--replay-pick`` chooses:
+
+- ``newest`` (default): the newest file that recorded the case;
+- ``oldest``: the oldest one;
+- ``all``: every recording of the case, newest first, run 1 replaying the first.
+
+Within the picked file(s), run 1 gets the first recording of the case, run 2 the second, and
+with ``newest``/``oldest`` the last one again when there are fewer (a ci-eval results file
+with several runs replays run for run).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +42,11 @@ Recording = list[Invocation]
 
 
 def invocation_to_turn(inv: Invocation) -> ActualTurn:
-    turn = ActualTurn(final_response=inv.final_response, tool_uses=inv.tool_calls())
+    turn = ActualTurn(
+        final_response=inv.final_response,
+        tool_uses=inv.tool_calls(),
+        recorded_duration_s=inv.duration,  # reports keep the recorded time, not ~0 s
+    )
     data = inv.intermediate_data
     if isinstance(data, IntermediateData):
         turn.tool_responses = list(data.tool_responses)
@@ -114,7 +130,33 @@ def _ci_eval_runs(data: dict[str, Any], path: str) -> dict[tuple[str, str], list
     return runs
 
 
-def load_recordings(paths: list[Path]) -> dict[tuple[str, str], list[Recording]]:
+REPLAY_PICKS = ("newest", "oldest", "all")
+
+
+def _file_time(data: dict[str, Any], file: Path) -> float:
+    """When the file's run happened, by its own field; its modification time otherwise."""
+    for key in ("creation_timestamp", "creationTimestamp"):
+        value = data.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            return float(value)
+    started = data.get("started")
+    if isinstance(started, str):
+        try:
+            return datetime.fromisoformat(started).timestamp()
+        except ValueError:
+            pass
+    try:
+        return file.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def load_recordings(
+    paths: list[Path], pick: str = "newest"
+) -> dict[tuple[str, str], list[Recording]]:
+    """Recordings per (eval set id, case id), in the order runs replay them."""
+    if pick not in REPLAY_PICKS:
+        raise InputError(f"--replay-pick {pick!r}: choose one of " + ", ".join(REPLAY_PICKS))
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -123,8 +165,9 @@ def load_recordings(paths: list[Path]) -> dict[tuple[str, str], list[Recording]]
             files.append(path)
         else:
             raise InputError("no such replay file or directory", path=str(path))
-    recordings: dict[tuple[str, str], list[Recording]] = {}
-    for file in files:
+    # per case: (file time, file order, that file's recordings of the case)
+    per_file: dict[tuple[str, str], list[tuple[float, int, list[Recording]]]] = {}
+    for order, file in enumerate(files):
         doc = read_json_file(file, str(file))
         data = _unwrap(doc)
         if not isinstance(data, dict):
@@ -143,8 +186,20 @@ def load_recordings(paths: list[Path]) -> dict[tuple[str, str], list[Recording]]
                 )
         except (KeyError, TypeError, AttributeError) as exc:
             raise InputError(f"unreadable result file (missing {exc})", path=doc.path) from None
+        when = _file_time(data, file)
         for key, runs in found.items():
-            recordings.setdefault(key, []).extend(runs)
+            per_file.setdefault(key, []).append((when, order, runs))
+    recordings: dict[tuple[str, str], list[Recording]] = {}
+    for key, entries in per_file.items():
+        # newest first; files with the same time keep the order they were given in
+        entries.sort(key=lambda e: (-e[0], e[1]))
+        if pick == "newest":
+            recordings[key] = list(entries[0][2])
+        elif pick == "oldest":
+            oldest = min(entries, key=lambda e: (e[0], e[1]))
+            recordings[key] = list(oldest[2])
+        else:
+            recordings[key] = [run for _, _, runs in entries for run in runs]
     return recordings
 
 
@@ -152,18 +207,29 @@ def load_recordings(paths: list[Path]) -> dict[tuple[str, str], list[Recording]]
 class ReplayConnector:
     paths: list[Path]
     kind: str = "replay"
+    pick: str = "newest"
     recordings: dict[tuple[str, str], list[Recording]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.recordings = load_recordings(self.paths)
+        self.recordings = load_recordings(self.paths, self.pick)
 
     def describe(self) -> str:
-        return "replay of " + ", ".join(str(p) for p in self.paths)
+        return f"replay ({self.pick}) of " + ", ".join(str(p) for p in self.paths)
+
+    def max_recordings(self) -> int:
+        """The most recordings any case has: the number of runs ``--replay-pick all`` needs."""
+        return max((len(r) for r in self.recordings.values()), default=1)
 
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _ReplaySession:
         runs = self.recordings.get((eval_set_id, case.eval_id))
         if not runs:
             raise AgentError(f"no recorded result for {eval_set_id}:{case.eval_id}")
+        if self.pick == "all":
+            if run > len(runs):
+                raise AgentError(
+                    f"run {run}: {eval_set_id}:{case.eval_id} has only {len(runs)} recording(s)"
+                )
+            return _ReplaySession(list(runs[run - 1]))
         return _ReplaySession(list(runs[min(run, len(runs)) - 1]))
 
     def close(self) -> None:

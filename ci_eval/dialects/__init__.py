@@ -6,7 +6,12 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ci_eval.dialects._common import LoadContext
-from ci_eval.dialects.adk import AdkDialect, AdkLegacyEvalSetDialect, AdkLegacyTestDialect
+from ci_eval.dialects.adk import (
+    AdkCamelDialect,
+    AdkDialect,
+    AdkLegacyEvalSetDialect,
+    AdkLegacyTestDialect,
+)
 from ci_eval.dialects.adk_rs import AdkRsDialect
 from ci_eval.dialects.trpc import TrpcDialect
 from ci_eval.dialects.watsonx import WatsonxDialect
@@ -35,6 +40,7 @@ class Writer(Protocol):
 DIALECTS: list[Dialect] = [
     AdkDialect(),
     AdkRsDialect(),
+    AdkCamelDialect(),
     TrpcDialect(),
     AdkLegacyTestDialect(),
     AdkLegacyEvalSetDialect(),

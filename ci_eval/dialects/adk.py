@@ -18,7 +18,7 @@ from ci_eval.dialects._common import (
     check_unique_ids,
     validate,
 )
-from ci_eval.errors import InputError
+from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.jsonpos import JsonDocument
 from ci_eval.model import (
     Content,
@@ -56,14 +56,7 @@ class AdkDialect:
         )
 
     def load(self, doc: JsonDocument, ctx: LoadContext) -> EvalSet:
-        agentevals = '"case_id"' in doc.text or '"agent_content"' in doc.text
-        eval_set = validate(
-            EvalSet, doc.data, doc, snake=True, hint=_agentevals_hint if agentevals else None
-        )
-        raw_cases = doc.data["eval_cases"]
-        attach_sources(eval_set, raw_cases, doc, ctx.rel_path)
-        check_unique_ids(eval_set, doc, raw_cases, "eval_id", ["eval_cases"])
-        return eval_set
+        return _load_evalset(doc, ctx, doc.data, "eval_cases")
 
     def dump(self, eval_set: EvalSet) -> tuple[Any, list[str]]:
         lost = sorted(
@@ -77,6 +70,146 @@ class AdkDialect:
         )
         warnings = [f"ADK has no field for {key!r}; it is not written" for key in lost]
         return dump_adk(eval_set), warnings
+
+
+_CAMEL_TOP = {
+    "evalSetId": "eval_set_id",
+    "evalCases": "eval_cases",
+    "creationTimestamp": "creation_timestamp",
+}
+_TRPC_CASE_KEYS = frozenset(
+    {"evalMode", "expectedRunnerEnabled", "contextMessages", "actualConversation"}
+)
+_TRPC_INVOCATION_KEYS = frozenset({"tools", "contextMessages", "toolMock", "executionTrace"})
+_ADK_ONLY_KEYS = frozenset(
+    {"finalSessionState", "final_session_state", "appDetails", "userPersona", "rubricId"}
+)
+
+
+def _trace_key(case: dict[str, Any], snake: str, camel: str) -> Any:
+    return case[snake] if snake in case else case.get(camel)
+
+
+def _load_evalset(doc: JsonDocument, ctx: LoadContext, top: Any, cases_key: str) -> EvalSet:
+    """ADK's EvalSet from ``top`` (the document, or its camelCase top level renamed), with
+    trace-mode cases (``eval_mode: "trace"`` + ``actual_conversation``, trpc-agent-python's
+    snake_case form of trpc-agent-go's trace mode) prepared: ADK requires a conversation, so a
+    trace case without one expects the recorded user turns."""
+    raw_cases = doc.data[cases_key] if isinstance(doc.data.get(cases_key), list) else None
+    data = top
+    traced: dict[int, Any] = {}
+    if raw_cases is not None:
+        cases = list(top["eval_cases"])
+        for i, case in enumerate(cases):
+            if not isinstance(case, dict):
+                continue
+            if _trace_key(case, "eval_mode", "evalMode") != "trace":
+                continue
+            actual = _trace_key(case, "actual_conversation", "actualConversation")
+            key = "actual_conversation" if "actual_conversation" in case else "actualConversation"
+            if not isinstance(actual, list) or not actual:
+                raise doc.error(
+                    'eval_mode "trace" needs a non-empty actual_conversation (the recorded '
+                    "invocations that are scored)",
+                    [cases_key, i],
+                )
+            traced[i] = [
+                validate(Invocation, inv, doc, base=inv, base_loc=[cases_key, i, key, n])
+                if isinstance(inv, dict)
+                else _not_an_invocation(doc, [cases_key, i, key, n])
+                for n, inv in enumerate(actual)
+            ]
+            has_expected = any(
+                k in case for k in ("conversation", "conversation_scenario", "conversationScenario")
+            )
+            if not has_expected:
+                cases[i] = {**case, "conversation": []}  # filled from the recording below
+        data = {**top, "eval_cases": cases}
+    agentevals = '"case_id"' in doc.text or '"agent_content"' in doc.text
+    try:
+        eval_set = validate(
+            EvalSet, data, doc, snake=True, hint=_agentevals_hint if agentevals else None
+        )
+    except ValidationFailed as exc:
+        if cases_key != "eval_cases":
+            for problem in exc.problems:
+                if problem.json_path:
+                    problem.json_path = problem.json_path.replace("$.eval_cases", "$.evalCases")
+        raise
+    assert raw_cases is not None  # validation passed, so eval_cases is a list
+    for i, actuals in traced.items():
+        case = eval_set.eval_cases[i]
+        if case.conversation == [] and "conversation" not in raw_cases[i]:
+            case.conversation = [
+                Invocation(invocation_id=a.invocation_id, user_content=a.user_content)
+                for a in actuals
+            ]
+        case.set_trace_actuals(actuals)
+    attach_sources(eval_set, raw_cases, doc, ctx.rel_path)
+    id_key = "eval_id" if cases_key == "eval_cases" else "evalId"
+    check_unique_ids(eval_set, doc, raw_cases, id_key, [cases_key])
+    return eval_set
+
+
+def _not_an_invocation(doc: JsonDocument, loc: list[Any]) -> Any:
+    raise doc.error("expected an invocation object", loc)
+
+
+def _walk_cases(data: dict[str, Any]) -> tuple[set[str], set[str], set[str]]:
+    """Keys of the cases, of their invocations, and message roles (for telling ADK's
+    camelCase form from trpc-agent-go's, which share the top-level names)."""
+    case_keys: set[str] = set()
+    inv_keys: set[str] = set()
+    roles: set[str] = set()
+    for case in data.get("evalCases") or []:
+        if not isinstance(case, dict):
+            continue
+        case_keys |= set(case)
+        for inv in case.get("conversation") or []:
+            if not isinstance(inv, dict):
+                continue
+            inv_keys |= set(inv)
+            for name in ("userContent", "finalResponse", "user_content", "final_response"):
+                message = inv.get(name)
+                if isinstance(message, dict):
+                    if "content" in message and "parts" not in message:
+                        inv_keys.add("messageContent")  # trpc's {role, content}
+                    if isinstance(message.get("role"), str):
+                        roles.add(message["role"])
+    return case_keys, inv_keys, roles
+
+
+class AdkCamelDialect:
+    """ADK's EvalSet written with camelCase keys throughout (``evalSetId``, ``evalCases``),
+    as ADK's web UI and TypeScript tooling export it. ADK 2.13's own loader reads only
+    snake_case at the top level; the nested camelCase keys it accepts as aliases."""
+
+    name = "adk-camel"
+    label = "Google ADK EvalSet, camelCase"
+
+    def sniff(self, data: Any) -> bool:
+        if not isinstance(data, dict) or "evalCases" not in data or "eval_cases" in data:
+            return False
+        case_keys, inv_keys, roles = _walk_cases(data)
+        if case_keys & _TRPC_CASE_KEYS or inv_keys & (_TRPC_INVOCATION_KEYS | {"messageContent"}):
+            return False
+        if "assistant" in roles:  # trpc's role name; ADK's is "model"
+            return False
+        if case_keys & _ADK_ONLY_KEYS:
+            return True
+        # genai-shaped invocations with ADK's roles: both generations of camelCase files that
+        # trpc-agent-go wrote use "assistant" or {role, content}, so this is ADK's form
+        return bool(inv_keys) and bool(roles)
+
+    def load(self, doc: JsonDocument, ctx: LoadContext) -> EvalSet:
+        top = {_CAMEL_TOP.get(k, k): v for k, v in doc.data.items()}
+        eval_set = _load_evalset(doc, ctx, top, "evalCases")
+        ctx.warnings.append(
+            f"{ctx.rel_path}: camelCase top level (evalSetId, evalCases): google-adk 2.13's "
+            "`adk eval` reads only eval_set_id/eval_cases; `ci-eval convert --to adk` writes "
+            "the form it reads"
+        )
+        return eval_set
 
 
 class _LegacyToolUse(BaseModel):

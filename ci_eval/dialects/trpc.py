@@ -149,19 +149,24 @@ class TrpcDialect:
         raw = validate(_Case, item, doc, base=item, base_loc=loc)
         ext: dict[str, Any] = {k: item[k] for k in _CASE_EXTRAS if k in item}
         conversation = None
+        trace = None
+        if item.get("evalMode") == "trace" and item.get("actualConversation"):
+            if not isinstance(item["actualConversation"], list):
+                raise doc.error("actualConversation must be a list", [*loc, "actualConversation"])
+            trace = [
+                self._invocation(doc, a, [*loc, "actualConversation", n])
+                for n, a in enumerate(item["actualConversation"])
+            ]
         if raw.conversation is not None:
             conversation = [
                 self._invocation(doc, inv, [*loc, "conversation", n])
                 for n, inv in enumerate(item["conversation"])
             ]
-        elif item.get("evalMode") == "trace" and item.get("actualConversation"):
+        elif trace is not None:
             # trace mode without an expected conversation: the user turns are all we expect
             conversation = [
                 Invocation(invocation_id=inv.invocation_id, user_content=inv.user_content)
-                for inv in (
-                    self._invocation(doc, a, [*loc, "actualConversation", n])
-                    for n, a in enumerate(item["actualConversation"])
-                )
+                for inv in trace
             ]
             ext["expectedFromActual"] = True
         scenario = None
@@ -215,6 +220,8 @@ class TrpcDialect:
         case._source = SourceRef(ctx.rel_path, doc.line_of(item))
         if ext:
             case.extensions[EXT] = ext
+        if trace is not None:
+            case.set_trace_actuals(trace)
         return case
 
     def _invocation(self, doc: JsonDocument, item: Any, loc: list[Any]) -> Invocation:
@@ -410,6 +417,9 @@ def _dump_case(case: EvalCase, warnings: set[str]) -> dict[str, Any]:
             warnings.add("trpc scenarios have no user_persona: it is not written")
     if "actualConversation" in ext:
         out["actualConversation"] = ext["actualConversation"]
+    elif case.trace_actuals is not None:  # trpc-agent-python's snake_case trace mode
+        out["evalMode"] = "trace"
+        out["actualConversation"] = [_dump_invocation(i, warnings) for i in case.trace_actuals]
     if case.session_input is not None:
         si = case.session_input
         out["sessionInput"] = {"appName": si.app_name, "userId": si.user_id}
@@ -426,7 +436,10 @@ def _dump_case(case: EvalCase, warnings: set[str]) -> dict[str, Any]:
         out["creationTimestamp"] = case.creation_timestamp
     if case.final_session_state:
         warnings.add("trpc cases have no final_session_state: it is not written")
-    if case.model_extra:
+    extra = set(case.model_extra or {})
+    if case.trace_actuals is not None:
+        extra -= {"eval_mode", "evalMode", "actual_conversation", "actualConversation"}
+    if extra:
         warnings.add("extra case fields are not written to trpc")
     return out
 

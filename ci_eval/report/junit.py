@@ -1,43 +1,80 @@
-"""JUnit XML with junit-xml, shaped for today's consumers (dorny, mikepenz, EnricoMi, GitLab,
-Jenkins, Azure): one testsuite per eval set, one testcase per eval case (classname = set id,
-name = case id, file, line, time); failure for a metric below threshold, error for an agent or
-judge error, skipped for a case not run or not evaluated; scores as testcase properties and
-per-run detail in system-out. Agent text is stripped of ANSI codes; junit-xml drops characters
-XML 1.0 cannot hold."""
+"""JUnit XML shaped for today's consumers (dorny/test-reporter, mikepenz/action-junit-report,
+EnricoMi's publisher, GitLab, Jenkins, Azure) and valid against the schema they share.
+
+One testsuite per eval set, one testcase per eval case (classname = set id, name = case id,
+file, line, time). The testcase's result is the case's verdict, so every consumer counts what
+the gate counted: ``failure`` for a metric below threshold or a regression, ``error`` for an
+agent or judge error, ``skipped`` (with the reason) for a case not run or not evaluated.
+
+Repeated runs (``--num-runs``) use Maven Surefire's rerun elements: in a passing case each
+failing run is a ``flakyFailure`` (``flakyError`` when it errored); in a failing case the first
+failing run is the ``failure`` and the others are ``rerunFailure``/``rerunError``. Consumers
+that know them (Jenkins, Surefire-aware tools) show the flakiness; the others ignore them and
+still count one test with the right verdict — one testcase per run would make EnricoMi count a
+flaky-but-passing case as failed and mikepenz count every run as a test.
+
+Times are seconds rounded to milliseconds: a case's time is the sum of its runs (the recorded
+times on replay), a suite's time is the wall time of its set (first run start to last run end),
+the root's the wall time of the whole run. Every string is inert (see ``inert``): consumers
+print messages raw into their own step's log.
+"""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from junit_xml import TestCase, TestSuite, to_xml_report_string
-
+from ci_eval.inert import inert, inert_line
 from ci_eval.report.view import (
     error_reason,
     failing_metrics,
     fmt,
     invocation_diffs,
     not_evaluated_reason,
+    run_outcome,
+    run_reason,
     shown_run,
-    strip_ansi,
+    with_run,
 )
-from ci_eval.results import CaseRecord, RunResults
-
-MIN_TIME = 0.001  # junit-xml omits time="0"; consumers want a time on every case
+from ci_eval.results import CaseRecord, RunRecord, RunResults, SetRecord
 
 
-def _details(case: CaseRecord) -> str:
-    run = shown_run(case)
+def seconds(value: float) -> str:
+    return f"{max(value, 0.0):.3f}"
+
+
+def case_time(case: CaseRecord) -> float:
+    # the per-run durations as the results file keeps them, so `report` writes the same XML
+    return sum(round(r.duration_s, 4) for r in case.runs)
+
+
+def set_time(s: SetRecord) -> float:
+    """Wall time of the set: from its first run's start to its last run's end. Falls back to
+    the sum of its cases' times when runs were replayed or come from an older results file."""
+    runs = [r for c in s.cases for r in c.runs]
+    if runs and all(r.started_s is not None for r in runs):
+        starts = [round(r.started_s or 0.0, 4) for r in runs]
+        ends = [round(r.started_s or 0.0, 4) + round(r.duration_s, 4) for r in runs]
+        return max(ends) - min(starts)
+    return sum(case_time(c) for c in s.cases)
+
+
+def _run_details(case: CaseRecord, run: RunRecord | None) -> str:
     lines = [f"{case.eval_id} ({case.file}:{case.line}): {case.status}"]
     lines += [
         f"  {m.name}: {fmt(m.score)} (threshold {fmt(m.threshold)}) {m.status}"
         + (f" — {m.reason}" if m.reason else "")
         for m in case.metrics
     ]
+    if case.skipped:
+        lines.append(f"skipped: {case.skipped}")
     if run is not None:
-        lines.append(f"run {run.run}" + (f": {run.error}" if run.error else ""))
+        if len(case.runs) > 1:
+            lines.append(f"run {run.run} of {len(case.runs)}")
+        if run.error:
+            lines.append(f"  error: {run.error}")
         for d in invocation_diffs(run):
-            lines.append(f"invocation {d.number}: {d.user}")
+            lines.append(f"turn {d.number}: {d.user}")
             lines.append(f"  expected tool calls: {', '.join(d.expected_calls) or '(none)'}")
             lines.append(
                 "  actual tool calls:   "
@@ -50,7 +87,7 @@ def _details(case: CaseRecord) -> str:
             )
             if d.error:
                 lines.append(f"  error: {d.error}")
-    return strip_ansi("\n".join(lines))
+    return "\n".join(lines)
 
 
 def _system_out(case: CaseRecord) -> str | None:
@@ -59,50 +96,100 @@ def _system_out(case: CaseRecord) -> str | None:
     rows = []
     for run in case.runs:
         scored = ", ".join(f"{m.name}={fmt(m.score)} {m.status}" for m in run.metrics)
-        rows.append(f"run {run.run}: " + (f"ERROR {run.error}" if run.error else scored))
+        rows.append(
+            f"run {run.run} of {len(case.runs)} ({run.duration_s:.3f} s): "
+            + (f"ERROR {run.error}" if run.error else scored or run_outcome(run))
+        )
+    passed = sum(1 for r in case.runs if run_outcome(r) == "PASSED")
+    rows.append(f"{passed} of {len(case.runs)} runs passed")
     if case.flaky:
         rows.append("flaky: passed in some runs and failed in others")
-    return strip_ansi("\n".join(rows))
+    return "\n".join(rows)
 
 
-def _case(set_id: str, case: CaseRecord, regressions: list[Any]) -> TestCase:
-    # per-run durations as the results file keeps them, so `report` gives the same XML
-    elapsed = round(sum(round(r.duration_s, 4) for r in case.runs), 3)
-    test = TestCase(
-        name=case.eval_id,
-        classname=set_id,
-        elapsed_sec=max(elapsed, MIN_TIME),
-        file=case.file,
-        line=case.line,
-        stdout=_system_out(case),
+def _element(parent: ET.Element, tag: str, message: str, kind: str, body: str) -> None:
+    el = ET.SubElement(parent, tag, {"message": inert_line(message), "type": kind})
+    el.text = inert(body)
+
+
+def _reruns(parent: ET.Element, case: CaseRecord, skip: RunRecord | None, flaky: bool) -> None:
+    """The other runs that failed or errored, as Surefire writes reruns."""
+    if len(case.runs) < 2:
+        return
+    for run in case.runs:
+        outcome = run_outcome(run)
+        if run is skip or outcome == "PASSED":
+            continue
+        error = outcome == "ERROR"
+        tag = ("flaky" if flaky else "rerun") + ("Error" if error else "Failure")
+        _element(
+            parent,
+            tag,
+            with_run(case, run, run_reason(run)),
+            ("AgentError" if run.error else "MetricError") if error else "ThresholdNotMet",
+            _run_details(case, run),
+        )
+
+
+def _case(set_id: str, case: CaseRecord, regressions: list[Any]) -> ET.Element:
+    el = ET.Element(
+        "testcase",
+        {
+            "name": inert_line(case.eval_id),
+            "classname": inert_line(set_id),
+            "file": inert_line(case.file),
+            "time": seconds(case_time(case)),
+        },
     )
+    if case.line is not None:
+        el.set("line", str(case.line))
+    if case.metrics or case.flaky or len(case.runs) > 1:
+        props = ET.SubElement(el, "properties")
+        for m in case.metrics:
+            value = f"{fmt(m.score)} {m.status}"
+            if m.threshold is not None:
+                value += f" threshold {fmt(m.threshold)}"
+            if m.pass_rate is not None and len(case.runs) > 1:
+                value += f" pass rate {m.pass_rate:.0%}"
+            ET.SubElement(props, "property", {"name": inert_line(m.name), "value": value})
+        if len(case.runs) > 1:
+            passed = sum(1 for r in case.runs if run_outcome(r) == "PASSED")
+            ET.SubElement(
+                props, "property", {"name": "runs passed", "value": f"{passed}/{len(case.runs)}"}
+            )
+        if case.flaky:
+            ET.SubElement(props, "property", {"name": "flaky", "value": "true"})
     status = case.status
+    shown = shown_run(case)
     regressed = [c.describe() for c in regressions]
     if regressed and status in ("PASSED", "FAILED", "NOT_EVALUATED"):
         message = "; ".join([*failing_metrics(case), *regressed])
-        test.add_failure_info(
-            message=strip_ansi(message), output=_details(case), failure_type="Regression"
-        )
-        return test
-    if status == "FAILED":
+        _element(el, "failure", message, "Regression", _run_details(case, shown))
+        _reruns(el, case, shown, flaky=False)
+    elif status == "FAILED":
         message = "; ".join(failing_metrics(case)) or "failed"
-        test.add_failure_info(
-            message=strip_ansi(message), output=_details(case), failure_type="ThresholdNotMet"
-        )
+        _element(el, "failure", message, "ThresholdNotMet", _run_details(case, shown))
+        _reruns(el, case, shown, flaky=False)
     elif status == "ERROR":
-        test.add_error_info(
-            message=strip_ansi(error_reason(case)),
-            output=_details(case),
-            error_type="AgentError" if case.error else "MetricError",
-        )
+        kind = "AgentError" if case.error else "MetricError"
+        _element(el, "error", error_reason(case), kind, _run_details(case, shown))
+        _reruns(el, case, shown, flaky=False)
     elif status == "SKIPPED":
-        test.add_skipped_info(
-            message=strip_ansi(case.skipped or "skipped"), output=case.skipped or "skipped"
-        )
+        reason = case.skipped or "not run"
+        _element(el, "skipped", f"skipped: {reason}", "Skipped", _run_details(case, None))
     elif status == "NOT_EVALUATED":
-        reason = strip_ansi(not_evaluated_reason(case))
-        test.add_skipped_info(message=f"not evaluated: {reason}", output=_details(case))
-    return test
+        reason = f"not evaluated: {not_evaluated_reason(case)}"
+        _element(el, "skipped", reason, "NotEvaluated", _run_details(case, shown))
+    else:  # PASSED: its failing runs, if any, were flaky
+        _reruns(el, case, None, flaky=True)
+    out = _system_out(case)
+    if out:
+        ET.SubElement(el, "system-out").text = inert(out)
+    return el
+
+
+def _count(cases: list[ET.Element], tag: str) -> int:
+    return sum(1 for c in cases if c.find(tag) is not None)
 
 
 def to_junit(results: RunResults) -> str:
@@ -110,54 +197,39 @@ def to_junit(results: RunResults) -> str:
     if results.comparison is not None:
         for change in results.comparison.regressions:
             changes.setdefault((change.set_id, change.case_id), []).append(change)
-    suites = []
+    root = ET.Element("testsuites", {"name": "ci-eval"})
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for s in results.sets:
-        properties = {
-            "file": s.file,
-            "dialect": s.dialect,
-            "metrics": ", ".join(m.describe() for m in s.applied_metrics),
-            "metrics source": s.metrics.source,
+        cases = [
+            _case(s.eval_set_id, c, changes.get((s.eval_set_id, c.eval_id), [])) for c in s.cases
+        ]
+        counts = {
+            "tests": len(cases),
+            "failures": _count(cases, "failure"),
+            "errors": _count(cases, "error"),
+            "skipped": _count(cases, "skipped"),
         }
-        suites.append(
-            TestSuite(
-                s.eval_set_id or s.file,
-                [
-                    _case(s.eval_set_id, c, changes.get((s.eval_set_id, c.eval_id), []))
-                    for c in s.cases
-                ],
-                timestamp=results.started or None,
-                file=s.file,
-                properties=properties,
-            )
-        )
-    xml = to_xml_report_string(suites, prettyprint=False, encoding="utf-8")
-    return _with_scores(xml, results)
-
-
-def _with_scores(xml: str, results: RunResults) -> str:
-    """junit-xml has no testcase properties: add the scores, and testsuites' skipped total."""
-    root = ET.fromstring(xml)
-    skipped = 0
-    for suite_el, s in zip(root.iter("testsuite"), results.sets, strict=True):
-        skipped += int(suite_el.get("skipped", "0"))
-        for case_el, case in zip(suite_el.iter("testcase"), s.cases, strict=True):
-            if not case.metrics:
-                continue
-            props = ET.Element("properties")
-            for m in case.metrics:
-                ET.SubElement(
-                    props,
-                    "property",
-                    {
-                        "name": m.name,
-                        "value": (
-                            f"{fmt(m.score)} {m.status}"
-                            + (f" threshold {fmt(m.threshold)}" if m.threshold is not None else "")
-                        ),
-                    },
-                )
-            if case.flaky:
-                ET.SubElement(props, "property", {"name": "flaky", "value": "true"})
-            case_el.insert(0, props)
-    root.set("skipped", str(skipped))
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode")
+        attrs = {"name": inert_line(s.eval_set_id or s.file)}
+        attrs |= {k: str(v) for k, v in counts.items()}
+        attrs |= {"time": seconds(set_time(s)), "file": inert_line(s.file)}
+        if results.started:
+            attrs["timestamp"] = results.started
+        suite = ET.SubElement(root, "testsuite", attrs)
+        props = ET.SubElement(suite, "properties")
+        for name, value in (
+            ("file", s.file),
+            ("dialect", s.dialect),
+            ("metrics", ", ".join(m.describe() for m in s.applied_metrics)),
+            ("metrics source", s.metrics.source),
+        ):
+            ET.SubElement(props, "property", {"name": name, "value": inert_line(value)})
+        suite.extend(cases)
+        for k, v in counts.items():
+            totals[k] += v
+    for k, v in totals.items():
+        root.set(k, str(v))
+    root.set("time", seconds(results.duration_s))
+    if results.started:
+        root.set("timestamp", results.started)
+    ET.indent(root, space="  ")
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,205 +1,217 @@
 """Markdown for the job summary and the PR comment, rendered from Jinja templates in a sandbox.
 
-Agent text is made inert before a template sees it: HTML and Markdown syntax escaped, table pipes
-and line breaks neutralised, @-mentions broken with a zero-width space; longer text goes into
-fenced code blocks whose fence outgrows any backticks inside. Size caps (GitHub: 1 MiB per step
-summary, 65,536 characters per comment) are met by dropping the least important rows first —
-passing cases, then details, then failing rows beyond the first — and saying so.
+Agent text is escaped for the context it lands in, at the moment it is printed:
+
+- every ``{{ value }}`` is escaped for Markdown inline text by default (the environment's
+  ``finalize``): backslash escapes for the few characters that start Markdown syntax, HTML
+  entities for ``<``, ``>`` and ``&``, table pipes escaped, line breaks folded;
+- ``{{ value | html }}`` for HTML blocks such as ``<details><summary>``, where Markdown is not
+  parsed and a backslash would print literally: HTML escaping only;
+- ``{{ value | code }}`` for a fenced block whose fence outgrows any backticks inside.
+
+Everywhere, ANSI and control characters are gone, CI command prefixes are broken (see
+``ci_eval.inert``) and ``@`` is followed by a zero-width space so nobody is pinged.
+
+Size caps (GitHub: 1 MiB per step summary, 65,536 characters per comment) are met by leaving
+out, in order, passing rows, then the details of failing cases, then failing rows — each as
+little as needed (a binary search on how many to keep) — and the report says what it left out
+and where to find it.
 """
 
 from __future__ import annotations
 
+import html as html_lib
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jinja2.sandbox import SandboxedEnvironment
+from markupsafe import Markup
 
 from ci_eval import __version__, templates
 from ci_eval.gate import gate
+from ci_eval.inert import ZWSP, inert, inert_line
 from ci_eval.report.view import (
     error_reason,
     failing_metrics,
     fmt,
     invocation_diffs,
     not_evaluated_reason,
+    run_outcome,
     shown_run,
-    strip_ansi,
 )
-from ci_eval.results import RunResults
+from ci_eval.results import CaseRecord, RunResults, SetRecord
 
 SUMMARY_LIMIT = 1024 * 1024 - 1024  # bytes; GitHub's step summary cap is 1 MiB
 COMMENT_LIMIT = 65_536 - 256  # characters; GitHub rejects longer comment bodies
 MARKER = "<!-- ci-eval report (id: {id}) -->"
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
+CODE_LIMIT = 2000  # characters of one response shown in a details block
+
+ICONS = {
+    "PASSED": "✅",
+    "FAILED": "❌",
+    "ERROR": "⚠️",
+    "NOT_EVALUATED": "⚠️",
+    "SKIPPED": "⏭",
+    "COMPLETED": "⚠️",
+}
+WORDS = {
+    "PASSED": "passed",
+    "FAILED": "failed",
+    "ERROR": "error",
+    "NOT_EVALUATED": "not evaluated",
+    "SKIPPED": "skipped",
+    "COMPLETED": "not scored",
+}
+ORDER = {"FAILED": 0, "ERROR": 1, "NOT_EVALUATED": 2, "COMPLETED": 3, "PASSED": 4, "SKIPPED": 5}
+
+# Markdown inline: what could start syntax. `_` only when it can open or close emphasis
+# (GFM never does that inside a word), so identifiers like weather_basic stay clean.
+_MD_ESCAPE = re.compile(r"([\\`*\[\]|~$])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_BLOCK_START = re.compile(r"^(\s*)([#>+=-]|\d+(?=[.)](?:\s|$)))")
 
 
-def inline(text: Any, limit: int = 300) -> str:
-    """Agent text for a table cell or a sentence: inert and on one line."""
-    value = strip_ansi(str(text))
-    value = " ".join(value.split())
-    if len(value) > limit:
-        value = value[: limit - 1] + "…"
+PROBLEMS = ("FAILED", "ERROR", "NOT_EVALUATED", "COMPLETED")
+
+
+def _failing_row(case: CaseRecord) -> bool:
+    """Rows a reviewer must see: anything but a clean pass (skipped cases count as passing)."""
+    return case.status not in ("PASSED", "SKIPPED") or (case.status == "PASSED" and case.flaky)
+
+
+def _no_mentions(text: str) -> str:
+    return text.replace("@", "@" + ZWSP)
+
+
+def md(text: Any) -> Markup:
+    """Text for Markdown inline context (table cells, headings, list items): one line."""
+    value = inert_line(text)
     value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    value = _MD_SPECIAL.sub(r"\\\1", value)
-    return value.replace("@", "@\u200b")  # no @-mention pings
+    value = _MD_ESCAPE.sub(lambda m: "\\" + m.group(0), value)
+    value = _BLOCK_START.sub(r"\1\\\2", value)
+    return Markup(_no_mentions(value))
 
 
-def code(text: Any) -> str:
-    """A fenced block for longer agent text: nothing inside is Markdown or HTML."""
-    value = strip_ansi(str(text)).replace("\x00", "").replace("@", "@\u200b")
+def html(text: Any) -> Markup:
+    """Text inside an HTML block (``<summary>``): HTML escaping only, on one line."""
+    return Markup(_no_mentions(html_lib.escape(inert_line(text), quote=True)))
+
+
+def code(text: Any) -> Markup:
+    """A fenced block: nothing inside is Markdown or HTML."""
+    value = _no_mentions(inert(text))
     longest = max((len(m) for m in re.findall(r"`+", value)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{value}\n{fence}"
+    return Markup(f"{fence}text\n{value}\n{fence}")
+
+
+def _finalize(value: Any) -> Any:
+    """Every ``{{ expression }}``: Markdown-inline escaping unless a filter already escaped it."""
+    if isinstance(value, Markup):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bool | int | float):
+        return str(value)
+    return md(value)
+
+
+@dataclass
+class Clipper:
+    """Shortens long agent text and counts what it shortened, for the report's notes."""
+
+    texts: int = 0
+
+    def __call__(self, text: str, limit: int) -> str:
+        if len(text) <= limit:
+            return text
+        self.texts += 1
+        return f"{text[: limit - 1]}… (+{len(text) - limit + 1} characters)"
+
+    def block(self, text: str, limit: int = CODE_LIMIT) -> str:
+        if len(text) <= limit:
+            return text
+        self.texts += 1
+        return f"{text[:limit]}\n… {len(text) - limit} more characters"
 
 
 @dataclass
 class Budget:
-    """What to leave out, in order, until the text fits."""
+    """How much of each kind of row to keep (None: all)."""
 
-    passed_rows: bool = True
-    details: int | None = None  # how many failing cases get a <details> block (None: all)
+    passed_rows: int | None = None
+    details: int | None = None
     failing_rows: int | None = None
-    omitted: int = 0
 
 
-_BUDGETS = [
-    Budget(),
-    Budget(passed_rows=False),
-    Budget(passed_rows=False, details=50),
-    Budget(passed_rows=False, details=10),
-    Budget(passed_rows=False, details=0),
-    Budget(passed_rows=False, details=0, failing_rows=200),
-    Budget(passed_rows=False, details=0, failing_rows=20),
-]
+@dataclass
+class Counts:
+    passed_rows: int = 0
+    details: int = 0
+    failing_rows: int = 0
+    notes: list[str] = field(default_factory=list)
 
 
-def _context(
-    results: RunResults, budget: Budget, marker: str | None, artifact: str | None
-) -> dict[str, Any]:
-    sets = []
-    problems = []
-    omitted = 0
-    shown_failing = 0
-    for s in results.sets:
-        metric_names = [m.name for m in s.applied_metrics if not _informational(s, m.name)]
-        rows = []
-        for case in s.cases:
-            important = case.status not in ("PASSED",) or case.flaky
-            if not important and not budget.passed_rows:
-                omitted += 1
-                continue
-            if (
-                important
-                and budget.failing_rows is not None
-                and shown_failing >= budget.failing_rows
-            ):
-                omitted += 1
-                continue
-            shown_failing += int(important)
-            by_name = {m.name: m for m in case.metrics}
-            rows.append(
-                {
-                    "case": case,
-                    "id": inline(case.eval_id, 120),
-                    "status": case.status,
-                    "where": inline(f"{case.file}:{case.line}", 200),
-                    "scores": [fmt(by_name[n].score) if n in by_name else "" for n in metric_names],
-                }
-            )
-            if case.status in ("FAILED", "ERROR", "NOT_EVALUATED") and (
-                budget.details is None or len(problems) < budget.details
-            ):
-                problems.append(_problem(s.eval_set_id, case))
-        counts = {
-            k: sum(1 for c in s.cases if c.status == k)
-            for k in ("PASSED", "FAILED", "ERROR", "NOT_EVALUATED", "SKIPPED")
-        }
-        means = []
-        for name in metric_names:
-            values = [
-                m.score
-                for c in s.cases
-                for m in c.metrics
-                if m.name == name and m.score is not None
-            ]
-            means.append(fmt(sum(values) / len(values)) if values else "n/a")
-        sets.append(
-            {
-                "id": inline(s.eval_set_id, 160),
-                "file": inline(s.file, 200),
-                "metrics": [inline(n) for n in metric_names],
-                "means": means,
-                "rows": rows,
-                "counts": counts,
-                "total": len(s.cases),
-            }
-        )
-    totals = {
-        k: results.count(k) for k in ("PASSED", "FAILED", "ERROR", "NOT_EVALUATED", "SKIPPED")
-    }
-    flaky = [
-        inline(f"{s.eval_set_id}:{c.eval_id}", 200)
-        for s in results.sets
-        for c in s.cases
-        if c.flaky
-    ]
-    comparison = results.comparison
-    baseline = None
-    if comparison is not None:
-        baseline = {
-            "commit": inline((comparison.baseline_commit or "unknown")[:12]),
-            "date": inline(comparison.baseline_date or "undated"),
-            "regressions": [
-                {
-                    "id": inline(f"{c.set_id}:{c.case_id}", 200),
-                    "metric": inline(c.metric),
-                    "before": fmt(c.before),
-                    "after": fmt(c.after),
-                    "test": inline(f"{c.method}, p={c.p_value:.3g}") if c.method else "",
-                }
-                for c in comparison.regressions
-            ],
-            "improvements": [
-                {
-                    "id": inline(f"{c.set_id}:{c.case_id}", 200),
-                    "metric": inline(c.metric),
-                    "before": fmt(c.before),
-                    "after": fmt(c.after),
-                }
-                for c in comparison.improvements
-            ],
-            "new": len(comparison.new_cases),
-            "removed": len(comparison.removed_cases),
-            "warnings": [inline(w) for w in comparison.warnings],
-        }
-    passed = gate(results) == 0
-    return {
-        "verdict": "passed" if passed else "failed",
-        "totals": totals,
-        "cases": len(results.cases()),
-        "sets": sets,
-        "problems": problems,
-        "flaky": flaky,
-        "omitted": omitted,
-        "artifact": artifact,
-        "marker": marker,
-        "agent": inline(results.agent, 300),
-        "duration": f"{results.duration_s:.1f}",
-        "started": results.started,
-        "version": __version__,
-        "interrupted": results.interrupted,
-        "baseline": baseline,
-        "runs": results.settings.get("num_runs", 1),
-    }
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
 
 
-def _informational(s: Any, name: str) -> bool:
-    return any(m.informational for c in s.cases for m in c.metrics if m.name == name)
+def _delta(change: Any) -> str:
+    d = change.delta if change is not None else None
+    if d is None or abs(d) < 5e-4:
+        return ""
+    return f"{'▲' if d > 0 else '▼'}{fmt(abs(d))}"
 
 
-def _problem(set_id: str, case: Any) -> dict[str, Any]:
+def _title(s: SetRecord) -> str:
+    """A set's name once: legacy sets have no id but their path."""
+    return s.eval_set_id or s.file
+
+
+def _runs_passed(case: CaseRecord) -> str:
+    if len(case.runs) < 2:
+        return ""
+    passed = sum(1 for r in case.runs if run_outcome(r) == "PASSED")
+    return f"{passed}/{len(case.runs)}"
+
+
+def headline(results: RunResults) -> dict[str, Any]:
+    """The gate's verdict in one line (its icon, its words), first in every report."""
+    code_ = gate(results)
+    total = len(results.cases())
+    regressions = len(results.comparison.regressions) if results.comparison else 0
+    parts = []
+    if regressions:
+        parts.append(_plural(regressions, "regression"))
+    for status, word in (("FAILED", "failed"), ("ERROR", "error")):
+        n = results.count(status)
+        if n:
+            parts.append(f"{n} {word}" if status == "FAILED" else _plural(n, word))
+    passed = results.count("PASSED")
+    if code_ == 0:
+        text = f"ci-eval passed: {passed} of {_plural(total, 'case')} passed"
+        known = [p for p in parts if "regression" not in p]
+        if known:
+            text += f" ({', '.join(known)}; not gating)"
+        icon = "✅"
+    else:
+        what = ", ".join(parts) or "interrupted"
+        if results.interrupted and "interrupted" not in what:
+            what += ", interrupted"
+        text = f"ci-eval failed: {what} of {_plural(total, 'case')}"
+        icon = "❌"
+    return {"icon": icon, "text": text, "passed": code_ == 0, "exit_code": code_}
+
+
+def _changes(results: RunResults) -> dict[tuple[str, str, str], Any]:
+    if results.comparison is None:
+        return {}
+    return {(c.set_id, c.case_id, c.metric): c for c in results.comparison.changes}
+
+
+def _problem(s: SetRecord, case: CaseRecord, clip: Clipper) -> dict[str, Any]:
     if case.status == "FAILED":
         why = "; ".join(failing_metrics(case))
     elif case.status == "ERROR":
@@ -212,35 +224,305 @@ def _problem(set_id: str, case: Any) -> dict[str, Any]:
         diffs.append(
             {
                 "number": d.number,
-                "user": inline(d.user, 200),
-                "expected_calls": [inline(c, 200) for c in d.expected_calls],
+                "user": clip(d.user, 200),
+                "expected_calls": [clip(c, 200) for c in d.expected_calls],
                 "actual_calls": None
                 if d.actual_calls is None
-                else [inline(c, 200) for c in d.actual_calls],
+                else [clip(c, 200) for c in d.actual_calls],
                 "calls_differ": d.calls_differ,
-                "expected_response": code(d.expected_response[:2000]),
+                "expected_response": clip.block(d.expected_response),
                 "actual_response": None
                 if d.actual_response is None
-                else code(d.actual_response[:2000]),
-                "error": None if d.error is None else inline(d.error, 300),
+                else clip.block(d.actual_response),
+                "error": None if d.error is None else clip(d.error, 300),
             }
         )
     return {
-        "id": inline(f"{set_id}:{case.eval_id}", 200),
+        "set": clip(_title(s), 160),
+        "case": clip(case.eval_id, 120),
         "status": case.status,
-        "why": inline(why, 600),
-        "where": inline(f"{case.file}:{case.line}", 200),
+        "icon": ICONS.get(case.status, "⚠️"),
+        "word": WORDS.get(case.status, case.status.lower()),
+        "why": clip(why, 600),
+        "where": clip(f"{case.file}:{case.line}" if case.line else case.file, 200),
         "run": run.run if run else None,
+        "runs": len(case.runs),
+        "runs_passed": _runs_passed(case),
         "diffs": diffs,
     }
 
 
+def _row(
+    s: SetRecord, case: CaseRecord, columns: list[str], changes: dict[tuple[str, str, str], Any]
+) -> tuple[dict[str, Any], int]:
+    clip = Clipper()
+    by_name = {m.name: m for m in case.metrics}
+    row = {
+        # a legacy file is one case named by its path: the heading already says it
+        "id": clip(Path(case.eval_id).name if case.eval_id == s.file else case.eval_id, 120),
+        "status": case.status,
+        "icon": ICONS.get(case.status, "⚠️"),
+        "word": WORDS.get(case.status, case.status.lower()),
+        "flaky": case.flaky,
+        "line": case.line,
+        "runs_passed": _runs_passed(case),
+        "scores": [
+            {
+                "value": fmt(by_name[n].score) if n in by_name else "",
+                "delta": _delta(changes.get((s.eval_set_id, case.eval_id, n))),
+            }
+            for n in columns
+        ],
+    }
+    return row, clip.texts
+
+
+def _set(
+    s: SetRecord,
+    changes: dict[tuple[str, str, str], Any],
+    budget: Budget,
+    counts: Counts,
+    clip: Clipper,
+    cache: dict[Any, Any],
+) -> dict[str, Any]:
+    informational = {m.name for c in s.cases for m in c.metrics if m.informational}
+    names = [m.name for m in s.applied_metrics if m.name not in informational]
+    scored = {m.name for c in s.cases for m in c.metrics if m.score is not None}
+    columns = [n for n in names if n in scored]  # no column of n/a when nothing was scored
+    multi = any(len(c.runs) > 1 for c in s.cases)
+    rows = []
+    for case in sorted(s.cases, key=lambda c: (ORDER.get(c.status, 3), not c.flaky)):
+        if _failing_row(case):
+            if budget.failing_rows is not None and counts.failing_rows >= budget.failing_rows:
+                counts.notes.append("failing")
+                continue
+            counts.failing_rows += 1
+        else:
+            if budget.passed_rows is not None and counts.passed_rows >= budget.passed_rows:
+                counts.notes.append("passing")
+                continue
+            counts.passed_rows += 1
+        key = ("row", id(case))
+        if key not in cache:
+            cache[key] = _row(s, case, columns, changes)
+        row, clipped = cache[key]
+        clip.texts += clipped
+        rows.append(row)
+    status_counts = {k: sum(1 for c in s.cases if c.status == k) for k in ORDER}
+    # errored cases did not pass; skipped and not-evaluated ones say nothing either way
+    evaluated = status_counts["PASSED"] + status_counts["FAILED"] + status_counts["ERROR"]
+    means = []
+    for name in columns:
+        values = [
+            m.score for c in s.cases for m in c.metrics if m.name == name and m.score is not None
+        ]
+        means.append({"name": name, "mean": fmt(sum(values) / len(values))})
+    return {
+        "title": clip(_title(s), 160),
+        "id": s.eval_set_id,
+        "file": s.file,
+        "legacy": s.eval_set_id in ("", s.file),
+        "columns": columns,
+        "means": means,
+        "rows": rows,
+        "counts": status_counts,
+        "total": len(s.cases),
+        "pass_rate": f"{status_counts['PASSED'] / evaluated:.0%}" if evaluated else "n/a",
+        "no_scores": not columns and bool(names),
+        "repeated": multi,
+        "dialect": s.dialect,
+    }
+
+
+def _chart(sets: list[SetRecord]) -> Markup | None:
+    """A bar chart of pass rates, when there are enough sets for it to beat a table."""
+    if len(sets) < 4:
+        return None
+    labels, values = [], []
+    for s in sets:
+        evaluated = [c for c in s.cases if c.status in ("PASSED", "FAILED", "ERROR")]
+        passed = sum(1 for c in evaluated if c.status == "PASSED")
+        label = re.sub(r"[^A-Za-z0-9_./ -]", "_", Path(_title(s)).name)[:30] or "set"
+        labels.append(f'"{label}"')
+        values.append(str(round(100 * passed / len(evaluated))) if evaluated else "0")
+    return Markup(
+        "```mermaid\nxychart-beta\n"
+        '    title "Pass rate per eval set (%)"\n'
+        f"    x-axis [{', '.join(labels)}]\n"
+        '    y-axis "passed %" 0 --> 100\n'
+        f"    bar [{', '.join(values)}]\n```"
+    )
+
+
+def _context(
+    results: RunResults,
+    budget: Budget,
+    marker: str | None,
+    artifact: str | None,
+    cache: dict[Any, Any],
+) -> tuple[dict[str, Any], Counts, Clipper]:
+    """The template's variables under ``budget``; ``cache`` keeps each case's row and details
+    across the renders that look for the largest budget that fits."""
+    clip = Clipper()
+    counts = Counts()
+    changes = _changes(results)
+    sets = [_set(s, changes, budget, counts, clip, cache) for s in results.sets]
+    regressed = results.comparison.regressed_cases() if results.comparison else set()
+    problems = []
+    all_problems = [(s, c) for s, c in results.cases() if c.status in PROBLEMS]
+    all_problems.sort(key=lambda sc: ORDER.get(sc[1].status, 3))
+    for s, c in all_problems:
+        if budget.details is not None and len(problems) >= budget.details:
+            counts.notes.append("details")
+            continue
+        key = ("problem", id(c))
+        if key not in cache:
+            one = Clipper()
+            problem = _problem(s, c, one)
+            problem["regressed"] = (s.eval_set_id, c.eval_id) in regressed
+            cache[key] = (problem, one.texts)
+        problem, clipped = cache[key]
+        clip.texts += clipped
+        problems.append(problem)
+    comparison = results.comparison
+    baseline = None
+    if comparison is not None:
+        titles = {s.eval_set_id: _title(s) for s in results.sets}
+        regressions = [
+            {
+                "set": titles.get(c.set_id, c.set_id),
+                "case": c.case_id,
+                "metric": c.metric,
+                "before": fmt(c.before),
+                "after": fmt(c.after),
+                "delta": _delta(c),
+                "test": f"{c.method}, p={c.p_value:.3g}" if c.method else "",
+            }
+            for c in comparison.regressions
+        ]
+        baseline = {
+            "commit": (comparison.baseline_commit or "unknown")[:12],
+            "date": comparison.baseline_date or "undated",
+            "regressions": regressions,
+            "tested": any(r["test"] for r in regressions),
+            "improvements": [
+                {
+                    "set": titles.get(c.set_id, c.set_id),
+                    "case": c.case_id,
+                    "metric": c.metric,
+                    "before": fmt(c.before),
+                    "after": fmt(c.after),
+                    "delta": _delta(c),
+                }
+                for c in comparison.improvements
+            ],
+            "new": len(comparison.new_cases),
+            "removed": len(comparison.removed_cases),
+            "warnings": list(comparison.warnings),
+        }
+    totals = {k: results.count(k) for k in ORDER}
+    flaky = [
+        {"set": _title(s), "case": c.eval_id, "runs_passed": _runs_passed(c)}
+        for s, c in results.cases()
+        if c.flaky
+    ]
+    skipped = [
+        {"set": _title(s), "case": c.eval_id, "reason": c.skipped or "not run"}
+        for s, c in results.cases()
+        if c.status == "SKIPPED"
+    ]
+    fail_on = set(results.fail_on)
+    context = {
+        "headline": headline(results),
+        "verdict": "passed" if gate(results) == 0 else "failed",
+        "fail_on": sorted(fail_on),
+        "failures_block": "failure" in fail_on,
+        "totals": totals,
+        "cases": len(results.cases()),
+        "sets": sets,
+        "problems": problems,
+        "problems_total": len(all_problems),
+        "baseline": baseline,
+        "flaky": flaky,
+        "skipped": skipped,
+        "chart": _chart(results.sets),
+        "notes": [],  # filled below, once we know what this budget left out
+        "artifact": artifact,
+        "marker": Markup(marker) if marker else "",
+        "agent": results.agent,
+        "duration": f"{results.duration_s:.1f}",
+        "started": results.started,
+        "version": __version__,
+        "interrupted": results.interrupted,
+        "runs": results.settings.get("num_runs", 1),
+    }
+    return context, counts, clip
+
+
+def _notes(counts: Counts, clip: Clipper, artifact: str | None) -> list[str]:
+    where = (
+        f"the results file {artifact}"
+        if artifact
+        else "the results file (write one with `--results FILE`)"
+    )
+    notes = []
+    left = {k: counts.notes.count(k) for k in ("passing", "failing", "details")}
+    if left["passing"]:
+        notes.append(f"{_plural(left['passing'], 'passing case')} not listed")
+    if left["failing"]:
+        notes.append(f"{_plural(left['failing'], 'failing case')} not listed")
+    if left["details"]:
+        notes.append(
+            f"{_plural(left['details'], 'more failed or errored case')} not shown in detail"
+        )
+    out = []
+    if notes:
+        out.append(f"To fit GitHub's size limit: {'; '.join(notes)}. Everything is in {where}.")
+    if clip.texts:
+        out.append(
+            f"{_plural(clip.texts, 'long text')} shortened (marked with their length); "
+            f"{where} has them in full."
+        )
+    return out
+
+
 def _environment(template_dir: Path | None) -> SandboxedEnvironment:
     env = templates.environment(
-        template_dir, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True
+        template_dir,
+        finalize=_finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
     )
-    env.filters["md"] = inline
+    env.filters["md"] = md
+    env.filters["html"] = html
+    env.filters["code"] = code
+    env.globals["n"] = _plural  # n(2, "error") → "2 errors"
     return env
+
+
+def _largest(
+    size_at: Callable[[int], int], limit: int, low: int, low_size: int, high: int, high_size: int
+) -> int:
+    """The largest n in [low, high) with size_at(n) <= limit, given size_at(low) fits and
+    size_at(high) does not, and sizes grow with n. Guesses where the limit falls (sizes grow
+    about linearly, so a few renders do) and bisects when a guess does not halve the range."""
+    bisect = False
+    while high - low > 1:
+        if bisect:
+            guess = (low + high) // 2
+        else:
+            step = (high_size - low_size) / (high - low) or 1
+            guess = low + int((limit - low_size) / step)
+        guess = min(max(guess, low + 1), high - 1)
+        before = high - low
+        value = size_at(guess)
+        if value <= limit:
+            low, low_size = guess, value
+        else:
+            high, high_size = guess, value
+        bisect = (high - low) * 2 > before
+    return low
 
 
 def render(
@@ -251,7 +533,7 @@ def render(
     template_dir: Path | None = None,
     marker: str | None = None,
     artifact: str | None = None,
-    size: Any = len,
+    size: Callable[[str], int] = len,
     problems: list[str] | None = None,
 ) -> str:
     """A user's template that fails (error, sandbox violation, time limit) is reported in
@@ -273,19 +555,49 @@ def _render(
     template_dir: Path | None,
     marker: str | None,
     artifact: str | None,
-    size: Any,
+    size: Callable[[str], int],
 ) -> str:
     env = _environment(template_dir)
-    text = ""
-    for budget in _BUDGETS:
-        text = templates.render(env, template, _context(results, budget, marker, artifact))
-        if size(text) <= limit:
-            return text
-    # still too long (thousands of failing sets?): cut, and say where the rest is
-    note = "\n\n… cut to fit; the full report is in the results artifact.\n"
-    while size(text) + size(note) > limit:
-        text = text[: int(len(text) * 0.9)]
-    return text + note
+    cache: dict[Any, Any] = {}
+
+    def attempt(budget: Budget) -> str:
+        context, counts, clip = _context(results, budget, marker, artifact, cache)
+        context["notes"] = _notes(counts, clip, artifact)
+        return templates.render(env, template, context)
+
+    def size_of(budget: Budget) -> int:
+        return size(attempt(budget))
+
+    budget = Budget()
+    full = size_of(budget)
+    if full <= limit:
+        return attempt(budget)
+    failing = sum(1 for _, c in results.cases() if _failing_row(c))
+    available = {
+        "passed_rows": len(results.cases()) - failing,
+        "details": sum(1 for _, c in results.cases() if c.status in PROBLEMS),
+        "failing_rows": failing,
+    }
+    # leave out as little as needed: passing rows, then details, then failing rows
+    for kind, count in available.items():
+        setattr(budget, kind, 0)
+        least = size_of(budget)
+        if least <= limit:
+
+            def size_at(n: int, kind: str = kind) -> int:
+                return size_of(Budget(**{**budget.__dict__, kind: n}))
+
+            setattr(budget, kind, _largest(size_at, limit, 0, least, count, full))
+            return attempt(budget)
+        full = least
+    # still too long (thousands of sets?): cut, and say what was cut and where the rest is
+    text = attempt(budget)
+    where = artifact or "the results file (`--results FILE`)"
+    note = "\n\n… {n} more characters cut to fit GitHub's size limit; everything is in {w}.\n"
+    keep = len(text)
+    while keep > 0 and size(text[:keep] + note.format(n=len(text) - keep, w=where)) > limit:
+        keep = int(keep * 0.95)
+    return text[:keep] + note.format(n=len(text) - keep, w=where)
 
 
 def render_summary(

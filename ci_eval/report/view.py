@@ -4,19 +4,13 @@ actual tool calls and responses of its invocations. Pure functions over results.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from ci_eval.inert import strip_ansi
 from ci_eval.metrics.adk import text_of
 from ci_eval.model import FunctionCall, Invocation
 from ci_eval.results import CaseRecord, RunRecord
-
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-
-
-def strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text)
 
 
 def fmt(value: float | None) -> str:
@@ -91,9 +85,39 @@ def failing_metrics(case: CaseRecord) -> list[str]:
     ]
 
 
+def with_run(case: CaseRecord, run: RunRecord, text: str) -> str:
+    """``run 2 of 3, turn 1: …`` — which run, when there were several."""
+    if len(case.runs) < 2:
+        return text
+    label = f"run {run.run} of {len(case.runs)}"
+    if text.startswith("turn "):
+        return f"{label}, {text}"
+    return f"{label}: {text}"
+
+
+def run_outcome(run: RunRecord) -> str:
+    """PASSED, FAILED or ERROR for one run."""
+    if run.error or any(m.status == "ERROR" for m in run.metrics):
+        return "ERROR"
+    if any(m.status == "FAILED" for m in run.metrics):
+        return "FAILED"
+    return "PASSED"
+
+
+def run_reason(run: RunRecord) -> str:
+    if run.error:
+        return run.error
+    errors = [f"{m.name}: {m.reason}" for m in run.metrics if m.status == "ERROR"]
+    failing = [
+        f"{m.name} {fmt(m.score)} < {fmt(m.threshold)}" for m in run.metrics if m.status == "FAILED"
+    ]
+    return "; ".join(errors + failing) or "passed"
+
+
 def error_reason(case: CaseRecord) -> str:
     if case.error:
-        return case.error
+        run = next(r for r in case.runs if r.error)
+        return with_run(case, run, case.error)
     for m in case.metrics:
         if m.status == "ERROR":
             return f"{m.name}: {m.reason}"

@@ -1,0 +1,72 @@
+"""Agent text made inert for log-like channels: the terminal, workflow annotations, JUnit
+messages and bodies (which consumers such as mikepenz/action-junit-report print raw into their
+own step's log), and the JSON files people ``cat`` in CI.
+
+CI runners read commands out of any line a step prints. What each matcher recognises (checked
+against their source; the tests carry ports of these matchers):
+
+- GitHub Actions runner (``src/Runner.Common/ActionCommand.cs``): ``TryParseV2`` takes a line
+  that starts with ``::`` after ``TrimStart()`` (any Unicode whitespace); ``TryParse`` takes
+  ``##[`` *anywhere* in the line (``message.IndexOf("##[")``).
+- Azure Pipelines agent: ``##vso[`` anywhere in the line (an ordinal ``IndexOf``; the
+  azure-pipelines-task-lib output filter mirrors it byte for byte); the log viewer also
+  formats ``##[section]``-style lines, which the ``##[`` rule covers.
+- TeamCity: ``##teamcity[`` anywhere in the line (``ServiceMessagesParser`` scans the text).
+
+Both runners split lines on ``\\n``, ``\\r`` and ``\\r\\n`` (.NET ``ReadLine``, Java
+``BufferedReader``), so a carriage return is a line break here too.
+
+The text stays readable: a zero-width space goes between the two characters that start a
+command (``:\\u200b:``, ``#\\u200b#vso[``), so a reader sees the same text and no matcher
+matches. ANSI escape sequences and the C0/C1 control characters (bar tab and newline) are
+removed first, so they cannot hide a command from this pass and then vanish in the terminal.
+"""
+
+from __future__ import annotations
+
+import re
+
+ZWSP = "\u200b"
+
+# CSI, OSC (ended by BEL or ST), and two-character escapes
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+# C0 bar \t and \n, DEL, C1; and the characters XML 1.0 cannot hold (lone surrogates,
+# U+FFFE/U+FFFF), so every consumer of this text can store it
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+_BREAKS = re.compile(r"\r\n?|[\u2028\u2029]")
+# GitHub's ::command, at the start of a line after optional whitespace
+_LINE_START_COLONS = re.compile(r"^(\s*):(?=:)", re.MULTILINE)
+# GitHub's ##[, Azure's ##vso[, TeamCity's ##teamcity[ — anywhere; case-insensitive to be safe
+_HASH_COMMANDS = re.compile(r"#(?=#(?:vso|teamcity)?\[)", re.IGNORECASE)
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def strip_controls(text: str) -> str:
+    """ANSI sequences and control characters out; line breaks normalised to ``\\n``."""
+    return _CONTROLS.sub("", _BREAKS.sub("\n", _ANSI.sub("", text)))
+
+
+def defang(text: str) -> str:
+    """Break every CI service-message prefix in already control-free text."""
+    return _LINE_START_COLONS.sub(r"\1:" + ZWSP, _HASH_COMMANDS.sub("#" + ZWSP, text))
+
+
+def inert(text: object) -> str:
+    """Agent text safe for any log-like channel: no controls, no CI command prefixes."""
+    return defang(strip_controls(str(text)))
+
+
+def inert_line(text: object) -> str:
+    """One line of inert text (line breaks become spaces), for messages and titles."""
+    return inert(" ".join(strip_controls(str(text)).split("\n")))
+
+
+def inert_json(text: str) -> str:
+    """Serialised JSON with ``##`` written as ``\\u0023#``: the same data for every JSON
+    reader, but no line of the file holds a service message. (``#`` only occurs inside JSON
+    strings, where the escape is valid; JSON text escapes line breaks, so ``::`` never starts
+    a line of it.)"""
+    return re.sub(r"#(?=#)", r"\\u0023", text)

@@ -1,0 +1,156 @@
+"""JUnit as consumers read it: repeated runs as Surefire reruns (one test per case, with the
+gate's verdict), millisecond times, a suite's wall time, skip reasons — valid against the
+consumers' schema and read back by junitparser."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from ci_eval.criteria import MetricConfig, MetricSpec
+from ci_eval.metrics.base import CaseMetric, MetricResult
+from ci_eval.model import Content, Invocation, Part
+from ci_eval.report.junit import to_junit
+from ci_eval.report.markdown import render_summary
+from ci_eval.results import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
+from tests.conftest import SHARED
+
+SPEC = MetricSpec("response_match_score", 0.8)
+
+
+def _inv() -> Invocation:
+    return Invocation(
+        user_content=Content(role="user", parts=[Part(text="hi")]),
+        final_response=Content(role="model", parts=[Part(text="hello")]),
+    )
+
+
+def _run(n: int, score: float | None, start: float, duration: float, error: str = "") -> RunRecord:
+    status = "ERROR" if error else ("PASSED" if (score or 0) >= 0.8 else "FAILED")
+    return RunRecord(
+        n,
+        [InvocationRecord(_inv(), None if error else _inv(), duration, error=error or None)],
+        error=error or None,
+        duration_s=duration,
+        metrics=[] if error else [MetricResult(SPEC.name, status, score, 0.8, [score])],
+        started_s=start,
+    )
+
+
+def _case(eval_id: str, verdict: str, runs: list[RunRecord], **kw: object) -> CaseRecord:
+    scores = [m.score for r in runs for m in r.metrics]
+    mean = sum(scores) / len(scores) if scores else None
+    metric_status = verdict if verdict in ("PASSED", "FAILED") else "NOT_EVALUATED"
+    return CaseRecord(
+        eval_id,
+        "evals/x.evalset.json",
+        7,
+        runs,
+        verdict=verdict,
+        metrics=[CaseMetric(SPEC.name, metric_status, mean, 0.8, runs=scores)] if scores else [],
+        **kw,
+    )
+
+
+def results() -> RunResults:
+    s = SetRecord("x", "evals/x.evalset.json", "adk", MetricConfig([SPEC], "default", "default"))
+    s.applied_metrics = [SPEC]
+    s.cases = [
+        # passed 2 of 3 (min-pass 2): flaky, passes the gate
+        _case(
+            "flaky",
+            "PASSED",
+            [_run(1, 1.0, 0.0, 1.0), _run(2, 0.1, 0.0, 1.2345678), _run(3, 1.0, 1.0, 1.0)],
+            flaky=True,
+        ),
+        # failed every run
+        _case(
+            "failing",
+            "FAILED",
+            [_run(1, 0.1, 0.5, 1.0), _run(2, 0.2, 1.5, 1.0), _run(3, 0.1, 2.0, 1.5)],
+        ),
+        # errored in run 2
+        _case(
+            "erroring",
+            "ERROR",
+            [
+                _run(1, 1.0, 0.0, 0.5),
+                _run(2, None, 0.5, 0.5, "turn 1: boom"),
+                _run(3, 1.0, 1.0, 0.5),
+            ],
+        ),
+        _case("skipped", "SKIPPED", [], skipped="conversation_scenario needs a user simulator"),
+    ]
+    return RunResults([s], "agent", "2026-11-22T12:00:00+00:00", 3.9999, {"num_runs": 3})
+
+
+@pytest.fixture
+def xml(tmp_path: Path) -> Path:
+    path = tmp_path / "junit.xml"
+    path.write_text(to_junit(results()))
+    return path
+
+
+def test_valid_against_the_consumers_schema(xml: Path) -> None:
+    xmlschema = pytest.importorskip("xmlschema")
+    schema = SHARED / "schemas/junit.xsd"
+    if not schema.is_file():
+        pytest.skip("../shared/schemas is not here")
+    xmlschema.XMLSchema(str(schema)).validate(str(xml))
+
+
+def test_one_test_per_case_with_the_gates_verdict(xml: Path) -> None:
+    from junitparser import Error, Failure, JUnitXml, Skipped
+
+    [suite] = list(JUnitXml.fromfile(str(xml)))
+    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (4, 1, 1, 1)
+    cases = {c.name: c for c in suite}
+    assert cases["flaky"].is_passed  # the flaky run is no failure of the case
+    assert isinstance(cases["failing"].result[0], Failure)
+    [error] = cases["erroring"].result
+    assert isinstance(error, Error) and error.message == "run 2 of 3, turn 1: boom"
+    [skipped] = cases["skipped"].result
+    assert isinstance(skipped, Skipped)
+    assert skipped.message == "skipped: conversation_scenario needs a user simulator"
+
+
+def test_repeated_runs_are_surefire_reruns(xml: Path) -> None:
+    root = ET.parse(xml).getroot()
+    case = {c.get("name"): c for c in root.iter("testcase")}
+    [flaky] = case["flaky"].findall("flakyFailure")
+    assert flaky.get("message").startswith("run 2 of 3: response_match_score 0.1 < 0.8")
+    assert flaky.get("type") == "ThresholdNotMet"
+    # the first failing run is the failure; the others are reruns, each with its message
+    assert case["failing"].find("failure") is not None
+    assert [r.get("message")[:10] for r in case["failing"].findall("rerunFailure")] == [
+        "run 2 of 3",
+        "run 3 of 3",
+    ]
+    assert case["erroring"].findall("rerunFailure") == []  # its other runs passed
+    props = {p.get("name"): p.get("value") for p in case["flaky"].iter("property")}
+    assert props["runs passed"] == "2/3" and props["flaky"] == "true"
+
+
+def test_times_in_milliseconds_and_suite_wall_time(xml: Path) -> None:
+    root = ET.parse(xml).getroot()
+    case = {c.get("name"): c.get("time") for c in root.iter("testcase")}
+    assert case["flaky"] == "3.235"  # 1 + 1.2346 + 1: the sum of its runs, 3 decimals
+    suite = root.find("testsuite")
+    assert suite is not None
+    # runs overlapped: from the first start (0) to the last end (2 + 1.5), not the 10.7 s sum
+    assert suite.get("time") == "3.500"
+    assert root.get("time") == "4.000"
+    assert all(len(t.split(".")[1]) == 3 for t in case.values())
+
+
+def test_a_set_whose_cases_all_errored_has_no_column_of_na() -> None:
+    r = results()
+    s = r.sets[0]
+    s.cases = [_case("a", "ERROR", [_run(1, None, 0, 1, "turn 1: down")])]
+    summary = render_summary(r)
+    table = summary[summary.index("### x") :]
+    assert "response_match_score" not in table.split("\n\n")[2]
+    assert "No scores: no case of this set was scored" in table
+    assert "| n/a |" not in summary
