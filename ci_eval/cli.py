@@ -210,7 +210,7 @@ def _say(line: str, err: bool = False) -> None:
     ANSI or controls, no GitHub/Azure/TeamCity command prefixes). ci-eval's own workflow
     commands go through ``github.Workflow`` instead."""
     # lone surrogates → U+FFFD first; no secret reaches the terminal
-    typer.echo(redact.text(inert(scrub(line))), err=err)
+    typer.echo(inert(redact.text(scrub(line))), err=err)
 
 
 EvalConfigOpt = Annotated[

@@ -65,11 +65,11 @@ class Workflow:
         """One workflow command; its message and properties are made inert first (no ANSI,
         no controls, no command prefixes), as they may carry agent text; and redacted."""
         args = ",".join(
-            f"{k}={escape_property(redact.text(inert_line(v)))}"
+            f"{k}={escape_property(inert_line(redact.text(str(v))))}"
             for k, v in props.items()
             if v is not None
         )
-        line = f"::{name}{' ' + args if args else ''}::{escape_data(redact.text(inert(message)))}\n"
+        line = f"::{name}{' ' + args if args else ''}::{escape_data(inert(redact.text(message)))}\n"
         self.out.write(scrub(line))
 
     def mask(self, value: str) -> None:

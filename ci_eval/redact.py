@@ -140,7 +140,25 @@ def _variants(value: str) -> set[str]:
         md = _MD_SPECIAL.sub(r"\\\1", markup)
         forms |= {md, md.replace("@", "@\u200b")}
     forms.add(value.replace("@", "@\u200b"))
+    forms |= _markdown_forms(value)
     return {f for f in forms if len(f) >= MIN_SECRET}
+
+
+def _markdown_forms(value: str) -> set[str]:
+    """The value as the Markdown reports render it. Their escaping of ``_`` and of a line's
+    first character depends on the neighbours, so the forms with and without those escapes."""
+    from ci_eval.report import markdown  # at call time: the reports import this module
+
+    forms: set[str] = set()
+    for form in (str(markdown.md(value)), str(markdown.html(value))):
+        forms.add(form)
+        if form.startswith("\\"):  # a line-start escape, absent mid-line
+            forms.add(form[1:])
+        for f in list(forms):
+            head = f[1:] if f.startswith("\\_") else f
+            tail = head[:-2] + "_" if head.endswith("\\_") else head
+            forms |= {head, tail, (f[:-2] + "_") if f.endswith("\\_") else f}
+    return forms
 
 
 def url_secrets(url: str | None) -> list[str]:

@@ -269,7 +269,7 @@ def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
             text = json.dumps(finite(data), indent=2, ensure_ascii=False, sort_keys=sort_keys)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             # no lone surrogate, no CI command, no secret
-            handle.write(redact.text(inert_json(scrub(text))) + "\n")
+            handle.write(inert_json(redact.text(scrub(text))) + "\n")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
