@@ -15,6 +15,7 @@ from ci_eval import shard as shard_spec
 from ci_eval.compare import compare
 from ci_eval.config import RunSettings
 from ci_eval.connectors import build_connector
+from ci_eval.connectors.base import AgentError
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import gate
@@ -24,6 +25,7 @@ from ci_eval.metrics.custom import register_custom, register_entry_points
 from ci_eval.metrics.judge import Judge
 from ci_eval.results import RunResults, to_json, write_json_atomic
 from ci_eval.runner import RunOptions, run_sets
+from ci_eval.runner import _selected as selected
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
 
 
@@ -150,6 +152,18 @@ def apply_baseline(
     return notices
 
 
+def _calls_the_agent(sets: list[LoadedEvalSet], settings: RunSettings) -> bool:
+    """Whether any selected case needs the agent (trace-mode cases score their recording)."""
+    part = shard_spec.parse(settings.shard) if settings.shard else None
+    return any(
+        case.trace_actuals is None
+        and selected(s.eval_set.eval_set_id, case.eval_id, settings.cases)
+        and shard_spec.selected(s.eval_set.eval_set_id, case.eval_id, part)
+        for s in sets
+        for case in s.eval_set.eval_cases
+    )
+
+
 def child_environment(settings: RunSettings, env: Mapping[str, str]) -> dict[str, str]:
     """What a command agent sees: the job's environment without GitHub's and the Actions
     runtime's tokens, the action's inputs, the judge's key and the agent's own token — except
@@ -170,6 +184,12 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         settings.retries,
         child_env=child_environment(settings, os.environ),
     )
+    if hasattr(connector, "verify") and _calls_the_agent(sets, settings):
+        try:
+            connector.verify()
+        except AgentError as exc:
+            connector.close()
+            raise InputError(str(exc)) from None
     if settings.agent.replay_pick == "all" and settings.num_runs == 1:
         # one run per recording: every recording of a case is scored
         settings.num_runs = getattr(connector, "max_recordings", lambda: 1)()

@@ -57,7 +57,9 @@ class CommandConnector:
         if self.argv[0] in ("python", "python3"):
             # the interpreter ci-eval runs under: in a venv or a CI image "python" may be absent
             self.argv[0] = sys.executable
-        # a missing program is a usage error before any case runs, not an error per case
+
+    def verify(self) -> None:
+        """A missing program is a usage error before any case runs, not an error per case."""
         search = self.env.get("PATH") if self.env is not None else None
         if shutil.which(self.argv[0], path=search) is None:
             where = "file" if os.sep in self.argv[0] else "program on PATH"
