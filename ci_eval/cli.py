@@ -1,7 +1,12 @@
-"""The ``ci-eval`` command: a thin layer that parses options and calls the pipeline."""
+"""The ``ci-eval`` command: a thin layer that parses options and calls the pipeline.
+
+Each command imports what it needs when it runs: ``ci-eval --help`` and ``--version`` load
+typer and nothing else of weight.
+"""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -9,24 +14,21 @@ import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ci_eval import __version__, pipeline, preflight, redact
-from ci_eval.config import AGENT_KINDS, CONFIG_NAME, RunSettings, find_config, load_config
-from ci_eval.dialects import WRITERS
-from ci_eval.discover import DEFAULT_INCLUDE, discover, discover_all
+from ci_eval import __version__, redact
+from ci_eval.config import AGENT_KINDS, CONFIG_NAME
+from ci_eval.discover import DEFAULT_INCLUDE
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import EXIT_INPUT, EXIT_OK
-from ci_eval.github import Workflow
 from ci_eval.inert import inert, inert_json
-from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
-from ci_eval.publish import ReportSettings, publish
-from ci_eval.report.terminal import summary_lines
-from ci_eval.results import RunResults, read_results, to_json, write_json_atomic
 from ci_eval.text import scrub
-from ci_eval.validate import validate_counts, validate_lines
+
+if TYPE_CHECKING:
+    from ci_eval.publish import ReportSettings
+    from ci_eval.results import RunResults
 
 app = typer.Typer(
     name="ci-eval",
@@ -66,7 +68,11 @@ def _root(
 def _install_redactor(env: Mapping[str, str]) -> None:
     """One redactor for the process, built before anything is printed: under GitHub Actions
     each secret is masked in the log (``::add-mask::``) the moment it becomes known."""
-    workflow = Workflow() if env.get("GITHUB_ACTIONS") == "true" else None
+    workflow = None
+    if env.get("GITHUB_ACTIONS") == "true":
+        from ci_eval.github import Workflow
+
+        workflow = Workflow()
     redact.install(redact.Redactor(on_new=workflow.mask if workflow else None))
     redact.current().add(*redact.env_secrets(env))
 
@@ -249,6 +255,10 @@ def validate(
 
     Example: ci-eval validate tests/eval -v
     """
+    from ci_eval.discover import discover_all
+    from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
+    from ci_eval.validate import validate_counts, validate_lines
+
     try:
         found = discover_all(list(paths or []), include, exclude)
         outcomes = load_all(found.candidates, eval_config)
@@ -308,6 +318,10 @@ def convert(
 
     Example: ci-eval convert evals/weather.test.json --to adk -o evals/weather.evalset.json
     """
+    from ci_eval.dialects import WRITERS
+    from ci_eval.discover import discover
+    from ci_eval.load import Failed, LoadedEvalSet, load_all
+
     writer = WRITERS.get(to)
     if writer is None:
         _fail(InputError(f"unknown target dialect {to!r}; choose one of: " + ", ".join(WRITERS)))
@@ -599,6 +613,10 @@ def run(
     Example: ci-eval run samples --agent command --agent-command
     "python samples/agents/weather_agent/command_agent.py" --results results.json
     """
+    from ci_eval import pipeline
+    from ci_eval.config import find_config, load_config
+    from ci_eval.publish import ReportSettings
+
     try:
         settings = load_config(config or find_config(), required=config is not None)
         overrides = {
@@ -689,6 +707,10 @@ def run(
 def _report(results: RunResults, report: ReportSettings, env: dict[str, str] | None = None) -> None:
     """The terminal summary, then files and GitHub. Agent text in the log cannot issue
     workflow commands."""
+    from ci_eval.github import Workflow
+    from ci_eval.publish import publish
+    from ci_eval.report.terminal import summary_lines
+
     env = dict(os.environ) if env is None else env
     workflow = Workflow()
     lines = summary_lines(results)
@@ -743,6 +765,11 @@ def report(
 
     Example: ci-eval report results.json --junit junit.xml --summary summary.md --comment
     """
+    from ci_eval import preflight
+    from ci_eval.gate import gate
+    from ci_eval.publish import ReportSettings
+    from ci_eval.results import read_results
+
     try:
         preflight.output_file(junit, "--junit")
         preflight.output_file(summary, "--summary")
@@ -750,6 +777,7 @@ def report(
         results = read_results(results_file)
     except InputError as exc:
         _fail(exc)
+    gc.freeze()  # as in `run`: what was read lives to the end
     _report(
         results,
         ReportSettings(
@@ -762,7 +790,7 @@ def report(
             str(template_dir) if template_dir else None,
         ),
     )
-    raise typer.Exit(pipeline.gate(results))
+    raise typer.Exit(gate(results))
 
 
 class _stop_on_signals:
@@ -852,6 +880,12 @@ def compare_command(
 
     Example: ci-eval compare results.json --baseline .ci-eval/baseline.json
     """
+    from ci_eval import pipeline, preflight
+    from ci_eval.config import RunSettings
+    from ci_eval.gate import gate
+    from ci_eval.publish import ReportSettings
+    from ci_eval.results import read_results, to_json, write_json_atomic
+
     settings = RunSettings()
     for key, value in {
         "baseline": str(baseline) if baseline else None,
@@ -889,7 +923,7 @@ def compare_command(
             None,
         ),
     )
-    raise typer.Exit(pipeline.gate(results))
+    raise typer.Exit(gate(results))
 
 
 baseline_app = typer.Typer(
@@ -918,6 +952,8 @@ def baseline_update(
     Example: ci-eval baseline update results.json
     """
     from ci_eval import baseline as baseline_store
+    from ci_eval import preflight
+    from ci_eval.results import read_results
 
     path = baseline or Path(baseline_store.DEFAULT_PATH)
     try:
@@ -953,7 +989,9 @@ def merge(
 
     Example: ci-eval merge shard-*/results.json -o results.json
     """
+    from ci_eval import preflight
     from ci_eval.merge import merge as merge_results
+    from ci_eval.results import to_json, write_json_atomic
 
     try:
         preflight.output_file(output, "-o")
@@ -973,6 +1011,7 @@ def action() -> None:
     comment). Exit codes as for `run`.
     """
     from ci_eval.action import run_action
+    from ci_eval.github import Workflow
 
     stop = threading.Event()
     try:
@@ -1006,6 +1045,8 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def main() -> None:
+    # collect young garbage less often: big runs allocate millions of long-lived objects
+    gc.set_threshold(50_000, 20, 100)
     for name in ("SIGTERM", "SIGHUP"):  # no SIGHUP on Windows
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), _terminate)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ci_eval.results import RunResults
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ci_eval.results import RunResults
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INFRA = 0, 1, 2, 3
 FAIL_ON = ("failure", "regression", "error")

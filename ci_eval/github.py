@@ -17,17 +17,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
-
-import requests
+from typing import TYPE_CHECKING, TextIO
 
 from ci_eval import redact
-from ci_eval.connectors.http_client import HttpSettings, make_session
 from ci_eval.inert import inert, inert_line
 from ci_eval.report.markdown import MARKER
 from ci_eval.report.view import error_reason, failing_metrics
 from ci_eval.results import RunResults
 from ci_eval.text import scrub
+
+if TYPE_CHECKING:
+    import requests
 
 WORKSPACE_PREFIX = "/github/workspace/"
 ANNOTATION_CAP = 10  # GitHub shows 10 errors per step
@@ -220,6 +220,8 @@ class CommentPoster:
     session: requests.Session = field(init=False)
 
     def __post_init__(self) -> None:
+        from ci_eval.connectors.http_client import HttpSettings, make_session
+
         self.api_url = self.api_url.rstrip("/")
         self.session = make_session(
             HttpSettings(
@@ -234,6 +236,8 @@ class CommentPoster:
         )
 
     def _call(self, method: str, url: str, **kwargs: object) -> requests.Response:
+        import requests  # loaded with the session, only when commenting
+
         for _ in range(4):
             try:
                 response = self.session.request(method, url, timeout=30, **kwargs)

@@ -6,6 +6,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ci_eval import criteria
 from ci_eval.criteria import MetricConfig
@@ -58,11 +59,31 @@ def _describe_unknown(data: object) -> str:
     return f"unrecognised JSON (a {type(data).__name__})"
 
 
+# ADK's legacy lists are loose shapes; found by content alone (not by a .test.json name) a list
+# of {query} items is one only with a key of ADK's own
+_LEGACY_ONLY_KEYS = frozenset(
+    {"expected_tool_use", "reference", "expected_intermediate_agent_responses"}
+)
+
+
+def _loose_legacy(data: Any) -> bool:
+    items = [x for x in data if isinstance(x, dict)] if isinstance(data, list) else []
+    if not items:
+        return False
+    if "query" in items[0]:
+        return not any(set(x) & _LEGACY_ONLY_KEYS for x in items)
+    if "data" in items[0]:
+        return not all("name" in x for x in items)
+    return False
+
+
 def parse_document(
     doc: JsonDocument,
     rel: str,
+    by_content: bool = False,
 ) -> tuple[str, EvalSet, list[str]] | LoadedSidecar:
-    """Recognise and load one parsed document. Raises InputError / NotAnEvalSet."""
+    """Recognise and load one parsed document. Raises InputError / NotAnEvalSet.
+    ``by_content``: the file was found by its content (in an eval folder), not by its name."""
     data = doc.data
     if criteria.is_adk_config(data):
         return LoadedSidecar(rel, "adk-config", criteria.load_adk_config(doc, rel))
@@ -72,7 +93,21 @@ def parse_document(
     if other:
         raise NotAnEvalSet(f"not an eval set (looks like {other})", path=rel, json_path="$")
     if data == []:
-        raise reject_empty_list(doc)
+        empty = reject_empty_list(doc)
+        raise NotAnEvalSet(
+            empty.message,
+            path=empty.path,
+            line=empty.line,
+            col=empty.col,
+            json_path=empty.json_path,
+        )
+    if by_content and _loose_legacy(data):
+        raise NotAnEvalSet(
+            "not an eval set (a list of {query} or {data} items without ADK's legacy keys "
+            "expected_tool_use/reference, or name; name it *.test.json if it is one)",
+            path=rel,
+            json_path="$",
+        )
     dialect = sniff(data)
     if dialect is None:
         raise NotAnEvalSet(f"not an eval set ({_describe_unknown(data)})", path=rel, json_path="$")
@@ -290,7 +325,7 @@ def load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
     doc: JsonDocument | None = None
     try:
         doc = read_json_file(candidate.path, rel)
-        parsed = parse_document(doc, rel)
+        parsed = parse_document(doc, rel, by_content=not candidate.claimed)
         if isinstance(parsed, LoadedSidecar):
             return parsed
         dialect, eval_set, warnings = parsed

@@ -7,15 +7,13 @@ invocations (ADK's snake_case Invocation), timings, retries and errors. ``report
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_eval import __version__, redact
+from ci_eval import __version__, jsonwrite, redact
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
 from ci_eval.inert import inert_json
@@ -245,15 +243,13 @@ def to_json(results: RunResults) -> dict[str, Any]:
     }
 
 
-def finite(value: Any) -> Any:
-    """The value with every NaN or infinite float replaced by null (not measured)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [finite(v) for v in value]
-    return value
+class _Inert:
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def write(self, text: str) -> None:
+        # redacted piece by piece: a string token is never split between pieces
+        self.handle.write(inert_json(redact.text(scrub(text))))
 
 
 def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
@@ -261,15 +257,11 @@ def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        try:
-            text = json.dumps(
-                data, indent=2, ensure_ascii=False, sort_keys=sort_keys, allow_nan=False
-            )
-        except ValueError:  # NaN/Infinity somewhere: strict parsers (jq) reject them
-            text = json.dumps(finite(data), indent=2, ensure_ascii=False, sort_keys=sort_keys)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            # no lone surrogate, no CI command, no secret
-            handle.write(inert_json(redact.text(scrub(text))) + "\n")
+            # json.dump(indent=2)'s text, written in pieces (each whole JSON tokens): no lone
+            # surrogate, no CI command, no secret, no NaN
+            jsonwrite.dump(data, _Inert(handle), sort_keys=sort_keys, strict=True)
+            handle.write("\n")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -281,7 +273,7 @@ def read_results(path: Path) -> RunResults:
     names the file and what is wrong; nothing here trusts the file's shape."""
     from ci_eval.jsonpos import read_json_file
 
-    doc = read_json_file(path, str(path))
+    doc = read_json_file(path, str(path), positions_wanted=False)  # errors name no line
     data = doc.data
     if not isinstance(data, dict) or "schema_version" not in data or "sets" not in data:
         raise InputError(

@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+# imported here, not lazily inside a CliRunner call: runner.Progress binds sys.stderr as a
+# default argument, and CliRunner's stream is closed afterwards
+import ci_eval.runner  # noqa: F401
 from ci_eval.cli import app
 from ci_eval.config import find_config
 from ci_eval.connectors.replay import load_recordings
@@ -134,6 +137,27 @@ def test_non_eval_json_in_an_eval_folder_is_skipped_with_its_reason(starter_pack
     assert skipped == {
         "notes.json": "not an eval set (unrecognised JSON (an object with keys: owner, version))"
     }
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [],
+        [{"query": "what is up?", "expected": "x"}],  # another tool's dataset of queries
+        [{"data": [1, 2]}],
+    ],
+)
+def test_loose_shapes_found_by_content_are_skipped_not_errors(tmp_path: Path, data: Any) -> None:
+    write(tmp_path / "evals/queries.json", data)
+    [outcome] = load_all(discover_all([tmp_path]).candidates)
+    assert isinstance(outcome, Skipped), outcome
+    assert outcome.reason.startswith(("not an eval set", "empty list"))
+
+
+def test_a_legacy_list_found_by_content_with_adks_keys_loads(tmp_path: Path) -> None:
+    write(tmp_path / "evals/roll.json", [{"query": "roll", "reference": "4"}])
+    [outcome] = load_all(discover_all([tmp_path]).candidates)
+    assert isinstance(outcome, LoadedEvalSet) and outcome.dialect == "adk-legacy"
 
 
 def test_a_large_unrelated_json_is_skipped_without_parsing(tmp_path: Path) -> None:

@@ -5,14 +5,20 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ci_eval.config import AgentSettings
 from ci_eval.connectors.base import AgentError, Connector
-from ci_eval.connectors.http_client import HttpSettings
 from ci_eval.errors import InputError
+
+if TYPE_CHECKING:
+    from ci_eval.connectors.http_client import HttpSettings
 
 
 def _http_settings(agent: AgentSettings, timeout: float, retries: int) -> HttpSettings:
+    # requests loads only for the HTTP connectors
+    from ci_eval.connectors.http_client import HttpSettings
+
     headers = dict(agent.headers)
     if agent.token_env:
         token = os.environ.get(agent.token_env)

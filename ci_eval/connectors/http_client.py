@@ -56,7 +56,9 @@ class HttpSettings:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-def make_session(settings: HttpSettings, pool_size: int = 16) -> requests.Session:
+def make_session(settings: HttpSettings, pool_size: int = 128) -> requests.Session:
+    # a connection per worker thread, kept alive: past the pool size, urllib3 opens and drops a
+    # connection per request (slots are created on demand, so a big pool costs nothing)
     retry = _CappedRetry(
         total=settings.retries,
         connect=settings.retries,

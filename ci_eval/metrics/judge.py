@@ -11,10 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_eval import templates
 from ci_eval.config import JudgeConfig
 from ci_eval.connectors.base import AgentError
-from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
 from ci_eval.metrics.base import MetricFailure
 
 JudgeSettings = JudgeConfig  # where the judge is and how to call it ([judge] in ci-eval.toml)
@@ -30,6 +28,10 @@ class Judge:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
+        # jinja2 and requests load only when a judge is configured: most runs have none
+        from ci_eval import templates
+        from ci_eval.connectors.http_client import HttpSettings, make_session
+
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         self._http = make_session(
             HttpSettings(self.settings.timeout, self.settings.retries, headers=headers)
@@ -37,6 +39,8 @@ class Judge:
         self._env = templates.environment(self.template_dir, keep_trailing_newline=True)
 
     def render(self, template: str, **values: Any) -> str:
+        from ci_eval import templates
+
         try:
             return templates.render(self._env, f"judge/{template}", values)
         except templates.TemplateProblem as exc:
@@ -44,6 +48,8 @@ class Judge:
 
     def ask(self, prompt: str, sample: int = 0) -> str:
         """One completion; the same prompt and sample number is asked once per run."""
+        from ci_eval.connectors.http_client import post_json
+
         key = (self.settings.model or "", prompt, sample)
         with self._lock:
             if key in self._cache:

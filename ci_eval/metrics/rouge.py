@@ -6,6 +6,10 @@ Hangul one token each; Thai, Lao, Khmer and Myanmar per grapheme; other characte
 ``isalnum()`` or a combining mark, else a space; ASCII words through rouge-score's own tokenizer
 (Porter stemmer on tokens longer than 3 characters); other words whole. The same rules here, with
 the scorer built once and tokenisations cached, which is where ADK spends its time.
+
+The stemmer is nltk's ``PorterStemmer``, as rouge-score's, loaded without importing nltk (see
+``rouge_loader``); the n-gram scoring is rouge-score's, statement for statement. The parity tests
+keep rouge-score itself as the reference.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from collections import Counter
 from functools import lru_cache
 from itertools import chain
 from typing import Any
+
+from ci_eval.metrics.rouge_loader import porter_stemmer_class
 
 
 def _is_cjk(code: int) -> bool:
@@ -36,17 +42,19 @@ def _is_non_spaced(code: int) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _default_tokenizer() -> Any:
-    # rouge-score pulls in nltk (half a second): imported when a score is first needed, so
-    # commands that score nothing start fast
-    from rouge_score import tokenizers
-
-    return tokenizers.DefaultTokenizer(use_stemmer=True)
+def _stemmer() -> Any:
+    # rouge-score's DefaultTokenizer(use_stemmer=True) builds PorterStemmer() in its default
+    # mode, NLTK_EXTENSIONS; loaded when a score is first needed
+    return porter_stemmer_class()()
 
 
 @lru_cache(maxsize=1 << 16)
 def _ascii_word(word: str) -> tuple[str, ...]:
-    return tuple(_default_tokenizer().tokenize(word))
+    # rouge-score's tokenize module imports only re and six (its tokenizers module is what
+    # imports nltk): DefaultTokenizer.tokenize is exactly this call
+    from rouge_score import tokenize
+
+    return tuple(tokenize.tokenize(word, _stemmer()))
 
 
 class _CharMap(dict[int, str]):
@@ -97,9 +105,24 @@ def _unigrams(text: str) -> Counter[str]:
     return Counter(unicode_tokens(text))
 
 
+def score_unigrams(target: Counter[str], prediction: Counter[str]) -> float:
+    """rouge-score's ``rouge_scorer._score_ngrams(target, prediction).fmeasure``, statement for
+    statement (``rouge_scorer`` itself imports nltk and numpy): the same floating-point
+    operations in the same order give the same bits."""
+    intersection = 0
+    for ngram in target:
+        intersection += min(target[ngram], prediction[ngram])
+    target_count = sum(target.values())
+    prediction_count = sum(prediction.values())
+    precision = intersection / max(prediction_count, 1)
+    recall = intersection / max(target_count, 1)
+    # rouge_score.scoring.fmeasure
+    if precision + recall > 0:
+        return 2 * precision * recall / (precision + recall)
+    return 0.0
+
+
 def rouge1_fmeasure(reference: str, candidate: str) -> float:
     """ADK's ``_calculate_rouge_1_scores(candidate, reference).fmeasure``, with rouge-score's
     own scoring of the unigram counts; each distinct text is tokenised and counted once."""
-    from rouge_score import rouge_scorer
-
-    return rouge_scorer._score_ngrams(_unigrams(reference), _unigrams(candidate)).fmeasure
+    return score_unigrams(_unigrams(reference), _unigrams(candidate))

@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from ci_eval.criteria import MetricSpec
-from ci_eval.metrics import register
+from ci_eval.metrics import register, rouge_loader
 from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
 from ci_eval.metrics.rouge import UnicodeAwareTokenizer
 from ci_eval.model import IntermediateData, Invocation
@@ -345,10 +345,8 @@ def _rouge_scorer(
     split: bool,
     unicode: bool,
 ) -> Any:
-    from rouge_score import rouge_scorer
-
     tokenizer = UnicodeAwareTokenizer() if unicode else None
-    return rouge_scorer.RougeScorer(
+    return rouge_loader.rouge_scorer().RougeScorer(
         [rouge_type], use_stemmer=stem, split_summaries=split, tokenizer=tokenizer
     )
 

@@ -1,0 +1,66 @@
+"""``--agent adk``, whole process, against its floor and against ``adk eval``, in one run.
+
+The same LLM-free ADK agent (samples/agents/weather_agent) and the same eval set
+(samples/evals/weather_basic.evalset.json): ``adk eval`` (reference), ``ci-eval run --agent
+adk`` (target: >= 4x faster than adk eval, and within 1.3x of the floor), and the floor itself
+(adk_floor.py: import the agent, play the turns with InMemoryRunner, nothing more).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _measure
+
+HERE = Path(__file__).resolve().parent
+AGENT = _measure.ROOT / "samples/agents/weather_agent"
+EVALSET = _measure.ROOT / "samples/evals/weather_basic.evalset.json"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    if importlib.util.find_spec("google.adk") is None:
+        print("adk: google-adk is not installed (pip install -e '.[test]'); skipped")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        agent = Path(tmp) / "weather_agent"  # adk eval writes .adk/ beside the agent
+        shutil.copytree(AGENT, agent, ignore=shutil.ignore_patterns("__pycache__", ".adk"))
+        floor = _measure.run(
+            [sys.executable, str(HERE / "adk_floor.py"), str(agent), str(EVALSET)],
+            repeat=args.repeat,
+            cwd=Path(tmp),
+            ok=(0,),
+        )
+        ours = _measure.run(
+            [
+                str(_measure.BIN / "ci-eval"), "run", str(EVALSET), "--agent", "adk",
+                "--agent-module", str(agent), "--results", str(Path(tmp) / "results.json"),
+            ],
+            repeat=args.repeat,
+            cwd=Path(tmp),
+        )  # fmt: skip
+        theirs = _measure.run(
+            [str(_measure.BIN / "adk"), "eval", str(agent), str(EVALSET)],
+            repeat=args.repeat,
+            cwd=Path(tmp),
+        )
+    print(
+        f"adk: ci-eval run --agent adk, whole process: {ours}; floor (import the agent, "
+        f"InMemoryRunner, same turns): {floor}; adk eval: {theirs}. ci-eval / floor "
+        f"{ours.wall / floor.wall:.2f} (target <= 1.3: "
+        f"{_measure.verdict(ours.wall / floor.wall, 1.3)}), adk eval / ci-eval "
+        f"{theirs.wall / ours.wall:.1f}x (target >= 4x: "
+        f"{'ok' if theirs.wall / ours.wall >= 4 else 'MISSED'}) [{_measure.load()}]"
+    )
+
+
+if __name__ == "__main__":
+    main()
