@@ -53,10 +53,14 @@ INPUTS = (
     "working-directory",
 )
 OUTPUTS = (
+    "verdict",
+    "gate",
     "passed",
     "failed",
     "errors",
     "regressions",
+    "known-failures",
+    "not-evaluated",
     "total",
     "score",
     "junit-path",

@@ -1,25 +1,55 @@
-"""The stored baseline: per eval set, case and metric the mean, n, standard deviation, pass
-rate, per-run scores and status, with provenance. Written with sorted keys and a fixed layout so
-its diff reads well in a pull request, and atomically (temp file + rename): a reader sees the
-old file or the new one, never half of either."""
+"""The stored baseline: a rolling window of each case's recent runs on main, per metric.
+
+Format 2 (format 1, one run's summary, is still read)::
+
+    {
+      "format": 2,
+      "provenance": {...},             # volatile facts (commit, date): one block, at the top
+      "sets": {
+        "SET_ID": {
+          "cases": {
+            "CASE_ID": {"failing_since": null,
+                        "metrics": {"NAME": {"scores": [1, 1, 0.6, …], "threshold": 1.0}}},
+            …                          # one case per line (wrapped here), sorted
+          },
+          "file": "evals/x.evalset.json"
+        }
+      },
+      "window": 20
+    }
+
+``scores`` holds the last ``window`` per-run scores, oldest first (``null`` where a run did not
+score that metric); a metric's lists in one case end at the same, latest run. Pass or fail is
+judged against today's threshold when compared, so a threshold change re-reads the history.
+
+``update`` appends a run to the history and never shrinks it: a case that was not measured (agent
+error, skipped, not started, another shard) keeps what it had. Written with sorted keys, atomically
+(temp file + rename).
+"""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
 import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ci_eval import __version__
 from ci_eval.errors import InputError
+from ci_eval.files import write_text_atomic
 from ci_eval.jsonpos import read_regular_file
-from ci_eval.results import RunResults, write_json_atomic
+from ci_eval.results import RunResults
 
 DEFAULT_PATH = ".ci-eval/baseline.json"
-FORMAT = 1
+FORMAT = 2
+DEFAULT_WINDOW = 20
+MEASURED = ("PASSED", "FAILED", "NOT_EVALUATED")
 
 
 def metrics_digest(results: RunResults) -> str:
@@ -32,137 +62,281 @@ def metrics_digest(results: RunResults) -> str:
     return hashlib.sha256(json.dumps(config).encode()).hexdigest()[:16]
 
 
-def _git(*args: str) -> str | None:
+class GitError(Exception):
+    """git could not answer (not a repository, dubious ownership, git missing); the message
+    is what git said, on one line."""
+
+
+def _git_run(*args: str) -> subprocess.CompletedProcess[str] | None:
+    """git, run; None when it could not be started or did not answer in time."""
+    try:
+        return subprocess.run(
+            ["git", *args], capture_output=True, text=True, check=False, timeout=120
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def _git_checked(*args: str) -> str | None:
+    """git's output; None when git answered "no" (exit 1 with nothing on stderr, as
+    ``rev-parse --verify --quiet`` and ``merge-base`` do); GitError when git failed."""
     try:
         out = subprocess.run(
             ["git", *args], capture_output=True, text=True, check=False, timeout=30
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except FileNotFoundError:
+        raise GitError("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {args[0]} did not answer within 30 s") from None
+    except OSError as exc:
+        raise GitError(f"cannot run git: {exc.strerror or exc}") from None
+    if out.returncode == 0:
+        return out.stdout.strip()
+    lines = [line.strip() for line in out.stderr.splitlines() if line.strip()]
+    if not lines:
         return None
-    return out.stdout.strip() if out.returncode == 0 else None
+    said = lines[0][:300]
+    if "dubious ownership" in said:
+        said += " (mark it safe: git config --global --add safe.directory DIR)"
+    raise GitError(said)
 
 
-def from_results(results: RunResults, commit: str | None = None) -> dict[str, Any]:
-    sets: dict[str, Any] = {}
-    for s in results.sets:
-        cases = {}
-        for c in s.cases:
-            if c.status in ("ERROR", "SKIPPED"):
-                continue  # nothing was measured; a baseline records measurements
-            cases[c.eval_id] = {
-                "status": c.status,
-                "metrics": {
-                    m.name: {
-                        "mean": m.score,
-                        "n": len([r for r in m.runs if r is not None]),
-                        "std": m.std,
-                        "pass_rate": m.pass_rate,
-                        "status": m.status,
-                        "runs": m.runs,
-                        "threshold": m.threshold,
-                    }
-                    for m in c.metrics
-                    if not m.informational
-                },
-            }
-        sets[s.eval_set_id] = {"file": s.file, "cases": cases}
+def _git(*args: str) -> str | None:
+    try:
+        return _git_checked(*args)
+    except GitError:
+        return None
+
+
+# --- the history ---------------------------------------------------------------------------
+
+
+@dataclass
+class UpdateReport:
+    """What ``update`` did, for the one line it prints."""
+
+    recorded: int = 0  # cases whose history grew
+    kept: list[str] = field(default_factory=list)  # measured before, not this time: history kept
+    new: int = 0
+    dropped: list[str] = field(default_factory=list)  # no longer in an eval set that fully ran
+    duplicate: bool = False  # these results were recorded already
+
+
+def _case_runs(case: Any) -> dict[str, list[float | None]]:
+    """Per gating metric, this case's per-run scores (aligned: one entry per completed run)."""
     return {
-        "format": FORMAT,
-        "provenance": {
-            "commit": commit or os.environ.get("GITHUB_SHA") or _git("rev-parse", "HEAD"),
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "ci_eval_version": __version__,
-            "agent": results.agent,
-            "metrics_digest": metrics_digest(results),
-        },
-        "sets": sets,
+        m.name: [None if v is None else float(v) for v in m.runs]
+        for m in case.metrics
+        if not m.informational and m.status != "ERROR"
     }
 
 
+def _failing(metrics: dict[str, Any], index_from_end: int) -> bool | None:
+    """Did the case's run ``index_from_end`` (1 = latest) fail? None when nothing scored it."""
+    verdicts = []
+    for m in metrics.values():
+        scores = m.get("scores") or []
+        threshold = m.get("threshold")
+        if threshold is None or len(scores) < index_from_end:
+            continue
+        value = scores[-index_from_end]
+        if value is not None:
+            verdicts.append(value < threshold)
+    return any(verdicts) if verdicts else None
+
+
+def update(
+    old: dict[str, Any] | None,
+    results: RunResults,
+    commit: str | None = None,
+    window: int = DEFAULT_WINDOW,
+) -> tuple[dict[str, Any], UpdateReport]:
+    """The baseline with this run appended to each measured case's history (last ``window``
+    runs kept). Unmeasured cases keep their history; cases gone from an eval set that ran in
+    full (no --case, no --shard, not interrupted) are dropped."""
+    if window < 1:
+        raise InputError("--window must be at least 1")
+    report = UpdateReport()
+    data = copy.deepcopy(old) if old else {"format": FORMAT, "sets": {}}
+    previous = (data.get("provenance") or {}).get("recorded") or []
+    run_id = f"{results.started}|{results.agent}"
+    commit = commit or os.environ.get("GITHUB_SHA") or _git("rev-parse", "HEAD")
+    if results.started and run_id in previous:
+        report.duplicate = True
+        return data, report
+    complete = (
+        not results.interrupted
+        and not results.settings.get("shard")
+        and not results.settings.get("cases")
+    )
+    sets = data.setdefault("sets", {})
+    for s in results.sets:
+        stored = sets.setdefault(s.eval_set_id, {"cases": {}, "file": s.file})
+        stored["file"] = s.file
+        cases = stored.setdefault("cases", {})
+        present = {c.eval_id for c in s.cases}
+        for case in s.cases:
+            key = f"{s.eval_set_id}:{case.eval_id}"
+            runs = _case_runs(case)
+            if case.status not in MEASURED or not any(
+                v is not None for scores in runs.values() for v in scores
+            ):
+                if case.eval_id in cases:
+                    report.kept.append(key)
+                continue
+            entry = cases.get(case.eval_id)
+            if entry is None:
+                report.new += 1
+                entry = cases[case.eval_id] = {"failing_since": None, "metrics": {}}
+            was_failing = _failing(entry["metrics"], 1)
+            thresholds = {m.name: m.threshold for m in case.metrics}
+            merged = {}
+            for name, scores in runs.items():
+                before = (entry["metrics"].get(name) or {}).get("scores") or []
+                merged[name] = {
+                    "scores": [*before, *scores][-window:],
+                    "threshold": thresholds.get(name),
+                }
+            entry["metrics"] = merged  # a metric no longer applied leaves with its config
+            now_failing = _failing(merged, 1)
+            if now_failing and not was_failing:
+                entry["failing_since"] = (commit or "unknown")[:12]
+            elif not now_failing:
+                entry["failing_since"] = None
+            report.recorded += 1
+        if complete:
+            for case_id in sorted(set(cases) - present):
+                del cases[case_id]
+                report.dropped.append(f"{s.eval_set_id}:{case_id}")
+    data["format"] = FORMAT
+    data["window"] = window
+    data["provenance"] = {
+        "commit": commit,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "ci_eval_version": __version__,
+        "agent": results.agent,
+        "metrics_digest": metrics_digest(results),
+        # which results are in the history already (a second `baseline update` of the same file
+        # must not count its runs twice)
+        "recorded": [*previous, run_id][-window:],
+    }
+    return data, report
+
+
+def from_results(
+    results: RunResults, commit: str | None = None, window: int = DEFAULT_WINDOW
+) -> dict[str, Any]:
+    """A fresh baseline from one run."""
+    return update(None, results, commit, window)[0]
+
+
+# --- reading and writing -------------------------------------------------------------------
+
+
+def dumps(baseline: dict[str, Any]) -> str:
+    """Sorted keys, the volatile provenance in its own block, one case per line: two updates
+    that touch different cases touch different lines."""
+
+    def one(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+    lines = ["{"]
+    top = sorted(baseline)
+    for i, key in enumerate(top):
+        comma = "," if i < len(top) - 1 else ""
+        value = baseline[key]
+        if key != "sets":
+            text = json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2)
+            lines.append(f"  {one(key)}: " + text.replace("\n", "\n  ") + comma)
+            continue
+        lines.append(f"  {one(key)}: {{")
+        set_ids = sorted(value)
+        for j, set_id in enumerate(set_ids):
+            stored = value[set_id]
+            lines.append(f"    {one(set_id)}: {{")
+            lines.append('      "cases": {')
+            case_ids = sorted(stored.get("cases") or {})
+            for k, case_id in enumerate(case_ids):
+                tail = "," if k < len(case_ids) - 1 else ""
+                lines.append(f"        {one(case_id)}: {one(stored['cases'][case_id])}{tail}")
+            rest = {k: v for k, v in stored.items() if k != "cases"}
+            lines.append("      }" + ("," if rest else ""))
+            for n, name in enumerate(sorted(rest)):
+                tail = "," if n < len(rest) - 1 else ""
+                lines.append(f"      {one(name)}: {one(rest[name])}{tail}")
+            lines.append("    }" + ("," if j < len(set_ids) - 1 else ""))
+        lines.append("  }" + comma)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
 def write(path: Path, baseline: dict[str, Any]) -> None:
-    write_json_atomic(path, baseline, sort_keys=True)
+    write_text_atomic(path, dumps(baseline))
+
+
+def _from_format_1(data: dict[str, Any]) -> dict[str, Any]:
+    """Format 1 kept one run's per-run scores: they become the start of the history."""
+    since = ((data.get("provenance") or {}).get("commit") or "unknown")[:12]
+    sets = {}
+    for set_id, stored in (data.get("sets") or {}).items():
+        cases = {}
+        for case_id, case in (stored.get("cases") or {}).items():
+            metrics = {}
+            for name, m in (case.get("metrics") or {}).items():
+                runs = m.get("runs") or ([m["mean"]] if m.get("mean") is not None else [])
+                metrics[name] = {"scores": list(runs), "threshold": m.get("threshold")}
+            cases[case_id] = {
+                "failing_since": since if case.get("status") == "FAILED" else None,
+                "metrics": metrics,
+            }
+        sets[set_id] = {"cases": cases, "file": stored.get("file")}
+    return {
+        "format": FORMAT,
+        "window": DEFAULT_WINDOW,
+        "provenance": data.get("provenance") or {},
+        "sets": sets,
+    }
 
 
 def parse(text: str, where: str) -> dict[str, Any]:
     from ci_eval.jsonpos import parse_json
 
-    doc = parse_json(text, where)  # NaN/Infinity refused with their place
-    data = doc.data
+    # lone surrogates out, as in every JSON we read; NaN/Infinity refused with their place
+    data = parse_json(text, where).data
     if (
         not isinstance(data, dict)
-        or data.get("format") != FORMAT
+        or data.get("format") not in (1, FORMAT)
         or not isinstance(data.get("sets"), dict)
     ):
         raise InputError(
             "not a ci-eval baseline (write one with `ci-eval baseline update`)", path=where
         )
-    check(doc)
-    return data
+    _check_shape(data, where)
+    return _from_format_1(data) if data["format"] == 1 else data
 
 
-_NUMBER = (int, float)
-_METRIC_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
-    "mean": (_NUMBER, "a number or null"),
-    "std": (_NUMBER, "a number or null"),
-    "threshold": (_NUMBER, "a number or null"),
-    "pass_rate": (_NUMBER, "a number or null"),
-    "n": ((int,), "a whole number"),
-    "status": ((str,), "a status string"),
-}
-
-
-def check(doc: Any) -> None:
-    """Every value the gate reads has the type it needs: a hand-edited baseline is refused
-    with its file, line and JSON path, never an internal error halfway through a comparison."""
-
-    def bad(loc: list[Any], what: str) -> None:
-        raise doc.error(
-            f"must be {what} (was the baseline edited by hand? rewrite it with "
-            "`ci-eval baseline update`)",
-            loc,
-        )
-
-    def typed(value: Any, types: tuple[type, ...]) -> bool:
-        return value is None or (isinstance(value, types) and not isinstance(value, bool))
-
-    data = doc.data
-    provenance = data.get("provenance")
-    if provenance is not None and not isinstance(provenance, dict):
-        bad(["provenance"], "an object")
-    for key in ("commit", "date", "agent", "ci_eval_version", "metrics_digest"):
-        if isinstance(provenance, dict) and not typed(provenance.get(key), (str,)):
-            bad(["provenance", key], "a string or null")
-    for set_id, entry in data["sets"].items():
-        if not isinstance(entry, dict):
-            bad(["sets", set_id], "an object")
-        cases = entry.get("cases")
-        if cases is None:
-            continue
-        if not isinstance(cases, dict):
-            bad(["sets", set_id, "cases"], "an object of cases")
-        for case_id, case in cases.items():
-            here = ["sets", set_id, "cases", case_id]
-            if not isinstance(case, dict):
-                bad(here, "an object")
-            if not typed(case.get("status"), (str,)):
-                bad([*here, "status"], "a status string")
-            metrics = case.get("metrics")
-            if metrics is None:
-                continue
-            if not isinstance(metrics, dict):
-                bad([*here, "metrics"], "an object of metrics")
-            for name, metric in metrics.items():
-                at = [*here, "metrics", name]
-                if not isinstance(metric, dict):
-                    bad(at, "an object")
-                for key, (types, what) in _METRIC_FIELDS.items():
-                    if not typed(metric.get(key), types):
-                        bad([*at, key], what)
-                runs = metric.get("runs")
-                if runs is not None and (
-                    not isinstance(runs, list) or not all(typed(r, _NUMBER) for r in runs)
+def _check_shape(data: dict[str, Any], where: str) -> None:
+    """A hand-edited baseline fails here with the place named, not later with a traceback."""
+    for set_id, stored in data["sets"].items():
+        if not isinstance(stored, dict) or not isinstance(stored.get("cases", {}), dict):
+            raise InputError(
+                "expected an object with cases", path=where, json_path=f"$.sets.{set_id}"
+            )
+        for case_id, case in stored.get("cases", {}).items():
+            here = f"$.sets.{set_id}.cases.{case_id}"
+            if not isinstance(case, dict) or not isinstance(case.get("metrics", {}), dict):
+                raise InputError("expected an object with metrics", path=where, json_path=here)
+            for name, m in case.get("metrics", {}).items():
+                scores = m.get("scores", m.get("runs", [])) if isinstance(m, dict) else None
+                if not isinstance(scores, list) or not all(
+                    v is None or (isinstance(v, int | float) and not isinstance(v, bool))
+                    for v in scores
                 ):
-                    bad([*at, "runs"], "a list of numbers (null for a run without a score)")
+                    raise InputError(
+                        "expected a list of scores (numbers or null)",
+                        path=where,
+                        json_path=f"{here}.metrics.{name}",
+                    )
 
 
 def read(path: Path) -> dict[str, Any] | None:
@@ -175,33 +349,107 @@ def read(path: Path) -> dict[str, Any] | None:
         raise InputError("not UTF-8 text", path=str(path)) from None
 
 
-def read_at_ref(ref: str, path: str) -> dict[str, Any] | None:
-    """The baseline file as it is at a git ref (``git show REF:path``); None if absent there."""
-    if _git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}") is None:
-        raise InputError(
-            f"--baseline-ref {ref}: no such commit in this repository (fetch it, "
-            "e.g. actions/checkout with fetch-depth: 0)"
-        )
-    prefix = _git("rev-parse", "--show-prefix") or ""
-    text = _git("show", f"{ref}:{prefix}{path}")
-    return None if text is None else parse(text, f"{ref}:{path}")
-
-
-def default_ref(env: dict[str, str] | os._Environ[str]) -> str | None:
-    """In a pull request: the merge base with the base branch (not the previous PR commit)."""
-    base = env.get("GITHUB_BASE_REF")
-    if not base:
-        return None
-    for candidate in (f"origin/{base}", base):
-        merge_base = _git("merge-base", "HEAD", candidate)
-        if merge_base:
-            return merge_base
-    return None
-
-
 def age_days(baseline: dict[str, Any]) -> float | None:
     try:
         made = datetime.fromisoformat(baseline["provenance"]["date"])
     except (KeyError, TypeError, ValueError):
         return None
     return (datetime.now(UTC) - made).total_seconds() / 86400
+
+
+# --- where the baseline comes from in a pull request ---------------------------------------
+
+
+def read_at_ref(ref: str, path: str) -> dict[str, Any] | None:
+    """The baseline file as it is at a git ref (``git show REF:path``); None if absent there.
+    A git failure (say, the repository is owned by another user and not a safe.directory) is
+    an InputError with what git said, not "no baseline"."""
+    try:
+        commit = _git_checked("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except GitError as exc:
+        raise InputError(f"--baseline-ref {ref}: git failed: {exc}") from None
+    if commit is None:
+        raise InputError(
+            f"--baseline-ref {ref}: no such commit in this repository (fetch it, "
+            "e.g. actions/checkout with fetch-depth: 0)"
+        )
+    prefix = _git("rev-parse", "--show-prefix") or ""
+    try:
+        text = _git_checked("show", f"{ref}:{prefix}{path}")
+    except GitError as exc:
+        if "does not exist" in str(exc) or "exists on disk, but not in" in str(exc):
+            return None
+        raise InputError(f"reading {path} at {ref}: git failed: {exc}") from None
+    return None if text is None else parse(text, f"{ref}:{path}")
+
+
+def is_tracked(path: str) -> bool:
+    """Is the file part of the repository (so a pull request could have edited it)?"""
+    return _git("ls-files", "--error-unmatch", "--", path) is not None
+
+
+def merge_base(env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """In a pull request: (the merge base with the base branch, None), or (None, one line
+    saying why there is none: the clone is shallow, git failed...). Outside one: (None, None).
+    The merge base, not the previous PR commit, is what the PR's changes are measured from."""
+    base = env.get("GITHUB_BASE_REF")
+    if not base:
+        return None, None
+    failure = None
+    for candidate in (f"origin/{base}", base):
+        try:
+            found = _git_checked("merge-base", "HEAD", candidate)
+        except GitError as exc:
+            failure = failure or str(exc)
+            continue
+        if found:
+            return found, None
+    if failure and "Not a valid object name" not in failure:
+        return None, f"cannot find the merge base with {base}: git failed: {failure}"
+    return None, (
+        f"no merge base with {base} in this clone (check out with fetch-depth: 0, "
+        f"or fetch origin/{base})"
+    )
+
+
+def default_ref(env: Mapping[str, str]) -> str | None:
+    """In a pull request: the merge base with the base branch (not the previous PR commit)."""
+    return merge_base(env)[0]
+
+
+def fetch_merge_base(base: str, fetch: bool = True) -> tuple[str | None, list[str]]:
+    """The merge base of HEAD with the base branch, fetching what a shallow clone lacks.
+
+    ``actions/checkout`` fetches one commit by default: neither the base branch nor the common
+    ancestor is there. Fetch the base branch's tip, then deepen both sides step by step until the
+    ancestor appears (as far as the token allows). Returns (sha or None, what was done)."""
+    done: list[str] = []
+
+    def find() -> str | None:
+        return merge_base({"GITHUB_BASE_REF": base})[0]
+
+    found = find()
+    if found or not fetch or _git("remote") in (None, ""):
+        return found, done
+    tracking = f"+refs/heads/{base}:refs/remotes/origin/{base}"
+    fetched = _git_run("fetch", "--no-tags", "--depth=50", "origin", tracking)
+    done.append(f"git fetch --depth=50 origin {base}")
+    if fetched is None or fetched.returncode != 0:
+        return None, done
+    head = _git("rev-parse", "HEAD") or "HEAD"
+    for depth in (50, 200, 1000):
+        found = find()
+        if found or _git("rev-parse", "--is-shallow-repository") != "true":
+            return found, done
+        # deepen both sides: the commit checked out (a PR's merge commit) and the base branch
+        _git_run("fetch", "--no-tags", f"--deepen={depth}", "origin", head, tracking)
+        done.append(f"git fetch --deepen={depth}")
+    found = find()
+    if found is None and _git("rev-parse", "--is-shallow-repository") == "true":
+        _git_run("fetch", "--no-tags", "--unshallow", "origin", head, tracking)
+        done.append("git fetch --unshallow")
+    return find(), done
+
+
+def pull_request_base(env: dict[str, str] | os._Environ[str] | Any) -> str | None:
+    return env.get("GITHUB_BASE_REF") or None

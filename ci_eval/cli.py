@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ci_eval import __version__, redact
+from ci_eval import __version__, deadline, redact
 from ci_eval.config import AGENT_KINDS, CONFIG_NAME
+from ci_eval.deadline import Cancellation
 from ci_eval.discover import DEFAULT_INCLUDE
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import EXIT_INPUT, EXIT_OK
@@ -194,9 +195,38 @@ FailOnOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--fail-on",
-        metavar="failure,regression,error",
-        help="What fails the gate [default: "
-        "regression,error with a baseline; failure,error without].",
+        metavar="failure,regression,error,not-evaluated",
+        help="What fails the gate [default: regression,error,not-evaluated with a baseline; "
+        "failure,error,not-evaluated without]. A run where nothing was evaluated always fails.",
+        show_default=False,
+    ),
+]
+MinHistoryOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--min-history",
+        metavar="N",
+        help="Runs on main a case needs before its history judges it; with fewer, the simple "
+        "rule (passed every run on main, fails most runs now) [default: 5].",
+        show_default=False,
+    ),
+]
+AcceptOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--accept",
+        metavar="FILE",
+        help="Regressions this pull request accepts, with reasons [default: "
+        ".ci-eval/accept.toml when present].",
+        show_default=False,
+    ),
+]
+WindowOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--window",
+        metavar="N",
+        help="Runs of history the baseline keeps per case and metric [default: 20].",
         show_default=False,
     ),
 ]
@@ -255,6 +285,8 @@ def validate(
 
     Example: ci-eval validate tests/eval -v
     """
+    from ci_eval import pipeline
+    from ci_eval.config import find_config, load_config
     from ci_eval.discover import discover_all
     from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped, load_all
     from ci_eval.validate import validate_counts, validate_lines
@@ -268,6 +300,12 @@ def validate(
         raise typer.Exit(EXIT_INPUT) from None
     except InputError as exc:
         _fail(exc)
+    try:
+        settings = load_config(find_config(), required=False)
+        pipeline.register_metrics(settings)
+    except InputError as exc:
+        _fail(exc)
+    outcomes = _with_metric_names_checked(outcomes)
     for line in validate_lines(outcomes, found.ignored, verbose):
         _say(line)
     if not any(isinstance(o, LoadedEvalSet | LoadedSidecar | Failed) for o in outcomes):
@@ -285,6 +323,35 @@ def validate(
     _say(validate_counts(outcomes, found.ignored, verbose), err=True)
     invalid = any(isinstance(o, Failed) for o in outcomes)
     raise typer.Exit(EXIT_INPUT if invalid else EXIT_OK)
+
+
+def _with_metric_names_checked(outcomes: list) -> list:
+    """An eval set or sidecar naming a metric no registry knows is invalid (as in `run`)."""
+    from ci_eval import pipeline
+    from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar
+
+    out = []
+    reported: set[str] = set()
+    for outcome in outcomes:
+        config = (
+            outcome.metrics
+            if isinstance(outcome, LoadedEvalSet) and outcome.metrics.source != "default"
+            else outcome.config
+            if isinstance(outcome, LoadedSidecar)
+            else None
+        )
+        problems = pipeline.unknown_metrics(config, outcome.path) if config else []
+        if problems and config.source in reported:
+            problems = [
+                InputError(
+                    f"its metrics come from {config.source}, which names unknown metrics",
+                    path=outcome.path,
+                )
+            ]
+        elif problems:
+            reported.add(config.source)
+        out.append(Failed(outcome.path, ValidationFailed(problems)) if problems else outcome)
+    return out
 
 
 @app.command()
@@ -601,6 +668,9 @@ def run(
     significance: SignificanceOpt = None,
     fail_on: FailOnOpt = None,
     baseline_max_age: MaxAgeOpt = None,
+    min_history: MinHistoryOpt = None,
+    accept: AcceptOpt = None,
+    window: WindowOpt = None,
 ) -> None:
     """Replay eval sets against the agent and write what it did.
 
@@ -646,6 +716,9 @@ def run(
             "significance": significance,
             "fail_on": fail_on,
             "baseline_max_age": baseline_max_age,
+            "min_history": min_history,
+            "accept": str(accept) if accept else None,
+            "baseline_window": window,
         }
         for key, value in overrides.items():
             if value is not None:
@@ -678,29 +751,32 @@ def run(
             if not sep or not name.strip():
                 raise InputError(f"--header {item!r}: expected NAME=VALUE")
             settings.agent.headers[name.strip()] = value
-        stop = threading.Event()
-        with _stop_on_signals(stop):
-            outcome = pipeline.run(settings, stop)
-    except ValidationFailed as exc:
-        for problem in exc.problems:
-            _say(str(problem), err=True)
-        raise typer.Exit(EXIT_INPUT) from None
+        stop = Cancellation(deadline.grace_from(os.environ))
     except InputError as exc:
         _fail(exc)
-    for notice in outcome.problems:
-        _say(f"ci-eval: {notice}", err=True)
-    _report(
-        outcome.results,
-        ReportSettings(
-            settings.junit,
-            settings.summary,
-            settings.results,
-            settings.adk_results,
-            settings.comment,
-            settings.comment_id,
-            settings.template_dir,
-        ),
-    )
+    with _stop_on_signals(stop):
+        try:
+            outcome = pipeline.run(settings, stop)
+        except ValidationFailed as exc:
+            for problem in exc.problems:
+                _say(str(problem), err=True)
+            raise typer.Exit(EXIT_INPUT) from None
+        except InputError as exc:
+            _fail(exc)
+        for notice in outcome.problems:
+            _say(f"ci-eval: {notice}", err=True)
+        _report(
+            outcome.results,
+            ReportSettings(
+                settings.junit,
+                settings.summary,
+                settings.results,
+                settings.adk_results,
+                settings.comment,
+                settings.comment_id,
+                settings.template_dir,
+            ),
+        )
     raise typer.Exit(outcome.exit_code)
 
 
@@ -794,21 +870,31 @@ def report(
 
 
 class _stop_on_signals:
-    """First SIGINT/SIGTERM: start no new cases, finish and report the running ones."""
+    """First SIGINT/SIGTERM: no new turn starts; running turns get a grace period, then end as
+    cancelled, and the reports are written. Second: stop waiting at once and write them.
+    Installed for the run and its reporting, so no signal can lose the reports."""
 
-    def __init__(self, stop: threading.Event) -> None:
+    def __init__(self, stop: Cancellation) -> None:
         self.stop = stop
         self.previous: dict[int, object] = {}
+        self._installed = deadline.installed(stop)
 
     def _handle(self, signum: int, frame: object) -> None:
+        if self.stop.abandoned.is_set():
+            return
         if self.stop.is_set():
-            raise KeyboardInterrupt
+            _say("ci-eval: stopping now: cancelling running turns, writing the reports", err=True)
+            self.stop.abandon()
+            return
         self.stop.set()
         _say(
-            "ci-eval: stopping: no new cases start; running ones finish (again to abort)", err=True
+            f"ci-eval: stopping: no new turn starts; running turns get {self.stop.grace:g} s, "
+            "then are cancelled (signal again to cancel them now)",
+            err=True,
         )
 
     def __enter__(self) -> None:
+        self._installed.__enter__()
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self.previous[sig] = signal.signal(sig, self._handle)
@@ -816,6 +902,7 @@ class _stop_on_signals:
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self.previous.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
+        self._installed.__exit__(*exc)
 
 
 @app.command("metrics")
@@ -856,6 +943,8 @@ def compare_command(
     significance: SignificanceOpt = None,
     fail_on: FailOnOpt = None,
     baseline_max_age: MaxAgeOpt = None,
+    min_history: MinHistoryOpt = None,
+    accept: AcceptOpt = None,
     junit: JunitOpt = None,
     summary: SummaryOpt = None,
     comment: CommentOpt = None,
@@ -871,11 +960,12 @@ def compare_command(
         ),
     ] = None,
 ) -> None:
-    """Compare saved results with the baseline and gate on regressions.
+    """Compare saved results with the baseline's history and gate on regressions.
 
-    A case regresses when a metric's mean drops by more than --tolerance or its status flips
-    from PASSED to FAILED; with repeated runs on both sides the drop must also be significant
-    (exact permutation test on run scores, Fisher's exact test on pass counts). Exits 1 when
+    Each case is judged against its own recent runs on main: how likely are this run's
+    failures given how often the case failed there (beta-binomial, Jeffreys prior), with
+    Benjamini-Hochberg across cases and a suite-wide test for a broad drop. Cases with less
+    than --min-history runs on main use the simple rule, and the output says so. Exits 1 when
     the gate fails (per --fail-on), 0 when not, 2 on bad input.
 
     Example: ci-eval compare results.json --baseline .ci-eval/baseline.json
@@ -894,6 +984,8 @@ def compare_command(
         "significance": significance,
         "fail_on": fail_on,
         "baseline_max_age": baseline_max_age,
+        "min_history": min_history,
+        "accept": str(accept) if accept else None,
     }.items():
         if value is not None:
             setattr(settings, key, value)
@@ -943,29 +1035,35 @@ def baseline_update(
         ),
     ],
     baseline: BaselineOpt = None,
+    window: WindowOpt = None,
 ) -> None:
-    """Write the baseline from saved results (atomically; sorted keys, so its diff reads well).
+    """Append saved results to the baseline's history (the last --window runs per case).
 
-    Commit the file. A pull request that changes scores on purpose updates it in the same PR,
-    and the diff shows reviewers what moved.
+    Cases the results did not measure (errors, skipped, not started, another shard) keep their
+    history: an interrupted run never shrinks the baseline. Run it on main after each run (the
+    README shows a workflow that keeps the history on a data branch, without hand commits).
 
     Example: ci-eval baseline update results.json
     """
-    from ci_eval import baseline as baseline_store
-    from ci_eval import preflight
+    from ci_eval import pipeline, preflight
+    from ci_eval.baseline import DEFAULT_PATH as baseline_default_path
+    from ci_eval.config import RunSettings
     from ci_eval.results import read_results
 
-    path = baseline or Path(baseline_store.DEFAULT_PATH)
+    settings = RunSettings()
+    if baseline:
+        settings.baseline = str(baseline)
+    if window is not None:
+        settings.baseline_window = window
     try:
-        preflight.output_file(path, "--baseline")
+        preflight.output_file(settings.baseline or baseline_default_path, "--baseline")
         results = read_results(results_file)
-        baseline_store.write(path, baseline_store.from_results(results))
+        if settings.baseline_window < 1:
+            raise InputError("--window must be at least 1")
+        line = pipeline.update_baseline(results, settings)
     except InputError as exc:
         _fail(exc)
-    except OSError as exc:
-        _fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(path)))
-    cases = sum(len(s["cases"]) for s in baseline_store.read(path)["sets"].values())
-    _say(f"baseline written to {path}: {cases} cases")
+    _say(line)
 
 
 @app.command()
@@ -1013,20 +1111,24 @@ def action() -> None:
     from ci_eval.action import run_action
     from ci_eval.github import Workflow
 
-    stop = threading.Event()
     try:
-        with _stop_on_signals(stop):
-            outcome, report_settings, env = run_action(os.environ, stop)
-    except ValidationFailed as exc:
-        for problem in exc.problems:
-            _say(str(problem))  # to the log, where the action's user looks
-        raise typer.Exit(EXIT_INPUT) from None
+        stop = Cancellation(deadline.grace_from(os.environ))
     except InputError as exc:
         Workflow().command("error", str(exc), title="ci-eval")
         _fail(exc)
-    for notice in outcome.problems:
-        _say(f"ci-eval: {notice}", err=True)
-    _report(outcome.results, report_settings, env)
+    with _stop_on_signals(stop):
+        try:
+            outcome, report_settings, env = run_action(os.environ, stop)
+        except ValidationFailed as exc:
+            for problem in exc.problems:
+                _say(str(problem))  # to the log, where the action's user looks
+            raise typer.Exit(EXIT_INPUT) from None
+        except InputError as exc:
+            Workflow().command("error", str(exc), title="ci-eval")
+            _fail(exc)
+        for notice in outcome.problems:
+            _say(f"ci-eval: {notice}", err=True)
+        _report(outcome.results, report_settings, env)
     raise typer.Exit(outcome.exit_code)
 
 

@@ -1,23 +1,69 @@
-"""Compare a run with the baseline: which cases got worse, fairly.
+"""Compare a run with the history on main: which cases got worse, judged against their own noise.
 
-A case regresses on a metric when its mean drops by more than ``tolerance`` or its status flips
-from PASSED to FAILED. With repeated runs on both sides (n ≥ 2) such a drop counts only when it
-is significant at ``significance``: an exact one-sided permutation test on the per-run scores
-(scipy's ``permutation_test``, every permutation), or Fisher's exact test on the pass counts —
-tests made for small samples and bounded scores. Improvements, new, removed and flaky cases are
-reported apart. Pure logic: no I/O.
+Per case, a run *fails* when any of its gating metrics (not informational, with a threshold) is
+below today's threshold. The baseline holds each case's last runs on main (``baseline.py``), so
+every case has its own pass rate, and the question for a pull request is "how surprising are
+this PR's failures for *this* case?":
+
+1. **Per case**: the probability of at least the observed failures under the case's history —
+   the beta-binomial posterior predictive with a Jeffreys prior over the history's pass/fail
+   counts (``stats.surprise``). Passed 20 of 20, failed 3 of 3 now: p = 0.00018, news. Passed
+   12 of 20, failed 3 of 3 now: p = 0.08, the usual noise.
+2. **Across cases**: Benjamini–Hochberg over the per-case p-values, so a 200-case suite does not
+   fail because it has 200 chances to.
+3. **Across the suite**: the total of failed runs against the exact distribution of that total
+   (the convolution of every case's predictive), which catches a broad drop no single case shows.
+
+The two families share the significance level (Bonferroni: half each), so when nothing changed
+the chance that the gate fails stays at or below ``significance``. A case with fewer than
+``min_history`` runs on main is judged by the simple rule instead (it passed every run on main
+and fails most runs now), and the output says so. Pure logic: no I/O.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
-from ci_eval.results import RunResults
+from ci_eval import stats
+from ci_eval.results import CaseRecord, RunResults
+
+DEFAULT_MIN_HISTORY = 5
+JUDGED = ("PASSED", "FAILED")
+
+
+class Judgement(StrEnum):
+    REGRESSION = "regression"  # blocks
+    ACCEPTED = "accepted"  # a regression the PR accepts in .ci-eval/accept.toml
+    KNOWN_FAILURE = "known failure"  # fails on main too
+    NOT_SIGNIFICANT = "not significant"  # failed now, within the case's usual noise
+    IMPROVED = "improved"
+    UNCHANGED = "unchanged"
+
+
+@dataclass
+class Acceptance:
+    """One ``[[accept]]`` entry: a case pattern (``SET:CASE``, fnmatch; ``*`` also accepts a
+    suite-wide drop), optional metric names, and why."""
+
+    case: str
+    reason: str
+    metrics: list[str] = field(default_factory=list)
+    used: bool = False
+
+    def matches(self, set_id: str, case_id: str, metrics: list[str]) -> bool:
+        key = f"{set_id}:{case_id}"
+        if not (fnmatch.fnmatchcase(key, self.case) or self.case == case_id):
+            return False
+        return not self.metrics or any(m in self.metrics for m in metrics)
 
 
 @dataclass
 class MetricChange:
+    """One case × metric: its mean on main and now, and its pass/fail history."""
+
     set_id: str
     case_id: str
     metric: str
@@ -27,6 +73,10 @@ class MetricChange:
     improved: bool = False
     method: str | None = None
     p_value: float | None = None
+    history_passed: int | None = None
+    history_runs: int | None = None
+    failed_now: int | None = None
+    runs_now: int | None = None
 
     @property
     def delta(self) -> float | None:
@@ -34,11 +84,90 @@ class MetricChange:
             return None
         return self.after - self.before
 
+    def history(self) -> str:
+        if self.history_runs is None or self.runs_now is None:
+            return ""
+        return f"passed {self.history_passed} of {_runs(self.history_runs)} on main, " + (
+            f"failed {self.failed_now} of {self.runs_now} now"
+            if self.failed_now
+            else f"passed {self.runs_now - (self.failed_now or 0)} of {self.runs_now} now"
+        )
+
     def describe(self) -> str:
-        text = f"{self.metric} regressed from {_f(self.before)} to {_f(self.after)}"
-        if self.method:
-            text += f" ({self.method}, p={self.p_value:.3g})"
+        text = f"{self.metric} {_f(self.before)} → {_f(self.after)}"
+        if self.history():
+            text += f": {self.history()}"
+        if self.p_value is not None:
+            text += f" (p={self.p_value:.2g})"
         return text
+
+
+@dataclass
+class CaseJudgement:
+    """One case against its history: what the gate makes of it and why."""
+
+    set_id: str
+    case_id: str
+    judgement: Judgement
+    history_runs: int
+    history_failed: int
+    runs_now: int
+    failed_now: int
+    method: str  # "history" or "simple rule (…)"
+    p_value: float | None = None
+    adjusted: float | None = None  # Benjamini–Hochberg
+    metrics: list[str] = field(default_factory=list)  # the metrics that failed now
+    failing_since: str | None = None
+    reason: str | None = None  # the acceptance's reason
+
+    @property
+    def key(self) -> str:
+        return f"{self.set_id}:{self.case_id}"
+
+    def history(self) -> str:
+        passed = self.history_runs - self.history_failed
+        now = (
+            f"failed {self.failed_now} of {self.runs_now} now"
+            if self.failed_now
+            else f"passed {self.runs_now} of {self.runs_now} now"
+        )
+        return f"passed {passed} of {_runs(self.history_runs)} on main, {now}"
+
+    def describe(self) -> str:
+        text = f"{self.key}"
+        if self.metrics:
+            text += f" ({', '.join(self.metrics)})"
+        text += f": {self.history()}"
+        if self.p_value is not None and self.judgement is not Judgement.KNOWN_FAILURE:
+            text += f", p={self.p_value:.2g}"
+            if self.adjusted is not None and self.adjusted != self.p_value:
+                text += f" ({self.adjusted:.2g} after Benjamini–Hochberg)"
+        if self.method != "history":
+            text += f" — {self.method}"
+        if self.judgement is Judgement.KNOWN_FAILURE and self.failing_since:
+            text += f" — failing on main since {self.failing_since}"
+        if self.reason:
+            text += f" — accepted: {self.reason}"
+        return text
+
+
+@dataclass
+class SuiteDrop:
+    """The suite-level test: failed runs now against what the histories predict."""
+
+    cases: int
+    runs: int
+    failed: int
+    expected: float
+    p_value: float
+    regressed: bool = False
+    accepted: str | None = None
+
+    def describe(self) -> str:
+        return (
+            f"{self.failed} failed runs of {self.runs} over {self.cases} cases where main's "
+            f"history expects {self.expected:.1f} (p={self.p_value:.2g})"
+        )
 
 
 @dataclass
@@ -49,6 +178,11 @@ class Comparison:
     new_cases: list[tuple[str, str]] = field(default_factory=list)
     removed_cases: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    cases: list[CaseJudgement] = field(default_factory=list)
+    suite: SuiteDrop | None = None
+    significance: float = 0.05
+    min_history: int = DEFAULT_MIN_HISTORY
+    baseline_source: str | None = None  # where it was read: a file, or file at a ref
 
     @property
     def regressions(self) -> list[MetricChange]:
@@ -58,56 +192,62 @@ class Comparison:
     def improvements(self) -> list[MetricChange]:
         return [c for c in self.changes if c.improved]
 
+    def judged(self, kind: Judgement) -> list[CaseJudgement]:
+        return [c for c in self.cases if c.judgement is kind]
+
     def regressed_cases(self) -> set[tuple[str, str]]:
-        return {(c.set_id, c.case_id) for c in self.regressions}
+        return {(c.set_id, c.case_id) for c in self.judged(Judgement.REGRESSION)}
+
+    def known_failures(self) -> dict[tuple[str, str], CaseJudgement]:
+        return {(c.set_id, c.case_id): c for c in self.judged(Judgement.KNOWN_FAILURE)}
+
+    def judgement_of(self, set_id: str, case_id: str) -> CaseJudgement | None:
+        return next((c for c in self.cases if (c.set_id, c.case_id) == (set_id, case_id)), None)
+
+    @property
+    def suite_regressed(self) -> bool:
+        return self.suite is not None and self.suite.regressed and not self.suite.accepted
+
+    @property
+    def short_history(self) -> list[CaseJudgement]:
+        return [c for c in self.cases if c.method != "history"]
 
 
 def _f(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3g}"
 
 
-def _mean_difference(before: Any, after: Any, axis: int = -1) -> Any:
-    import numpy as np
-
-    return np.mean(before, axis=axis) - np.mean(after, axis=axis)
+def _runs(n: int) -> str:
+    return f"{n} run" + ("" if n == 1 else "s")
 
 
-def _significant_drop(
-    before_runs: list[float], after_runs: list[float], threshold: float | None, significance: float
-) -> tuple[str, float] | None:
-    """(method, p) when the drop is significant, else None."""
-    import numpy as np  # scipy takes most of a second to import: only when a test is needed
-    from scipy.stats import fisher_exact, permutation_test
+def _gating(case: CaseRecord) -> list[Any]:
+    return [
+        m
+        for m in case.metrics
+        if not m.informational and m.threshold is not None and m.status in JUDGED
+    ]
 
-    tests: list[tuple[str, float]] = []
-    if len(set(before_runs + after_runs)) > 1:
-        result = permutation_test(
-            (before_runs, after_runs),
-            _mean_difference,
-            permutation_type="independent",
-            alternative="greater",
-            n_resamples=np.inf,
-            vectorized=True,
-            axis=-1,
-        )
-        tests.append(("exact permutation test", float(result.pvalue)))
-    if threshold is not None:
-        passed_before = sum(1 for s in before_runs if s >= threshold)
-        passed_after = sum(1 for s in after_runs if s >= threshold)
-        table = [
-            [passed_before, len(before_runs) - passed_before],
-            [passed_after, len(after_runs) - passed_after],
+
+def _run_fails(per_metric: list[tuple[list[float | None], float]]) -> list[bool]:
+    """Per run (aligned from the latest), did any metric miss its threshold? Runs that no metric
+    scored are left out."""
+    length = max((len(scores) for scores, _ in per_metric), default=0)
+    out = []
+    for back in range(length, 0, -1):
+        verdicts = [
+            scores[-back] < threshold
+            for scores, threshold in per_metric
+            if len(scores) >= back and scores[-back] is not None
         ]
-        tests.append(
-            (
-                "Fisher's exact test on pass counts",
-                float(fisher_exact(table, alternative="greater").pvalue),
-            )
-        )
-    if not tests:
-        return None
-    method, p = min(tests, key=lambda t: t[1])
-    return (method, p) if p < significance else None
+        if verdicts:
+            out.append(any(verdicts))
+    return out
+
+
+def _mean(values: list[float | None]) -> float | None:
+    scored = [v for v in values if v is not None]
+    return sum(scored) / len(scored) if scored else None
 
 
 def compare(
@@ -115,11 +255,22 @@ def compare(
     baseline: dict[str, Any],
     tolerance: float = 0.0,
     significance: float = 0.05,
+    min_history: int = DEFAULT_MIN_HISTORY,
+    accepted: list[Acceptance] | None = None,
 ) -> Comparison:
     provenance = baseline.get("provenance") or {}
-    comparison = Comparison(provenance.get("commit"), provenance.get("date"))
+    comparison = Comparison(
+        provenance.get("commit"),
+        provenance.get("date"),
+        significance=significance,
+        min_history=min_history,
+    )
+    accepted = accepted or []
     base_sets = baseline.get("sets") or {}
     seen: set[tuple[str, str]] = set()
+    family: list[CaseJudgement] = []  # judged on history: the multiplicity family
+    predictive: list[list[float]] = []
+    improving: list[tuple[CaseJudgement, float]] = []
     for s in results.sets:
         base_cases = (base_sets.get(s.eval_set_id) or {}).get("cases") or {}
         for case in s.cases:
@@ -129,13 +280,74 @@ def compare(
             if base is None:
                 comparison.new_cases.append(key)
                 continue
-            for m in case.metrics:
-                before = (base.get("metrics") or {}).get(m.name)
-                if m.informational or before is None or m.score is None:
-                    continue
-                comparison.changes.append(
-                    _change(s.eval_set_id, case.eval_id, m, before, tolerance, significance)
-                )
+            if case.status not in JUDGED:
+                continue  # ERROR, SKIPPED, NOT_EVALUATED: said elsewhere, not compared
+            judged = _judge_case(s.eval_set_id, case, base, comparison, tolerance, min_history)
+            if judged is None:
+                continue
+            judgement, history_p, improve_p, dist = judged
+            comparison.cases.append(judgement)
+            if judgement.method == "history":
+                family.append(judgement)
+                judgement.p_value = history_p
+                predictive.append(dist)
+                if improve_p is not None:
+                    improving.append((judgement, improve_p))
+    alpha = significance / 2  # half for the per-case family, half for the suite-level test
+    for judgement, adjusted in zip(
+        family, stats.benjamini_hochberg([j.p_value or 1.0 for j in family]), strict=True
+    ):
+        judgement.adjusted = adjusted
+        if judgement.failed_now and adjusted <= alpha:
+            _regressed(judgement, comparison, tolerance)
+    for judgement, adjusted in zip(
+        [j for j, _ in improving],
+        stats.benjamini_hochberg([p for _, p in improving]),
+        strict=True,
+    ):
+        if adjusted <= alpha and judgement.judgement is Judgement.UNCHANGED:
+            judgement.judgement = Judgement.IMPROVED
+            for change in comparison.changes:
+                if (change.set_id, change.case_id) == (judgement.set_id, judgement.case_id):
+                    change.improved = (change.failed_now or 0) == 0
+    for judgement in comparison.cases:
+        if judgement.judgement is not Judgement.REGRESSION:
+            continue
+        for acceptance in accepted:
+            if acceptance.matches(judgement.set_id, judgement.case_id, judgement.metrics):
+                acceptance.used = True
+                judgement.judgement = Judgement.ACCEPTED
+                judgement.reason = acceptance.reason
+                break
+    # the suite-wide test over the cases not already named: a broad drop that no single case
+    # shows (when a case is named the gate fails anyway, so the level holds)
+    rest = [
+        (j, d)
+        for j, d in zip(family, predictive, strict=True)
+        if j.judgement not in (Judgement.REGRESSION, Judgement.ACCEPTED)
+    ]
+    if rest:
+        failed = sum(j.failed_now for j, _ in rest)
+        pmf = stats.convolve([d for _, d in rest])
+        comparison.suite = SuiteDrop(
+            cases=len(rest),
+            runs=sum(j.runs_now for j, _ in rest),
+            failed=failed,
+            expected=stats.mean_of(pmf),
+            p_value=stats.upper_tail(pmf, failed) if failed else 1.0,
+        )
+        comparison.suite.regressed = comparison.suite.p_value <= alpha
+        if comparison.suite.regressed:
+            broad = next((a for a in accepted if a.case == "*"), None)
+            if broad is not None:
+                broad.used = True
+                comparison.suite.accepted = broad.reason
+    for acceptance in accepted:
+        if not acceptance.used:
+            comparison.warnings.append(
+                f"accept.toml: {acceptance.case} matched no regression: remove it once main's "
+                "history has the new scores"
+            )
     for set_id, data in base_sets.items():
         for case_id in data.get("cases") or {}:
             if (set_id, case_id) not in seen:
@@ -143,34 +355,107 @@ def compare(
     return comparison
 
 
-def _change(
+def _regressed(judgement: CaseJudgement, comparison: Comparison, tolerance: float) -> None:
+    rows = [
+        c
+        for c in comparison.changes
+        if (c.set_id, c.case_id) == (judgement.set_id, judgement.case_id)
+        and c.metric in judgement.metrics
+    ]
+    drops = [(c.before or 0.0) - (c.after or 0.0) for c in rows]
+    if tolerance and drops and max(drops) <= tolerance:
+        judgement.judgement = Judgement.NOT_SIGNIFICANT
+        judgement.method = f"{judgement.method}; the drop is within --tolerance {tolerance:g}"
+        return
+    judgement.judgement = Judgement.REGRESSION
+    for change in rows:
+        change.regressed = True
+
+
+def _judge_case(
     set_id: str,
-    case_id: str,
-    metric: Any,
-    before: dict[str, Any],
+    case: CaseRecord,
+    base: dict[str, Any],
+    comparison: Comparison,
     tolerance: float,
-    significance: float,
-) -> MetricChange:
-    change = MetricChange(set_id, case_id, metric.name, before.get("mean"), metric.score)
-    if change.before is None:
-        return change
-    drop = change.before - metric.score
-    flipped = before.get("status") == "PASSED" and metric.status == "FAILED"
-    worse = drop > tolerance or flipped
-    better = -drop > tolerance or (before.get("status") == "FAILED" and metric.status == "PASSED")
-    before_runs = [r for r in before.get("runs") or [] if r is not None]
-    after_runs = [r for r in metric.runs if r is not None]
-    if len(before_runs) >= 2 and len(after_runs) >= 2:
-        if worse:
-            found = _significant_drop(before_runs, after_runs, metric.threshold, significance)
-            if found:
-                change.regressed = True
-                change.method, change.p_value = found
-        elif better:
-            change.improved = (
-                _significant_drop(after_runs, before_runs, metric.threshold, significance)
-                is not None
+    min_history: int,
+) -> tuple[CaseJudgement, float, float | None, list[float]] | None:
+    gating = _gating(case)
+    if not gating:
+        return None
+    stored = base.get("metrics") or {}
+    history_per_metric = []
+    now_per_metric = []
+    failing_now: list[str] = []
+    for m in gating:
+        history = list((stored.get(m.name) or {}).get("scores") or [])
+        now = list(m.runs)
+        history_per_metric.append((history, m.threshold))
+        now_per_metric.append((now, m.threshold))
+        h_scored = [v for v in history if v is not None]
+        n_scored = [v for v in now if v is not None]
+        failed = sum(1 for v in n_scored if v < m.threshold)
+        if failed or m.status == "FAILED":
+            failing_now.append(m.name)
+        h_passed = sum(1 for v in h_scored if v >= m.threshold)
+        change = MetricChange(
+            set_id,
+            case.eval_id,
+            m.name,
+            _mean(history),
+            m.score,
+            method="history" if h_scored else None,
+            history_passed=h_passed if h_scored else None,
+            history_runs=len(h_scored) if h_scored else None,
+            failed_now=failed,
+            runs_now=len(n_scored),
+        )
+        if h_scored and len(h_scored) >= min_history and failed:
+            change.p_value = stats.surprise(
+                len(h_scored) - h_passed, h_passed, failed, len(n_scored)
             )
-    else:
-        change.regressed, change.improved = worse, better and not worse
-    return change
+        comparison.changes.append(change)
+    history_fails = _run_fails(history_per_metric)
+    now_fails = _run_fails(now_per_metric)
+    if not history_fails or not now_fails:
+        comparison.new_cases.append((set_id, case.eval_id))  # nothing on main to judge by
+        return None
+    h_runs, h_failed = len(history_fails), sum(history_fails)
+    n_runs, n_failed = len(now_fails), sum(now_fails)
+    judgement = CaseJudgement(
+        set_id,
+        case.eval_id,
+        Judgement.UNCHANGED,
+        h_runs,
+        h_failed,
+        n_runs,
+        n_failed,
+        "history",
+        metrics=failing_now,
+        failing_since=base.get("failing_since"),
+    )
+    if h_runs < min_history:
+        # too little history to know the case's noise: the simple rule, said in the output
+        judgement.method = (
+            f"judged by the simple rule: only {_runs(h_runs)} on main "
+            f"(the history test needs {min_history})"
+        )
+        if h_failed == 0 and 2 * n_failed > n_runs:
+            judgement.p_value = None
+            _regressed(judgement, comparison, tolerance)
+        elif case.status == "FAILED":
+            judgement.judgement = Judgement.KNOWN_FAILURE if h_failed else Judgement.NOT_SIGNIFICANT
+        return judgement, 1.0, None, []
+    p = stats.surprise(h_failed, h_runs - h_failed, n_failed, n_runs) if n_failed else 1.0
+    improve = (
+        stats.surprise(h_runs - h_failed, h_failed, n_runs - n_failed, n_runs)
+        if n_failed < n_runs and h_failed
+        else None
+    )
+    if case.status == "FAILED":
+        # not (yet) a regression: a known failure if main fails it too, else noise
+        recent = history_fails[-3:]
+        on_main = h_failed * 2 >= h_runs or all(recent)
+        judgement.judgement = Judgement.KNOWN_FAILURE if on_main else Judgement.NOT_SIGNIFICANT
+    dist = stats.predictive_failures(h_failed, h_runs - h_failed, n_runs)
+    return judgement, p, improve, dist

@@ -63,6 +63,9 @@ class RunSettings:
     significance: float = 0.05
     fail_on: list[str] = field(default_factory=list)
     baseline_max_age: float = 30.0
+    baseline_window: int = 20  # runs of history kept per case and metric
+    min_history: int = 5  # runs on main a case needs before its history judges it
+    accept: str | None = None  # the acceptance file [default: .ci-eval/accept.toml]
     junit: str | None = None
     summary: str | None = None
     adk_results: str | None = None

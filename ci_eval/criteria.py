@@ -18,7 +18,7 @@ from pydantic.alias_generators import to_camel
 
 from ci_eval.dialects._common import validation_failed
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.jsonpos import JsonDocument
+from ci_eval.jsonpos import JsonDocument, json_path
 
 ADK_DEFAULT_CRITERIA: dict[str, float] = {
     "tool_trajectory_avg_score": 1.0,
@@ -36,6 +36,10 @@ class MetricSpec:
     threshold: float | None = None
     criterion: dict[str, Any] = field(default_factory=dict)
     evaluator: str | None = None  # trpc's evaluatorName, when it differs from the metric name
+    # where the sidecar names it (path, line, col, json path), for "unknown metric" errors
+    origin: tuple[str, int | None, int | None, str] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def describe(self) -> str:
         return self.name if self.threshold is None else f"{self.name}={self.threshold:g}"
@@ -178,6 +182,14 @@ def is_trpc_metrics(data: Any) -> bool:
     )
 
 
+def _origin(
+    doc: JsonDocument, rel_path: str, loc: list[Any]
+) -> tuple[str, int | None, int | None, str]:
+    where = doc.locate(loc)
+    line, col = where if where else (None, None)
+    return (rel_path, line, col, json_path(loc))
+
+
 def load_adk_config(doc: JsonDocument, rel_path: str) -> MetricConfig:
     """Validate as google-adk's ``EvalConfig`` does; errors name the JSON path."""
     if not isinstance(doc.data, dict):
@@ -195,9 +207,18 @@ def load_adk_config(doc: JsonDocument, rel_path: str) -> MetricConfig:
         if isinstance(value, _AdkCriterion):
             criterion = snake_keys(criteria_raw.get(name, {}))
             criterion.pop("threshold", None)
-            metrics.append(MetricSpec(name, value.threshold, criterion))
+            metrics.append(
+                MetricSpec(
+                    name,
+                    value.threshold,
+                    criterion,
+                    origin=_origin(doc, rel_path, ["criteria", name]),
+                )
+            )
         else:
-            metrics.append(MetricSpec(name, float(value)))
+            metrics.append(
+                MetricSpec(name, float(value), origin=_origin(doc, rel_path, ["criteria", name]))
+            )
     extras: dict[str, Any] = {}
     if raw.custom_metrics:
         extras["custom_metrics"] = _raw_field(doc.data, "custom_metrics")
@@ -263,6 +284,11 @@ def load_trpc_metrics(doc: JsonDocument, rel_path: str) -> MetricConfig:
                 raw.threshold,
                 criterion,
                 raw.evaluator_name if raw.evaluator_name != name else None,
+                origin=_origin(
+                    doc,
+                    rel_path,
+                    [i, "evaluatorName" if raw.evaluator_name else "metricName"],
+                ),
             )
         )
     return MetricConfig(metrics, rel_path, "trpc")

@@ -1,24 +1,148 @@
-"""The exit codes (part of the interface) and the quality gate that picks one."""
+"""The exit codes (part of the interface), the quality gate that picks one, and its verdict in
+one line: what decided, and what did not block.
+
+:func:`verdict` is pure; every reporter (terminal, summary, comment, step outputs, JUnit)
+renders the same :class:`Verdict`.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ci_eval.results import RunResults
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INFRA = 0, 1, 2, 3
-FAIL_ON = ("failure", "regression", "error")
+FAIL_ON = ("failure", "regression", "error", "not-evaluated")
+NAMES_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    exit_code: int
+    line: str  # "gate failed: 1 regression (support:refund_policy); 1 known failure did not block"
+    blocking: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was seen and did not block
+
+
+def _names(keys: list[str]) -> str:
+    shown = ", ".join(keys[:NAMES_SHOWN])
+    more = len(keys) - NAMES_SHOWN
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def _not_evaluated(results: RunResults) -> list[str]:
+    """``set:case (metric: why)`` for each case a gating metric could not be computed for."""
+    out = []
+    for s, c in results.cases():
+        if c.status != "NOT_EVALUATED":
+            continue
+        why = next(
+            (
+                f"{m.name}: {m.reason}"
+                for m in c.metrics
+                if m.status == "NOT_EVALUATED" and not m.informational and m.reason
+            ),
+            "no metric could be computed",
+        )
+        out.append(f"{s.eval_set_id}:{c.eval_id} ({why})")
+    return out
+
+
+def verdict(results: RunResults) -> Verdict:
+    """The gate's decision per ``fail_on``, and why. Exit 3 when errors kept cases from being
+    scored, 1 when the gate failed, 0 when it passed. Nothing evaluated never passes."""
+    fail_on = set(results.fail_on)
+    comparison = results.comparison
+    keys = {
+        status: [f"{s.eval_set_id}:{c.eval_id}" for s, c in results.cases() if c.status == status]
+        for status in ("PASSED", "FAILED", "ERROR", "NOT_EVALUATED", "SKIPPED")
+    }
+    blocking: list[str] = []
+    notes: list[str] = []
+    infra = False
+    if keys["ERROR"] or results.interrupted:
+        text = (
+            _count(len(keys["ERROR"]), "error") + f" ({_names(keys['ERROR'])})"
+            if keys["ERROR"]
+            else "the run was interrupted"
+        )
+        if "error" in fail_on:
+            blocking.append(text)
+            infra = True
+        else:
+            notes.append(f"{text} did not block")
+    if not keys["PASSED"] and not keys["FAILED"]:
+        blocking.append(f"nothing was evaluated ({_count(len(results.cases()), 'case')})")
+    not_evaluated = _not_evaluated(results)
+    if not_evaluated:
+        text = f"{len(not_evaluated)} not evaluated: {_names(not_evaluated)}"
+        if "not-evaluated" in fail_on:
+            blocking.append(text)
+        else:
+            notes.append(f"{text} did not block")
+    if keys["FAILED"] and "failure" in fail_on:
+        blocking.append(_count(len(keys["FAILED"]), "failed case") + f" ({_names(keys['FAILED'])})")
+    if comparison is not None:
+        from ci_eval.compare import Judgement
+
+        regressed = [j.key for j in comparison.judged(Judgement.REGRESSION)]
+        suite = comparison.suite if comparison.suite_regressed else None
+        if regressed:
+            text = _count(len(regressed), "regression") + f" ({_names(regressed)})"
+            (blocking if "regression" in fail_on else notes).append(
+                text if "regression" in fail_on else f"{text} did not block"
+            )
+        if suite is not None:
+            text = f"a broad drop across the suite: {suite.describe()}"
+            (blocking if "regression" in fail_on else notes).append(
+                text if "regression" in fail_on else f"{text} did not block"
+            )
+        if "failure" not in fail_on:
+            known = comparison.judged(Judgement.KNOWN_FAILURE)
+            noise = comparison.judged(Judgement.NOT_SIGNIFICANT)
+            if known:
+                notes.append(_count(len(known), "known failure") + " did not block")
+            if noise:
+                notes.append(
+                    _count(len(noise), "failure")
+                    + " each within its case's usual noise did not block ("
+                    + _names([j.key for j in noise])
+                    + ")"
+                )
+        accepted = comparison.judged(Judgement.ACCEPTED)
+        if accepted:
+            notes.append(
+                _count(len(accepted), "accepted change") + f" ({_names([j.key for j in accepted])})"
+            )
+        if comparison.suite is not None and comparison.suite.accepted:
+            notes.append("the suite-wide drop is accepted")
+        simple = comparison.short_history
+        if simple:
+            notes.append(
+                _count(len(simple), "case")
+                + f" judged by the simple rule (fewer than {comparison.min_history} runs on main)"
+            )
+    elif keys["FAILED"] and "failure" not in fail_on:
+        notes.append(_count(len(keys["FAILED"]), "failed case") + " did not block")
+    if blocking:
+        exit_code = EXIT_INFRA if infra else EXIT_GATE
+        line = "gate failed: " + "; ".join(blocking + notes)
+        return Verdict(False, exit_code, line, blocking, notes)
+    if comparison is not None:
+        judged = len(comparison.cases)
+        head = f"0 regressions against main's history ({_count(judged, 'case')} judged)"
+    else:
+        evaluated = len(keys["PASSED"]) + len(keys["FAILED"])
+        head = f"{len(keys['PASSED'])} of {_count(evaluated, 'case')} passed"
+    return Verdict(True, EXIT_OK, "gate passed: " + "; ".join([head, *notes]), [], notes)
 
 
 def gate(results: RunResults) -> int:
-    """Exit code per --fail-on: 3 when errors kept cases from being scored, 1 when a case
-    failed its thresholds or regressed, else 0."""
-    fail_on = set(results.fail_on)
-    if "error" in fail_on and (results.count("ERROR") or results.interrupted):
-        return EXIT_INFRA
-    if "failure" in fail_on and results.count("FAILED"):
-        return EXIT_GATE
-    if "regression" in fail_on and results.comparison and results.comparison.regressions:
-        return EXIT_GATE
-    return EXIT_OK
+    return verdict(results).exit_code

@@ -10,19 +10,19 @@ import math
 import os
 import secrets
 import sys
-import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ci_eval import redact
+from ci_eval.deadline import Deadline
 from ci_eval.inert import inert, inert_line
 from ci_eval.report.markdown import MARKER
-from ci_eval.report.view import error_reason, failing_metrics
+from ci_eval.report.view import error_reason, failing_metrics, not_evaluated_reason
 from ci_eval.results import RunResults
 from ci_eval.text import scrub
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 WORKSPACE_PREFIX = "/github/workspace/"
 ANNOTATION_CAP = 10  # GitHub shows 10 errors per step
 MAX_RATE_LIMIT_WAIT = 60.0
+REQUEST_TIMEOUT = 30.0
 
 
 def escape_data(value: str) -> str:
@@ -91,26 +92,47 @@ class Workflow:
 
 
 def annotate(results: RunResults, workflow: Workflow, cap: int = ANNOTATION_CAP) -> int:
-    """::error at each failing case's line, worst first (errors, then lowest scores)."""
-    bad = [(s, c) for s, c in results.cases() if c.status in ("FAILED", "ERROR")]
+    """An annotation at each failing case's line, worst first: regressions and errors as
+    ::error, known failures and failures within a case's usual noise (not blocking) as
+    ::notice, so the annotations tell the same story as the verdict."""
+    comparison = results.comparison
+    bad = [(s, c) for s, c in results.cases() if c.status in ("FAILED", "ERROR", "NOT_EVALUATED")]
+
+    def judged(set_id: str, case_id: str) -> Any:
+        return comparison.judgement_of(set_id, case_id) if comparison is not None else None
 
     def severity(item: tuple) -> tuple:
-        _, case = item
+        s, case = item
+        j = judged(s.eval_set_id, case.eval_id)
         low = min(
             (m.score for m in case.metrics if m.status == "FAILED" and m.score is not None),
             default=1.0,
         )
-        return (case.status != "ERROR", low, case.file, case.line or 0)
+        regression = j is not None and str(j.judgement) == "regression"
+        return (not regression, case.status != "ERROR", low, case.file, case.line or 0)
 
     bad.sort(key=severity)
     for s, case in bad[:cap]:
-        why = error_reason(case) if case.status == "ERROR" else "; ".join(failing_metrics(case))
+        j = judged(s.eval_set_id, case.eval_id)
+        level, label = "error", case.status
+        if case.status == "ERROR":
+            why = error_reason(case)
+        elif case.status == "NOT_EVALUATED":
+            why = f"not evaluated: {not_evaluated_reason(case)}"
+        else:
+            why = "; ".join(failing_metrics(case))
+        if j is not None and case.status == "FAILED":
+            kind = str(j.judgement)
+            if kind == "regression":
+                label, why = "REGRESSION", f"{j.describe()} — {why}"
+            elif "failure" not in results.fail_on:
+                level, label, why = "notice", kind.upper(), f"{j.describe()} — {why}"
         workflow.command(
-            "error",
+            level,
             why,
             file=repo_relative(case.file),
             line=case.line,
-            title=f"{case.status}: {s.eval_set_id}:{case.eval_id}",
+            title=f"{label}: {s.eval_set_id}:{case.eval_id}",
         )
     if len(bad) > cap:
         workflow.command(
@@ -217,6 +239,7 @@ class CommentPoster:
     repository: str
     token: str
     workflow: Workflow
+    deadline: Deadline | None = None  # for the whole upsert (default 30 s per request)
     session: requests.Session = field(init=False)
 
     def __post_init__(self) -> None:
@@ -225,7 +248,7 @@ class CommentPoster:
         self.api_url = self.api_url.rstrip("/")
         self.session = make_session(
             HttpSettings(
-                timeout=30,
+                timeout=REQUEST_TIMEOUT,
                 retries=3,
                 headers={
                     "Authorization": f"Bearer {self.token}",
@@ -238,14 +261,33 @@ class CommentPoster:
     def _call(self, method: str, url: str, **kwargs: object) -> requests.Response:
         import requests  # loaded with the session, only when commenting
 
+        from ci_eval.connectors.http_client import (
+            DeadlinePassed,
+            failure_reason,
+            timeouts,
+            within,
+        )
+
+        # the whole upsert shares one deadline: after a cancellation it must not hold the
+        # process (GitHub's runner kills it some seconds after its first signal)
+        deadline = self.deadline or Deadline.uncancellable(REQUEST_TIMEOUT * 8)
         for _ in range(4):
             try:
-                response = self.session.request(method, url, timeout=30, **kwargs)
-            except requests.RequestException as exc:
-                raise CommentError(f"{method} {url}: {type(exc).__name__}") from None
+                with within(deadline):
+                    response = self.session.request(
+                        method, url, timeout=timeouts(deadline, REQUEST_TIMEOUT), **kwargs
+                    )
+                if deadline.fired:
+                    raise DeadlinePassed
+            except (DeadlinePassed, requests.RequestException) as exc:
+                if deadline.expired():
+                    raise CommentError(f"{method} {url}: {deadline.message()}") from None
+                raise CommentError(f"{method} {url}: {failure_reason(exc)}") from None
             if response.status_code == 403 and "rate limit" in response.text.lower():
+                wait = retry_after(response.headers.get("Retry-After"))  # seconds or a date
                 # GitHub's secondary rate limit
-                time.sleep(retry_after(response.headers.get("Retry-After")))
+                if not deadline.wait(wait):
+                    raise CommentError(f"{method} {url}: rate limited past the deadline")
                 continue
             return response
         return response

@@ -11,20 +11,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval import __version__, preflight, redact
+from ci_eval import accept as accept_file
 from ci_eval import baseline as baseline_store
 from ci_eval import shard as shard_spec
-from ci_eval.compare import compare
-from ci_eval.config import RunSettings
+from ci_eval.compare import Acceptance, compare
+from ci_eval.config import CONFIG_NAME, RunSettings
 from ci_eval.connectors import build_connector
 from ci_eval.connectors.base import AgentError
+from ci_eval.criteria import MetricConfig
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.gate import gate
+from ci_eval.files import write_json_atomic
+from ci_eval.gate import FAIL_ON, gate
 from ci_eval.load import Failed, LoadedEvalSet, load_all
-from ci_eval.metrics import lookup
+from ci_eval.metrics import NOT_COMPUTED, lookup
 from ci_eval.metrics.custom import register_custom, register_entry_points
 from ci_eval.metrics.judge import Judge
-from ci_eval.results import RunResults, to_json, write_json_atomic
+from ci_eval.results import RunResults, to_json
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.runner import _selected as selected
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
@@ -69,6 +72,66 @@ def check_case_filters(sets: list[LoadedEvalSet], filters: list[str]) -> None:
             raise InputError(f"--case {f}: no such eval set or case (give SET_ID:CASE_ID)")
 
 
+def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
+    """Each metric a sidecar or config names that no registry knows: an input error naming the
+    file, the JSON path and the known names (google-adk rejects such a config too)."""
+    from ci_eval.metrics import REGISTRY
+
+    dialect = config.dialect if config.dialect in ("adk", "trpc") else None
+    problems = []
+    for spec in config.metrics:
+        name = spec.evaluator or spec.name
+        if lookup(name, dialect) is not None or name in NOT_COMPUTED:
+            continue
+        known = sorted({key.split("/")[-1] for key in REGISTRY})
+        custom = (config.extras.get("custom_metrics") or {}) if config.extras else {}
+        hint = (
+            " (an ADK custom_metrics entry: register its function in ci-eval.toml "
+            "[custom_metrics] so ci-eval can compute it)"
+            if name in custom
+            else ""
+        )
+        path, line, col, json_path = spec.origin or (where, None, None, None)
+        problems.append(
+            InputError(
+                f"unknown metric {name!r}{hint}; known: {', '.join(known)}",
+                path=path,
+                line=line,
+                col=col,
+                json_path=json_path,
+            )
+        )
+    return problems
+
+
+def register_metrics(settings: RunSettings) -> None:
+    """Custom metrics from ci-eval.toml and installed packages, before names are checked."""
+    register_custom(settings.custom_metrics)
+    register_entry_points()
+
+
+def check_metric_names(sets: list[LoadedEvalSet], settings: RunSettings) -> None:
+    """Unknown metric names in sidecars or ci-eval.toml [metrics]: exit 2 before any agent call,
+    never a silently NOT_EVALUATED case."""
+    problems: list[InputError] = []
+    seen: set[str] = set()
+    for s in sets:
+        if s.metrics.source in seen or s.metrics.source == "default":
+            continue
+        seen.add(s.metrics.source)
+        problems += unknown_metrics(s.metrics, s.metrics.source)
+    for name in settings.metrics:
+        if lookup(name) is None:
+            problems.append(
+                InputError(
+                    f"unknown metric {name!r} in [metrics]; see `ci-eval metrics`",
+                    path=CONFIG_NAME,
+                )
+            )
+    if problems:
+        raise ValidationFailed(problems)
+
+
 def score_options(settings: RunSettings) -> ScoreOptions:
     """Metric overrides, the repository's metric table, custom metrics and the judge."""
     try:
@@ -76,8 +139,7 @@ def score_options(settings: RunSettings) -> ScoreOptions:
         repo = parse_metric_table(settings.metrics)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    register_custom(settings.custom_metrics)
-    register_entry_points()
+    register_metrics(settings)
     unknown = [m.name for m in overrides if lookup(m.name) is None]
     if unknown:
         raise InputError(f"--metric: unknown metric(s) {', '.join(unknown)}; see `ci-eval metrics`")
@@ -106,31 +168,107 @@ def make_judge(settings: RunSettings) -> Judge | None:
     )
 
 
-def apply_baseline(
-    results: RunResults, settings: RunSettings, env: Mapping[str, str] | None = None
-) -> list[str]:
-    """Compare with the baseline (a file, or the file at a git ref) and set the gate's
-    --fail-on default. Returns notices for the terminal; warnings also go to the summary."""
-    env = os.environ if env is None else env
-    preflight.gate_options(settings)
+def parse_fail_on(values: list[str]) -> tuple[str, ...]:
+    items = tuple(x.strip() for v in values for x in v.split(",") if x.strip())
+    unknown = [x for x in items if x not in FAIL_ON]
+    if unknown:
+        raise InputError(
+            f"--fail-on: unknown {', '.join(unknown)}; choose from " + ", ".join(FAIL_ON)
+        )
+    return items
+
+
+def _read_baseline(
+    settings: RunSettings, env: Mapping[str, str]
+) -> tuple[dict | None, str, list[str]]:
+    """The baseline the pull request is judged against, where it came from, and notices.
+
+    In a pull request (``GITHUB_BASE_REF``) a baseline file that is part of the repository is
+    read as it is at the merge base — never the PR's own copy, which the PR could edit. A shallow
+    clone lacks the merge base: fetch it, or stop with what to do. A file outside the repository
+    (e.g. a data branch checked out into a folder, or a downloaded artifact) is read as is."""
     path = settings.baseline or baseline_store.DEFAULT_PATH
-    ref = settings.baseline_ref or (None if settings.baseline else baseline_store.default_ref(env))
-    if ref:
-        data = baseline_store.read_at_ref(ref, path)
-        where = f"{path} at {ref}"
-    else:
-        data = baseline_store.read(Path(path))
-        where = path
-    explicit = preflight.fail_on(settings.fail_on)
-    notices = []
+    if settings.baseline_ref:
+        ref = settings.baseline_ref
+        return baseline_store.read_at_ref(ref, path), f"{path} at {ref}", []
+    base = baseline_store.pull_request_base(env)
+    if base and baseline_store.is_tracked(path):
+        sha, done = baseline_store.fetch_merge_base(base)
+        notices = [f"shallow clone: {d} to find the merge base with {base}" for d in done]
+        if sha is None:
+            _, why = baseline_store.merge_base(env)
+            raise InputError(
+                f"cannot find the merge base with {base}, so the baseline cannot be read as it "
+                f"is on {base} (the pull request's own {path} is never used): check out with "
+                "`fetch-depth: 0` (actions/checkout), or give --baseline-ref"
+                + (f" ({why})" if why and "git failed" in why else "")
+            )
+        where = f"{path} at the merge base {sha[:12]} with {base}"
+        return baseline_store.read_at_ref(sha, path), where, notices
+    return baseline_store.read(Path(path)), path, []
+
+
+def check_gate_options(settings: RunSettings) -> list[Acceptance]:
+    """The gate's options and the acceptance file, checked before the first agent call."""
+    if not 0 < settings.significance < 1:
+        raise InputError("--significance must be between 0 and 1")
+    if settings.tolerance < 0:
+        raise InputError("--tolerance must not be negative")
+    if settings.min_history < 1:
+        raise InputError("--min-history must be at least 1")
+    if settings.baseline_window < 1:
+        raise InputError("--window must be at least 1")
+    parse_fail_on(settings.fail_on)
+    return accept_file.load(
+        Path(settings.accept or accept_file.DEFAULT_PATH), required=settings.accept is not None
+    )
+
+
+@dataclass
+class LoadedBaseline:
+    data: dict | None
+    where: str
+    notices: list[str]
+    accepted: list[Acceptance]
+
+
+def load_baseline(settings: RunSettings, env: Mapping[str, str] | None = None) -> LoadedBaseline:
+    """Everything the gate reads, before the agent is called: a shallow clone without the merge
+    base fails now, not after the run."""
+    env = os.environ if env is None else env
+    accepted = check_gate_options(settings)
+    data, where, notices = _read_baseline(settings, env)
+    return LoadedBaseline(data, where, notices, accepted)
+
+
+def apply_baseline(
+    results: RunResults,
+    settings: RunSettings,
+    env: Mapping[str, str] | None = None,
+    loaded: LoadedBaseline | None = None,
+) -> list[str]:
+    """Compare with the baseline's history (a file, or the file at a git ref) and set the
+    gate's --fail-on default. Returns notices for the terminal; warnings also go to the
+    summary."""
+    loaded = loaded or load_baseline(settings, env)
+    explicit = parse_fail_on(settings.fail_on)
+    data, where, notices = loaded.data, loaded.where, list(loaded.notices)
     if data is None:
-        results.fail_on = explicit or ("failure", "error")
+        results.fail_on = explicit or ("failure", "error", "not-evaluated")
         notices.append(
             f"no baseline at {where}: gating on thresholds only (create one with "
             "`ci-eval baseline update RESULTS`)"
         )
         return notices
-    comparison = compare(results, data, settings.tolerance, settings.significance)
+    comparison = compare(
+        results,
+        data,
+        settings.tolerance,
+        settings.significance,
+        settings.min_history,
+        loaded.accepted,
+    )
+    comparison.baseline_source = where
     provenance = data.get("provenance") or {}
     if provenance.get("metrics_digest") not in (None, baseline_store.metrics_digest(results)):
         comparison.warnings.append(
@@ -148,9 +286,33 @@ def apply_baseline(
             f"{settings.baseline_max_age:g}): consider updating it"
         )
     results.comparison = comparison
-    results.fail_on = explicit or ("regression", "error")
+    results.fail_on = explicit or ("regression", "error", "not-evaluated")
     notices += [f"baseline warning: {w}" for w in comparison.warnings]
     return notices
+
+
+def update_baseline(results: RunResults, settings: RunSettings) -> str:
+    """Append this run to the baseline's history (after the comparison, which read the old
+    one). Returns the line to print."""
+    path = Path(settings.baseline or baseline_store.DEFAULT_PATH)
+    old = baseline_store.read(path)
+    data, report = baseline_store.update(old, results, window=settings.baseline_window)
+    if report.duplicate:
+        return f"baseline {path}: these results are in its history already; nothing written"
+    try:
+        baseline_store.write(path, data)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", path=str(path)) from None
+    total = sum(len(s.get("cases") or {}) for s in data["sets"].values())
+    parts = [f"{report.recorded} cases recorded ({report.new} new)"]
+    if report.kept:
+        parts.append(f"{len(report.kept)} not measured this time kept their history")
+    if report.dropped:
+        parts.append(f"{len(report.dropped)} no longer in the eval sets dropped")
+    return (
+        f"baseline written to {path}: {total} cases, last {data['window']} runs each; "
+        + ", ".join(parts)
+    )
 
 
 def _calls_the_agent(sets: list[LoadedEvalSet], settings: RunSettings) -> bool:
@@ -180,8 +342,20 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     # otherwise rescan it again and again (at 20,000 cases, a third of the run)
     gc.freeze()
     check_case_filters(sets, settings.cases)
-    preflight.run(settings, os.environ)  # options, output paths, baseline: before any agent
+    for name, value, low in (
+        ("--concurrency", settings.concurrency, 1),
+        ("--num-runs", settings.num_runs, 1),
+        ("--retries", settings.retries, 0),
+    ):
+        if value < low:
+            raise InputError(f"{name} must be at least {low}")
+    preflight.run(settings, os.environ)  # options and output paths: before any agent call
     options = score_options(settings)
+    if not settings.metric:  # --metric replaces the sets' own metrics
+        check_metric_names(sets, settings)
+    loaded = load_baseline(settings)
+    if settings.shard:
+        shard_spec.parse(settings.shard)  # a bad --shard is a usage error before any work
     connector = build_connector(
         settings.agent,
         settings.timeout,
@@ -206,6 +380,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
                 settings.num_runs,
                 settings.cases,
                 shard_spec.parse(settings.shard) if settings.shard else None,
+                settings.timeout,
             ),
             stop=stop,
         )
@@ -220,14 +395,14 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         "num_runs": settings.num_runs,
         "min_pass": settings.min_pass,
         "shard": settings.shard,
+        "cases": settings.cases,
     }
     score_results(results, options)
-    notices = [f"warning: {w}" for loaded in sets for w in loaded.warnings]
-    notices += apply_baseline(results, settings)
+    notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
+    # compare first (against the baseline as it was), then write
+    notices += apply_baseline(results, settings, loaded=loaded)
     if settings.results:
         write_json_atomic(Path(settings.results), to_json(results))
     if settings.update_baseline:
-        path = Path(settings.baseline or baseline_store.DEFAULT_PATH)
-        baseline_store.write(path, baseline_store.from_results(results))
-        notices.append(f"baseline written to {path}")
+        notices.append(update_baseline(results, settings))
     return Outcome(results, gate(results), notices)

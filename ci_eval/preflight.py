@@ -87,17 +87,10 @@ def gate_options(settings: RunSettings) -> None:
     fail_on(settings.fail_on)
 
 
-def baseline(settings: RunSettings, env: Mapping[str, str]) -> None:
-    """The baseline the gate will compare with is there to read (at --baseline-ref, when
-    given) and well formed; --update-baseline can write it."""
-    path = settings.baseline or baseline_store.DEFAULT_PATH
-    ref = settings.baseline_ref or (None if settings.baseline else baseline_store.default_ref(env))
-    if ref:
-        baseline_store.read_at_ref(ref, path)
-    else:
-        baseline_store.read(Path(path))
+def baseline(settings: RunSettings) -> None:
+    """--update-baseline can write the baseline (reading it is pipeline.load_baseline's)."""
     if settings.update_baseline:
-        output_file(path, "--baseline")
+        output_file(settings.baseline or baseline_store.DEFAULT_PATH, "--baseline")
 
 
 def run(settings: RunSettings, env: Mapping[str, str]) -> None:
@@ -119,4 +112,4 @@ def run(settings: RunSettings, env: Mapping[str, str]) -> None:
     output_file(settings.junit, "--junit")
     output_file(settings.summary, "--summary")
     output_dir(settings.adk_results, "--adk-results")
-    baseline(settings, env)
+    baseline(settings)

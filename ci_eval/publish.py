@@ -5,17 +5,22 @@ Used by ``ci-eval run`` and ``ci-eval report`` alike."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ci_eval import github, redact
+from ci_eval.deadline import Deadline
+from ci_eval.files import write_json_atomic, write_text_atomic
+from ci_eval.gate import verdict
+from ci_eval.inert import inert_line
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary
-from ci_eval.results import RunResults, write_json_atomic
+from ci_eval.results import RunResults
 from ci_eval.text import scrub
+
+INTERRUPTED_COMMENT_S = 4.0
 
 
 @dataclass
@@ -29,18 +34,6 @@ class ReportSettings:
     template_dir: str | None = None
 
 
-def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(redact.text(scrub(text)))  # a lone surrogate must not lose the report
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def token_from(env: Mapping[str, str]) -> str | None:
     for name in ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN"):
         if env.get(name):
@@ -50,11 +43,17 @@ def token_from(env: Mapping[str, str]) -> str | None:
 
 def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
     scored = len(results.cases()) - results.count("SKIPPED")
+    decision = verdict(results)
+    comparison = results.comparison
     return {
+        "verdict": inert_line(decision.line),  # case ids are the eval files' text
+        "gate": "passed" if decision.passed else "failed",
         "passed": results.count("PASSED"),
         "failed": results.count("FAILED"),
         "errors": results.count("ERROR"),
-        "regressions": len(results.comparison.regressions) if results.comparison else 0,
+        "regressions": len(comparison.regressed_cases()) if comparison else 0,
+        "known-failures": len(comparison.known_failures()) if comparison else 0,
+        "not-evaluated": results.count("NOT_EVALUATED"),
         "total": len(results.cases()),
         "score": round(results.count("PASSED") / scored, 4) if scored else 0,
         "junit-path": settings.junit or "",
@@ -80,14 +79,14 @@ def publish(
     # once, before anything renders: no renderer can cut a secret into an unmatched prefix
     redact.current().scrub(results)
     if settings.junit:
-        _write_text(Path(settings.junit), to_junit(results))
+        write_text_atomic(Path(settings.junit), to_junit(results))
     summary_text = None
     if settings.summary or (on_actions and env.get("GITHUB_STEP_SUMMARY")):
         summary_text = scrub(
             render_summary(results, template_dir, artifact=settings.results, problems=warnings)
         )
         if settings.summary:
-            _write_text(Path(settings.summary), summary_text)
+            write_text_atomic(Path(settings.summary), summary_text)
     if settings.adk_results:
         for name, data in to_adk_results(results).items():
             write_json_atomic(Path(settings.adk_results) / name, data)
@@ -127,6 +126,8 @@ def _comment(
         env["GITHUB_REPOSITORY"],
         token,
         workflow,
+        # a cancelled run has seconds left before the runner kills it: the files come first
+        Deadline.uncancellable(INTERRUPTED_COMMENT_S) if results.interrupted else None,
     )
     try:
         poster.upsert(number, body, github.marker_for(comment_id))

@@ -7,18 +7,15 @@ invocations (ADK's snake_case Invocation), timings, retries and errors. ``report
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_eval import __version__, jsonwrite, redact
+from ci_eval import __version__
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
-from ci_eval.inert import inert_json
+from ci_eval.files import write_json_atomic as write_json_atomic  # re-exported
 from ci_eval.model import Invocation
-from ci_eval.text import scrub
 
 SCHEMA_VERSION = 1
 
@@ -144,11 +141,16 @@ def _case_metric(m: Any) -> dict[str, Any]:
 def _comparison(c: Any) -> dict[str, Any] | None:
     if c is None:
         return None
+    from dataclasses import asdict
+
     return {
         "baseline_commit": c.baseline_commit,
         "baseline_date": c.baseline_date,
+        "baseline_source": c.baseline_source,
+        "significance": c.significance,
+        "min_history": c.min_history,
         "warnings": list(c.warnings),
-        "regressions": len(c.regressions),
+        "regressions": len(c.regressed_cases()),
         "changes": [
             {
                 "eval_set_id": x.set_id,
@@ -160,9 +162,15 @@ def _comparison(c: Any) -> dict[str, Any] | None:
                 "improved": x.improved,
                 "method": x.method,
                 "p_value": x.p_value,
+                "history_passed": x.history_passed,
+                "history_runs": x.history_runs,
+                "failed_now": x.failed_now,
+                "runs_now": x.runs_now,
             }
             for x in c.changes
         ],
+        "cases": [{**asdict(j), "judgement": str(j.judgement)} for j in c.cases],
+        "suite": None if c.suite is None else asdict(c.suite),
         "new_cases": [list(k) for k in c.new_cases],
         "removed_cases": [list(k) for k in c.removed_cases],
     }
@@ -243,31 +251,6 @@ def to_json(results: RunResults) -> dict[str, Any]:
     }
 
 
-class _Inert:
-    def __init__(self, handle: Any) -> None:
-        self.handle = handle
-
-    def write(self, text: str) -> None:
-        # redacted piece by piece: a string token is never split between pieces
-        self.handle.write(inert_json(redact.text(scrub(text))))
-
-
-def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
-    """Write then rename, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            # json.dump(indent=2)'s text, written in pieces (each whole JSON tokens): no lone
-            # surrogate, no CI command, no secret, no NaN
-            jsonwrite.dump(data, _Inert(handle), sort_keys=sort_keys, strict=True)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def read_results(path: Path) -> RunResults:
     """Read a results file ``--results`` wrote (input of report, compare, merge). InputError
     names the file and what is wrong; nothing here trusts the file's shape."""
@@ -287,9 +270,6 @@ def read_results(path: Path) -> RunResults:
             f"{SCHEMA_VERSION}; rerun with this ci-eval",
             path=str(path),
         )
-    from ci_eval import results_schema
-
-    results_schema.check(doc)  # a crafted file is refused with its place, not rendered raw
     try:
         return from_json(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -377,7 +357,7 @@ def from_json(data: dict[str, Any]) -> RunResults:
         sets.append(record)
     comparison = None
     if data.get("comparison"):
-        from ci_eval.compare import Comparison, MetricChange
+        from ci_eval.compare import CaseJudgement, Comparison, Judgement, MetricChange, SuiteDrop
 
         c = data["comparison"]
         comparison = Comparison(
@@ -394,13 +374,34 @@ def from_json(data: dict[str, Any]) -> RunResults:
                     bool(x.get("improved")),
                     x.get("method"),
                     x.get("p_value"),
+                    x.get("history_passed"),
+                    x.get("history_runs"),
+                    x.get("failed_now"),
+                    x.get("runs_now"),
                 )
                 for x in c.get("changes") or []
             ],
             [tuple(k) for k in c.get("new_cases") or []],
             [tuple(k) for k in c.get("removed_cases") or []],
             list(c.get("warnings") or []),
+            [
+                CaseJudgement(**{**j, "judgement": Judgement(j["judgement"])})
+                for j in c.get("cases") or []
+            ],
+            SuiteDrop(**c["suite"]) if c.get("suite") else None,
+            float(c.get("significance") or 0.05),
+            int(c.get("min_history") or 5),
+            c.get("baseline_source"),
         )
+        if "cases" not in c:  # written before the history gate: its regressions still count
+            for x in comparison.regressions:
+                if (x.set_id, x.case_id) not in comparison.regressed_cases():
+                    comparison.cases.append(
+                        CaseJudgement(
+                            x.set_id, x.case_id, Judgement.REGRESSION, 0, 0, 0, 0,
+                            x.method or "an earlier ci-eval's rule", metrics=[x.metric],
+                        )
+                    )  # fmt: skip
     return RunResults(
         comparison=comparison,
         fail_on=tuple(data.get("fail_on") or ("failure", "error")),

@@ -1,24 +1,27 @@
 """Replay eval cases against an agent: concurrent across cases, turns in order within one.
 
-Every (case, run) gets a fresh agent session. An agent failure makes that run ERROR with the
-reason and never stops the others; a stop request (SIGINT/SIGTERM) lets running cases finish,
-starts no new ones and keeps everything already done.
+Every (case, run) gets a fresh agent session and every turn a wall-clock deadline. An agent
+failure makes that run ERROR with the reason and never stops the others. A stop request (the
+first SIGINT/SIGTERM, see ``deadline.Cancellation``) starts no new turn; running turns get a
+short grace, then end as ``cancelled`` and the run returns at once with everything done so far:
+the workers are daemon threads, so a turn that cannot be unblocked does not hold the process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import queue
 import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TextIO
 
 from ci_eval import shard
 from ci_eval.connectors.base import ActualTurn, AgentError, Connector
+from ci_eval.deadline import Cancellation, Deadline
 from ci_eval.load import LoadedEvalSet
 from ci_eval.model import EvalCase, IntermediateData, Invocation
 from ci_eval.results import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
@@ -30,6 +33,7 @@ class RunOptions:
     num_runs: int = 1
     cases: list[str] = field(default_factory=list)  # SET_ID:CASE_ID or SET_ID filters
     shard: tuple[int, int] | None = None  # (I, N): only this shard's cases
+    timeout: float = 60.0  # each turn's wall-clock deadline, seconds
 
 
 def _selected(eval_set_id: str, case_id: str, filters: list[str]) -> bool:
@@ -98,23 +102,49 @@ class Progress:
             self.stream.flush()
 
 
-def run_case(connector: Connector, eval_set_id: str, case: EvalCase, run: int) -> RunRecord:
-    record = RunRecord(run=run)
+CANCELLED = "cancelled"
+
+
+def _not_run(expected: list[Invocation]) -> list[InvocationRecord]:
+    return [InvocationRecord(expected=e, error="not run") for e in expected]
+
+
+def run_case(
+    connector: Connector,
+    eval_set_id: str,
+    case: EvalCase,
+    run: int,
+    timeout: float = 60.0,
+    stop: threading.Event | None = None,
+    record: RunRecord | None = None,
+) -> RunRecord:
+    """Play one run of a case, turn by turn, each by its own deadline. ``record`` (filled in
+    as turns finish) lets the caller keep the finished turns of a run it abandons."""
+    record = record if record is not None else RunRecord(run=run)
+    cancel = stop if isinstance(stop, Cancellation) else None
     started = time.monotonic()
     expected = case.invocations()
     try:
         session = connector.open(eval_set_id, case, run)
     except AgentError as exc:
         record.error = f"cannot start a session: {exc}"
-        record.invocations = [InvocationRecord(expected=e, error="not run") for e in expected]
+        record.invocations = _not_run(expected)
         record.duration_s = time.monotonic() - started
         return record
     recorded, measured = 0.0, False
     try:
         for n, exp in enumerate(expected):
+            if stop is not None and stop.is_set():  # no new turn after a stop request
+                record.error = f"turn {n + 1}: {CANCELLED}"
+                record.invocations += [
+                    InvocationRecord(expected=exp, error=CANCELLED),
+                    *_not_run(expected[n + 1 :]),
+                ]
+                break
             t0 = time.monotonic()
+            deadline = Deadline(timeout, cancel) if cancel is not None else Deadline(timeout)
             try:
-                turn = session.send(exp.user_content)
+                turn = session.send(exp.user_content, deadline=deadline)
             except AgentError as exc:
                 record.error = f"turn {n + 1}: {exc}"
                 record.invocations.append(
@@ -125,9 +155,7 @@ def run_case(connector: Connector, eval_set_id: str, case: EvalCase, run: int) -
                         error=str(exc),
                     )
                 )
-                record.invocations += [
-                    InvocationRecord(expected=e, error="not run") for e in expected[n + 1 :]
-                ]
+                record.invocations += _not_run(expected[n + 1 :])
                 break
             elapsed = time.monotonic() - t0
             if turn.recorded_duration_s is not None:
@@ -153,6 +181,110 @@ def run_case(connector: Connector, eval_set_id: str, case: EvalCase, run: int) -
         record.duration_s = recorded  # a replay: the recorded run's time
         record.replayed = True
     return record
+
+
+def _abandoned(partial: RunRecord, expected: list[Invocation], started: float) -> RunRecord:
+    """What is kept of a run whose turn was still going when the run was abandoned: its
+    finished turns, the running one as cancelled, the rest not run."""
+    done = list(partial.invocations)[: len(expected)]
+    record = RunRecord(run=partial.run, error=f"turn {len(done) + 1}: {CANCELLED}")
+    record.invocations = done
+    if len(done) < len(expected):
+        record.invocations.append(InvocationRecord(expected=expected[len(done)], error=CANCELLED))
+        record.invocations += _not_run(expected[len(done) + 1 :])
+    record.duration_s = time.monotonic() - started
+    return record
+
+
+@dataclass(eq=False)
+class _Job:
+    eval_set_id: str
+    case: EvalCase
+    case_record: CaseRecord
+    run: int
+    record: RunRecord | None = None  # set when the job starts; filled in turn by turn
+    started: float = 0.0
+    finished: bool = False
+
+
+def _execute(
+    jobs: list[_Job],
+    connector: Connector,
+    options: RunOptions,
+    stop: threading.Event,
+    bar: Progress,
+    t0: float,
+) -> None:
+    """Run the jobs on daemon worker threads until all are done or the run is abandoned; then
+    every job holds its final record."""
+    abandoned = getattr(stop, "abandoned", None) or threading.Event()
+    pending: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+    for job in jobs:
+        pending.put(job)
+    lock = threading.Lock()
+    all_done = threading.Event()
+    remaining = [len(jobs)]
+
+    def finish(job: _Job, record: RunRecord) -> None:
+        with lock:
+            if job.finished:  # abandoned meanwhile: the main thread's record stands
+                return
+            job.record, job.finished = record, True
+            remaining[0] -= 1
+            if remaining[0] == 0:
+                all_done.set()
+        bar.advance(record.error is not None)
+
+    def worker() -> None:
+        while True:
+            try:
+                job = pending.get_nowait()
+            except queue.Empty:
+                return
+            if stop.is_set():
+                record = RunRecord(run=job.run, error="not run: the run was interrupted")
+                record.invocations = _not_run(job.case.invocations())
+                finish(job, record)
+                continue
+            with lock:
+                job.record, job.started = RunRecord(run=job.run), time.monotonic()
+            record = run_case(
+                connector,
+                job.eval_set_id,
+                job.case,
+                job.run,
+                options.timeout,
+                stop,
+                job.record,
+            )
+            if not record.replayed:  # when it ran, relative to the run's start: sets' wall time
+                record.started_s = job.started - t0
+            finish(job, record)
+
+    if not jobs:
+        return
+    workers = [
+        threading.Thread(target=worker, name=f"ci-eval-worker-{n}", daemon=True)
+        for n in range(max(1, min(options.concurrency, len(jobs))))
+    ]
+    for thread in workers:
+        thread.start()
+    # short waits, so the main thread runs the signal handlers promptly
+    while not all_done.wait(0.2):
+        if abandoned.is_set():
+            break
+    with lock:
+        for job in jobs:
+            if job.finished:
+                continue
+            expected = job.case.invocations()
+            if job.record is not None:
+                job.record = _abandoned(job.record, expected, job.started)
+                job.record.started_s = job.started - t0
+            else:
+                job.record = RunRecord(run=job.run, error="not run: the run was interrupted")
+                job.record.invocations = _not_run(expected)
+            job.finished = True
 
 
 def run_sets(
@@ -208,25 +340,11 @@ def run_sets(
         records.append(set_record)
 
     bar = (progress or (lambda total: Progress(total)))(len(jobs))
-
-    def work(job: tuple[str, EvalCase, CaseRecord, int]) -> tuple[CaseRecord, RunRecord]:
-        eval_set_id, case, case_record, run = job
-        if stop.is_set():
-            rec = RunRecord(run=run, error="not run: the run was interrupted")
-            rec.invocations = [
-                InvocationRecord(expected=e, error="not run") for e in case.invocations()
-            ]
-        else:
-            began = time.monotonic()
-            rec = run_case(connector, eval_set_id, case, run)
-            if not rec.replayed:  # when it ran, relative to the run's start: sets' wall time
-                rec.started_s = began - t0
-        bar.advance(rec.error is not None)
-        return case_record, rec
-
-    with ThreadPoolExecutor(max_workers=max(1, options.concurrency)) as pool:
-        for case_record, rec in pool.map(work, jobs):
-            case_record.runs.append(rec)
+    work = [_Job(*job) for job in jobs]
+    _execute(work, connector, options, stop, bar, t0)
+    for job in work:
+        assert job.record is not None
+        job.case_record.runs.append(job.record)
     bar.finish()
     for set_record in records:
         for case_record in set_record.cases:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ci_eval.criteria import MetricConfig, MetricSpec, snake_keys
-from ci_eval.metrics import INFORMATIONAL_DEFAULTS, lookup
+from ci_eval.metrics import INFORMATIONAL_DEFAULTS, NOT_COMPUTED, lookup
 from ci_eval.metrics.base import (
     ERROR,
     FAILED,
@@ -88,8 +88,13 @@ def score_run(
                     spec.name,
                     NOT_EVALUATED,
                     threshold=threshold,
-                    reason=f"unknown metric {spec.evaluator or spec.name!r} "
-                    "(see `ci-eval metrics`)",
+                    reason=(
+                        f"ci-eval does not compute {spec.evaluator or spec.name!r} (a "
+                        f"{NOT_COMPUTED[spec.evaluator or spec.name]} metric)"
+                        if (spec.evaluator or spec.name) in NOT_COMPUTED
+                        else f"unknown metric {spec.evaluator or spec.name!r} "
+                        "(see `ci-eval metrics`)"
+                    ),
                 )
             )
             continue
@@ -182,6 +187,13 @@ def verdict(metrics: list[CaseMetric], case: CaseRecord) -> str:
         return ERROR
     if FAILED in statuses:
         return FAILED
+    # a gating metric (one with a threshold) that could not be computed: the case is not
+    # known to pass, and the gate says so instead of passing it silently
+    if any(
+        m.status == NOT_EVALUATED and not m.informational and m.threshold is not None
+        for m in metrics
+    ):
+        return NOT_EVALUATED
     if PASSED in statuses:
         return PASSED
     return NOT_EVALUATED

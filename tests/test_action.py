@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,15 +26,20 @@ from tests.github_server import GitHubServer
 TOKEN = "ghs_actionTokenValue123"
 
 
-def _action_yml() -> str:
-    return (REPO / "action.yml").read_text()
+ACTIONS = ("action.yml", "adk/action.yml", "setup/action.yml")
 
 
-def _yml_names(section: str) -> list[str]:
-    text = _action_yml()
-    block = text.split(f"\n{section}:\n", 1)[1]
-    block = re.split(r"\n\S", block, maxsplit=1)[0]
-    return re.findall(r"^  ([a-z0-9-]+):$", block, re.MULTILINE)
+def _action_yml(name: str = "action.yml") -> str:
+    return (REPO / name).read_text()
+
+
+def _yml_block(section: str, name: str = "action.yml") -> str:
+    block = _action_yml(name).split(f"\n{section}:\n", 1)[1]
+    return re.split(r"\n\S", block, maxsplit=1)[0]
+
+
+def _yml_names(section: str, name: str = "action.yml") -> list[str]:
+    return re.findall(r"^  ([a-z0-9-]+):$", _yml_block(section, name), re.MULTILINE)
 
 
 def test_action_yml_inputs_are_the_entrypoints_and_documented() -> None:
@@ -43,15 +49,91 @@ def test_action_yml_inputs_are_the_entrypoints_and_documented() -> None:
     for name in inputs:
         assert f"`{name}`" in readme, f"input {name} is not in the README"
     assert sorted(_yml_names("outputs")) == sorted(OUTPUTS)
-    assert "using: docker" in _action_yml() and "image: Dockerfile" in _action_yml()
 
 
-def test_dockerfile_is_small_pinned_and_runs_the_entrypoint() -> None:
+def test_the_docker_adk_and_composite_actions_have_the_same_inputs_and_outputs() -> None:
+    for name in ACTIONS[1:]:
+        assert _yml_block("inputs", name) == _yml_block("inputs"), name
+        assert _yml_names("outputs", name) == _yml_names("outputs"), name
+
+
+def test_the_actions_run_the_release_image_of_this_version() -> None:
+    from ci_eval import IMAGE, __version__
+
+    assert f"\n  using: docker\n  image: docker://{IMAGE}:v{__version__}\n" in _action_yml()
+    adk = _action_yml("adk/action.yml")
+    assert f"\n  using: docker\n  image: docker://{IMAGE}:v{__version__}-adk\n" in adk
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["version"] == __version__
+
+
+def test_the_composite_action_passes_every_input_and_returns_every_output() -> None:
+    text = _action_yml("setup/action.yml")
+    assert "\n  using: composite\n" in text
+    for name in INPUTS:
+        env = f"INPUT_{name.upper().replace('-', '_')}: ${{{{ inputs.{name} }}}}"
+        assert env in text, name
+    for name in OUTPUTS:
+        assert f"value: ${{{{ steps.run.outputs.{name} }}}}" in text, name
+    assert '--constraint "$SRC/constraints.txt"' in text
+    assert "actions/cache@" in text and 'ci-eval" action' in text
+
+
+def _from_tags(dockerfile: str) -> list[str]:
+    return re.findall(r"^FROM (\S+)", dockerfile, re.MULTILINE)
+
+
+def test_dockerfile_is_slim_locked_and_runs_the_entrypoint() -> None:
     text = (REPO / "Dockerfile").read_text()
-    assert re.search(r"^FROM python:3\.11\.\d+-slim", text, re.MULTILINE)
-    assert 'ENTRYPOINT ["ci-eval", "action"]' in text
-    assert "safe.directory '*'" in text
+    tags = _from_tags(text)
+    assert len(tags) == 2 and len(set(tags)) == 1  # a build stage and the image, one base
+    assert re.fullmatch(r"python:3\.11\.\d+-slim-bookworm", tags[0])
+    build, image = text.split("\nFROM ")[1:]
+    assert "--constraint /src/constraints.txt" in build and "--no-cache-dir" in build
+    assert "apt-get" not in image and "pip install" not in image  # nothing built in the image
+    assert "COPY --from=build /usr/bin/git /usr/bin/git" in image  # git without perl
+    assert 'ENTRYPOINT ["ci-eval", "action"]' in image
+    assert "safe.directory '*'" in image
     assert not re.search(r"^(USER|WORKDIR)\b", text, re.MULTILINE)
+    ignored = (REPO / ".dockerignore").read_text().split()
+    assert "constraints.txt" not in ignored
+
+
+def test_the_release_workflow_pins_the_base_and_pushes_both_images_for_two_arches() -> None:
+    text = (REPO / ".github/workflows/release.yml").read_text()
+    [tag] = set(_from_tags((REPO / "Dockerfile").read_text()))
+    assert re.search(rf"^  BASE_IMAGE: {re.escape(tag)}$", text, re.MULTILINE)
+    assert re.search(r"^  BASE_DIGEST: sha256:[0-9a-f]{64}$", text, re.MULTILINE)
+    assert "${{ env.BASE_IMAGE }}=docker-image://${{ env.BASE_IMAGE }}@${{ env.BASE_DIGEST }}" in (
+        text
+    )
+    assert 'tags: ["v*.*.*"]' in text
+    assert "platforms: linux/amd64,linux/arm64" in text
+    for action in ("docker/setup-qemu-action@", "docker/setup-buildx-action@"):
+        assert action in text
+    assert "docker/build-push-action@" in text and "push: true" in text
+    assert "extras: adk" in text and "suffix: -adk" in text
+
+
+def test_constraints_pin_every_runtime_dependency() -> None:
+    pins = {}
+    for line in (REPO / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[re.sub(r"[-_.]+", "-", name.strip().lower())] = version
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    wanted = project["dependencies"] + project["optional-dependencies"]["adk"]
+    for requirement in wanted:
+        name = re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0]
+        assert pins.get(re.sub(r"[-_.]+", "-", name.lower())), f"{name} is not pinned"
+
+
+def test_the_self_test_builds_the_dockerfile_and_reads_the_reports_back() -> None:
+    text = (REPO / ".github/workflows/self-test.yml").read_text()
+    assert "sed -i 's|^  image: docker://.*$|  image: Dockerfile|' action.yml" in text
+    assert "uses: ./\n" in text and "uses: ./setup\n" in text
+    assert "actions/upload-artifact@" in text and "ci-eval-junit.xml" in text
+    assert "mikepenz/action-junit-report@" in text
 
 
 @pytest.fixture(scope="module")
@@ -119,13 +201,17 @@ def test_the_action_end_to_end(adk_server: str, tmp_path: Path) -> None:
     results = json.loads((workspace / "ci-eval-results.json").read_text())
     assert results["totals"]["passed"] == 2
     summary = (tmp_path / "summary.md").read_text()
-    assert summary.startswith("## ❌ ci-eval failed: 1 failed of 3 cases")
+    assert summary.startswith("## ❌ ci-eval: gate failed: 1 failed case")
     outputs = dict(
         line.split("=", 1) for line in (tmp_path / "output.txt").read_text().splitlines()
     )
     for name in OUTPUTS:
         assert name in outputs
     assert (outputs["total"], outputs["failed"], outputs["regressions"]) == ("3", "1", "0")
+    assert outputs["gate"] == "failed"
+    assert (
+        outputs["verdict"] == "gate failed: 1 failed case (weather_basic:berlin_expected_to_fail)"
+    )
     assert outputs["junit-path"] == "ci-eval-junit.xml"
     assert "::error file=evals/weather_basic.evalset.json,line=49," in proc.stdout
     [comment] = posted
@@ -254,3 +340,40 @@ def test_merging_shards_gives_the_unsharded_verdict(tmp_path: Path) -> None:
         check=False,
     )
     assert dup.returncode == 2 and "were the shards run with different" in dup.stderr
+
+
+def test_agent_adk_in_the_slim_image_stops_at_once_naming_the_image(tmp_path: Path) -> None:
+    """The slim image has no google-adk: one line, exit 2, before any case (hidden here by
+    blocking the import, as the image lacks the package)."""
+    from ci_eval import IMAGE, __version__
+
+    workspace = _workspace(tmp_path)
+    env = _job(workspace, "http://127.0.0.1:9", agent="adk", agent_module="agents/x")
+    env["CI_EVAL_IMAGE"] = "slim"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.modules['google.adk'] = None; "
+            "sys.argv = ['ci-eval', 'action']; from ci_eval.cli import main; main()",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    [line] = [x for x in proc.stdout.splitlines() if x.startswith("::error")]
+    assert f"{IMAGE}:v{__version__}-adk" in line and "adk/action" not in line.split("uses: ")[0]
+    assert not (workspace / "ci-eval-results.json").exists()  # no case ran
+
+
+def test_agent_adk_without_google_adk_outside_the_image_says_what_to_install() -> None:
+    from ci_eval.connectors import adk_missing_message
+
+    assert adk_missing_message({}) is None  # the tests have google-adk
+    sys.modules["google.adk"] = None  # type: ignore[assignment]
+    try:
+        assert adk_missing_message({}) == "agent adk needs google-adk: pip install 'ci-eval[adk]'"
+    finally:
+        del sys.modules["google.adk"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -84,15 +83,20 @@ def test_a_drop_fails_the_gate_and_is_named(recorded: dict[str, Path]) -> None:
         str(folder / "worse.json"),
     )
     assert proc.returncode == 1
+    # a one-run baseline is too little history: the simple rule judges, and says so
     assert (
-        "REGRESSED weather_basic:paris_weather: response_match_score regressed from 1 to "
-        in proc.stdout
+        "REGRESSED weather_basic:paris_weather (response_match_score): passed 1 of 1 run on "
+        "main, failed 1 of 1 now — judged by the simple rule" in proc.stdout
+    )
+    assert proc.stdout.splitlines()[-1].startswith(
+        "gate failed: 1 regression (weather_basic:paris_weather)"
     )
     summary = (folder / "summary.md").read_text()
-    assert "### ❌ 1 regression against the baseline" in summary
+    assert summary.startswith("## ❌ ci-eval: gate failed: 1 regression")
+    assert "### ❌ 1 regression against main's history" in summary
     assert "| weather_basic › paris_weather | response_match_score |" in summary
     junit = (folder / "junit.xml").read_text()
-    assert 'type="Regression"' in junit and "response_match_score regressed from 1 to" in junit
+    assert 'type="Regression"' in junit and "response_match_score 1 → 0." in junit
     results = json.loads((folder / "worse.json").read_text())
     assert results["comparison"]["regressions"] == 1
     # compare on the saved results reaches the same verdict
@@ -152,26 +156,12 @@ def _baseline(runs: list[float]) -> dict[str, Any]:
     return baseline_store.from_results(_results(runs), commit="abc")
 
 
-def test_noise_over_repeated_runs_is_not_a_regression() -> None:
-    result = compare(_results([1, 0, 1, 1, 0]), _baseline([1, 1, 0, 1, 1]))
-    [change] = result.changes
-    assert change.delta == pytest.approx(-0.2)
-    assert not change.regressed
-
-
-def test_a_clear_drop_over_repeated_runs_is_a_regression_with_its_p_value() -> None:
-    result = compare(_results([0, 0, 0, 0, 0, 0]), _baseline([1, 1, 1, 1, 1, 1]))
-    [change] = result.regressions
-    assert change.method in ("exact permutation test", "Fisher's exact test on pass counts")
-    assert change.p_value == pytest.approx(1 / 924)  # C(12, 6) arrangements, one as extreme
-    assert "p=0.00108" in change.describe()
-
-
-def test_single_runs_use_tolerance_and_status_flips() -> None:
-    assert compare(_results([0.45]), _baseline([0.55]), tolerance=0.2).regressions  # flip
-    assert not compare(_results([0.7]), _baseline([0.8]), tolerance=0.2).regressions
-    assert compare(_results([0.7]), _baseline([0.8])).regressions
-    assert compare(_results([0.9]), _baseline([0.8])).improvements
+def test_a_short_history_uses_the_simple_rule_which_sees_a_drop_over_three_runs() -> None:
+    # today's gate was blind here: 1,1,1 → 0,0,0 could not reach p < 0.05 with exact tests
+    result = compare(_results([0, 0, 0]), _baseline([1, 1, 1]))
+    [judged] = result.cases
+    assert judged.judgement == "regression" and "simple rule" in judged.method
+    assert "passed 3 of 3 runs on main, failed 3 of 3 now" in judged.describe()
 
 
 def test_new_and_removed_cases_are_reported_apart() -> None:
@@ -212,17 +202,6 @@ def test_baseline_from_a_git_ref(recorded: dict[str, Path], tmp_path: Path) -> N
     proc = ci_eval("compare", str(recorded["first"]), "--baseline-ref", "main", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 regressions" in proc.stdout
-    # in a pull request the default ref is the merge base with the base branch
-    env = {**os.environ, "GITHUB_BASE_REF": "main"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "ci_eval", "compare", str(recorded["first"])],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=repo,
-        env=env,
-    )
-    assert proc.returncode == 0 and "0 regressions" in proc.stdout
     bad = ci_eval("compare", str(recorded["first"]), "--baseline-ref", "no-such-ref", cwd=repo)
     assert bad.returncode == 2 and "no such commit" in bad.stderr
 
@@ -246,6 +225,7 @@ def test_atomic_write_survives_a_kill_between_write_and_rename(tmp_path: Path) -
     assert proc.returncode == -signal.SIGKILL
     assert target.read_text() == before  # the old baseline is intact
     assert json.loads(target.read_text())["provenance"]["commit"] == "old"
+    # (the kill hit write_text_atomic's rename: the same helper every baseline write uses)
 
 
 def test_baseline_file_is_stable_and_sorted(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from ci_eval.connectors.base import AgentError
 from ci_eval.connectors.command import CommandConnector
+from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase, Part
 
 TURN = {"user_content": {"role": "user", "parts": [{"text": "hi"}]}}
@@ -129,7 +130,7 @@ def test_the_runner_can_pass_a_wall_clock_deadline(tmp_path: Path) -> None:
     source = "import sys, time\nsys.stdin.readline()\ntime.sleep(120)\n"
     session = _agent(tmp_path, source, timeout=600).open("s", CASE, 1)
     with pytest.raises(AgentError, match="no reply"):
-        session.send(HI, deadline=time.monotonic() + 1)
+        session.send(HI, deadline=Deadline(1))
     session.close()
 
 

@@ -117,7 +117,7 @@ def test_first_run_posts_then_edits_never_duplicates(
         ours = [c for c in hub.comments if c["user"]["type"] == "Bot"]
         assert len(ours) == 1
         assert ours[0]["body"].startswith("<!-- ci-eval report (id: evals/agent) -->")
-        assert "✅ ci-eval passed: 3 of 3 cases passed" in ours[0]["body"]
+        assert "✅ ci-eval: gate passed: 3 of 3 cases passed" in ours[0]["body"]
     for proc in (first, second, third):
         _no_leak(proc, tmp_path / "summary.md", tmp_path / "output.txt")
 
@@ -127,7 +127,7 @@ def test_job_summary_outputs_and_annotations(results: dict[str, Path], tmp_path:
         env = _job(tmp_path, hub.url)
         proc = _report(results["failing"], env, "--junit", str(tmp_path / "junit.xml"))
     summary = (tmp_path / "summary.md").read_text()
-    assert summary.startswith("## ❌ ci-eval failed: 1 failed of 3 cases")
+    assert summary.startswith("## ❌ ci-eval: gate failed: 1 failed case")
     outputs = dict(
         line.split("=", 1) for line in (tmp_path / "output.txt").read_text().splitlines()
     )

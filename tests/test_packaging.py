@@ -44,3 +44,12 @@ def test_templates_ship_in_the_wheel() -> None:
     assert "ci_eval._templates" in config["packages"]
     for name in ("summary.md.j2", "comment.md.j2", "judge/final_response_match_v2.j2"):
         assert (REPO / "templates" / name).is_file()
+
+
+def test_numpy_and_scipy_are_not_runtime_dependencies() -> None:
+    """They were most of the Docker image for a few dozen lines of statistics
+    (ci_eval.stats, checked against scipy in the tests)."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    names = {re.split(r"[<>=\[ ;]", d)[0].lower() for d in project["dependencies"]}
+    assert not names & {"numpy", "scipy"}
+    assert not _imports() & {"numpy", "scipy"}

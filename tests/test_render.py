@@ -131,7 +131,7 @@ def test_the_bundled_samples_summary_snapshot(samples: Path) -> None:
 def test_the_summary_reads_in_order(samples: Path) -> None:
     summary = render_summary(read_results(samples))
     first = summary.splitlines()[0]
-    assert first.startswith("## ❌ ci-eval failed:")  # the verdict first
+    assert first.startswith("## ❌ ci-eval: gate failed:")  # the verdict first
     assert summary.index("Failures and errors") < summary.index("### weather_basic")
     table = summary[summary.index("### weather_basic") :]
     assert table.index("❌ failed") < table.index("✅ passed")  # failing rows first
@@ -169,7 +169,7 @@ def test_a_run_with_regressions_renders_clean(regressed: Path) -> None:
     text = "".join(check(summary).text)
     assert "regression" in summary.splitlines()[0]
     # what blocks comes right after the verdict, with the change against the baseline
-    assert summary.index("against the baseline") < summary.index("Failures and errors")
+    assert summary.index("against main's history") < summary.index("Failures and errors")
     assert "▼" in text
     check(render_comment(results, "ci/evals"))
 

@@ -269,7 +269,9 @@ def test_scenario_cases_are_skipped_with_a_reason(tmp_path: Path) -> None:
         str(out),
         cwd=tmp_path,
     )
-    assert proc.returncode == 0
+    # the only case was skipped: nothing was evaluated, which never passes
+    assert proc.returncode == 1
+    assert "nothing was evaluated (1 case)" in proc.stdout.splitlines()[-1]
     case = results_of(out)[("s", "sim")]
     assert case["status"] == "SKIPPED" and "user simulator" in case["skipped"]
 

@@ -240,7 +240,9 @@ def test_llm_metrics_without_a_judge_are_not_evaluated(tmp_path: Path) -> None:
         str(out),
         cwd=tmp_path,
     )
-    assert proc.returncode == 0
+    # never a silent pass: nothing was evaluated, and the gate says why
+    assert proc.returncode == 1
+    assert "nothing was evaluated (3 cases)" in proc.stdout.splitlines()[-1]
     [metric] = _cases(out)["paris_weather"]["metrics"][:1]
     assert metric["status"] == "NOT_EVALUATED" and "needs an LLM judge" in metric["reason"]
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ci_eval import ACTION_REPO, IMAGE, __version__
 from ci_eval.config import AgentSettings
 from ci_eval.connectors.base import AgentError, Connector
 from ci_eval.errors import InputError
@@ -47,8 +49,29 @@ def _adk_http(agent: AgentSettings, timeout: float, retries: int) -> Connector:
     )
 
 
+def adk_missing_message(env: Mapping[str, str]) -> str | None:
+    """Why ``agent: adk`` cannot run here, in one line naming what to use instead; None when
+    google-adk is installed. Checked once before any case, not per case."""
+    try:
+        if importlib.util.find_spec("google.adk") is not None:
+            return None
+    except (ImportError, ValueError):
+        pass
+    if env.get("CI_EVAL_IMAGE") == "slim":
+        return (
+            "agent adk needs google-adk, which the slim ci-eval image leaves out: use the "
+            f"image with it, `uses: {ACTION_REPO}/adk@v{__version__}` "
+            f"(image {IMAGE}:v{__version__}-adk), same inputs"
+        )
+    return "agent adk needs google-adk: pip install 'ci-eval[adk]'"
+
+
 def _adk(agent: AgentSettings, timeout: float, retries: int) -> Connector:
     from ci_eval.connectors.adk_inproc import AdkInProcessConnector
+
+    missing = adk_missing_message(os.environ)
+    if missing:
+        raise InputError(missing)
 
     return AdkInProcessConnector(
         _need(agent.module, "--agent-module", "adk"), timeout, agent.app_name, agent.user_id

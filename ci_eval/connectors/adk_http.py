@@ -8,6 +8,7 @@ from urllib.parse import quote
 from ci_eval import redact
 from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
 from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
+from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase
 
 DEFAULT_USER = "test_user_id"  # what ADK's eval service uses when session_input has none
@@ -57,7 +58,7 @@ class _AdkHttpSession:
     user: str
     session_id: str
 
-    def send(self, user_content: Content) -> ActualTurn:
+    def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
         c = self.connector
         body = {
             "app_name": self.app,
@@ -66,7 +67,7 @@ class _AdkHttpSession:
             "new_message": user_content.model_dump(mode="json", exclude_none=True),
         }
         events, retries = post_json(
-            c._session, f"{c.base_url}/run", body, c.http.timeout, c.http.retries
+            c._session, f"{c.base_url}/run", body, c.http.timeout, c.http.retries, deadline
         )
         turn = events_to_turn(events)
         turn.retries = retries

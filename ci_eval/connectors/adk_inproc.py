@@ -14,6 +14,7 @@ from typing import Any
 
 from ci_eval.connectors.adk_http import DEFAULT_USER
 from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
+from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase
 from ci_eval.text import scrub_json
 
@@ -84,7 +85,7 @@ class _InProcessSession:
     user: str
     session_id: str
 
-    def send(self, user_content: Content) -> ActualTurn:
+    def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
         from google.genai import types
 
         message = types.Content.model_validate(
@@ -99,10 +100,16 @@ class _InProcessSession:
                 )
             ]
 
+        deadline = deadline or Deadline(self.connector.timeout)
+        task = self.loop.create_task(turn())
         try:
-            events = self.loop.run_until_complete(asyncio.wait_for(turn(), self.connector.timeout))
-        except TimeoutError:
-            raise AgentError(f"no reply within {self.connector.timeout:g} s") from None
+            # the watchdog cancels the task on cancellation; the deadline bounds the wait
+            with deadline.guard(lambda: self.loop.call_soon_threadsafe(task.cancel)):
+                events = self.loop.run_until_complete(
+                    asyncio.wait_for(task, max(deadline.remaining(), 0.001))
+                )
+        except (TimeoutError, asyncio.CancelledError):
+            raise AgentError(deadline.message()) from None
         except Exception as exc:  # the agent's own code raised
             raise AgentError(f"the agent raised {type(exc).__name__}: {exc}") from None
         return events_to_turn(scrub_json(events))

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from ci_eval import redact
+from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase, FunctionCall, FunctionResponse, Part
 
 
@@ -37,8 +38,10 @@ class ActualTurn:
 
 
 class AgentSession(Protocol):
-    def send(self, user_content: Content) -> ActualTurn:
-        """Play one user turn; raise AgentError when the agent cannot answer."""
+    def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
+        """Play one user turn by ``deadline`` (wall clock; by default the connector's timeout
+        from now); raise AgentError when the agent cannot answer, with the deadline's message
+        (``no reply within N s`` or ``cancelled``) when it ran out."""
         ...
 
     def close(self) -> None: ...

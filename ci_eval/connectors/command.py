@@ -22,7 +22,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import IO
@@ -30,6 +29,7 @@ from typing import IO
 from ci_eval import redact
 from ci_eval.connectors import contract
 from ci_eval.connectors.base import ActualTurn, AgentError
+from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase
 from ci_eval.text import loads as loads_json
 
@@ -106,21 +106,25 @@ class _CommandSession:
     _buffer: bytearray = field(default_factory=bytearray)
     _scanned: int = 0  # bytes of _buffer already searched for a newline
 
-    def send(self, user_content: Content, deadline: float | None = None) -> ActualTurn:
-        """Play one turn; ``deadline`` (``time.monotonic()`` value) defaults to now + timeout."""
+    def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
+        """Play one turn by ``deadline`` (wall clock; default: the timeout from now)."""
         self.turns += 1
-        if deadline is None:
-            deadline = time.monotonic() + self.connector.timeout
+        deadline = deadline or Deadline(self.connector.timeout)
         request = contract.request(
             self.case, self.eval_set_id, self.run, self.turns, self.session_id, user_content
         )
         assert self.process.stdin is not None
-        try:
-            self.process.stdin.write(json.dumps(request).encode() + b"\n")
-            self.process.stdin.flush()
-        except OSError:
-            raise AgentError(self._exited("before reading the turn", deadline)) from None
-        line = self._read_line(deadline)
+        # the watchdog kills the agent's group at the deadline (or on cancellation), which also
+        # unblocks a write to an agent that does not read its stdin
+        with deadline.guard(self._kill):
+            try:
+                self.process.stdin.write(json.dumps(request).encode() + b"\n")
+                self.process.stdin.flush()
+            except OSError:
+                if deadline.expired():
+                    raise AgentError(deadline.message()) from None
+                raise AgentError(self._exited("before reading the turn", deadline)) from None
+            line = self._read_line(deadline)
         try:
             # lone surrogates (a JavaScript agent's cut emoji) become U+FFFD here, at the boundary
             data = loads_json(line)
@@ -130,7 +134,9 @@ class _CommandSession:
             raise AgentError("the agent's reply is JSON nested too deeply") from None
         return contract.parse_reply(data)
 
-    def _read_line(self, deadline: float) -> str:
+    def _read_line(self, deadline: Deadline) -> str:
+        """One reply line by ``deadline`` (wall clock): an agent that drips bytes without a
+        newline fails at the deadline like a silent one."""
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
         buffer = self._buffer
@@ -144,12 +150,17 @@ class _CommandSession:
                     raise AgentError(
                         f"the agent's reply line is longer than {MAX_REPLY_LINE // 2**20} MiB"
                     )
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not selector.select(remaining):
+                remaining = deadline.remaining()
+                if remaining <= 0:
                     self._kill()
-                    raise AgentError(f"no reply within {self.connector.timeout:g} s")
+                    raise AgentError(deadline.message())
+                # short waits: a grandchild holding stdout open cannot hide the deadline
+                if not selector.select(min(remaining, 0.5)):
+                    continue
                 chunk = os.read(fd, _CHUNK)
                 if not chunk:
+                    if deadline.fired:  # the watchdog killed it
+                        raise AgentError(deadline.message())
                     raise AgentError(self._exited("without replying", deadline))
                 buffer += chunk
         line = bytes(buffer[:end])
@@ -157,14 +168,16 @@ class _CommandSession:
         self._scanned = 0
         return line.decode("utf-8", errors="replace")
 
-    def _exited(self, when: str, deadline: float) -> str:
+    def _exited(self, when: str, deadline: Deadline) -> str:
         """Why the agent stopped talking: its exit code and last stderr line, or, when it closed
         its stdout but keeps running, that (killed at the turn's deadline, not waited for)."""
         try:
-            code: int | None = self.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            code: int | None = self.process.wait(timeout=deadline.remaining())
         except subprocess.TimeoutExpired:
             code = None
             self._kill()
+        if deadline.fired:  # the watchdog killed it at the deadline while we waited
+            code = None
         self.stderr.seek(0, os.SEEK_END)
         self.stderr.seek(max(0, self.stderr.tell() - 65536))
         # redacted before it is cut, so no prefix of a secret survives

@@ -8,6 +8,7 @@ from ci_eval import redact
 from ci_eval.connectors import contract
 from ci_eval.connectors.base import ActualTurn
 from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
+from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase
 
 
@@ -39,13 +40,13 @@ class _HttpSession:
     session_id: str
     turns: int = 0
 
-    def send(self, user_content: Content) -> ActualTurn:
+    def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
         self.turns += 1
         c = self.connector
         body = contract.request(
             self.case, self.eval_set_id, self.run, self.turns, self.session_id, user_content
         )
-        data, retries = post_json(c._session, c.url, body, c.http.timeout, c.http.retries)
+        data, retries = post_json(c._session, c.url, body, c.http.timeout, c.http.retries, deadline)
         turn = contract.parse_reply(data)
         turn.retries = retries
         return turn

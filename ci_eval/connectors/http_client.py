@@ -8,25 +8,82 @@ reset did not produce an answer we could score.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import socket
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import InvalidHeader, ReadTimeoutError
 from urllib3.util.retry import Retry
 
 from ci_eval import redact
 from ci_eval.connectors.base import AgentError
+from ci_eval.deadline import Deadline
 from ci_eval.text import loads as loads_json
+
+# urllib3 logs each retry as a warning; ci-eval reports retries itself (counts in the results,
+# one line per failure), and a library that configures the root logger (absl, imported with
+# rouge-score) would otherwise print them raw
+logging.getLogger("urllib3").propagate = False
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER = 60.0
 
 
-_spent = threading.local()  # retries made for the request in flight on this thread
+class DeadlinePassed(Exception):
+    """Raised inside urllib3's retry loop when the call's deadline has passed: no more tries.
+    Deliberately not an OSError or urllib3 error, so nothing on the way retries or wraps it."""
+
+
+# The calling thread's deadline and the connections it used, so the watchdog can shut their
+# sockets down: a blocked read returns at once instead of after the per-read timeout.
+_call = threading.local()
+
+
+class _Tracked:
+    def request(self, *args: Any, **kwargs: Any) -> Any:
+        used = getattr(_call, "connections", None)
+        if used is not None:
+            used.append(self)
+        return super().request(*args, **kwargs)  # type: ignore[misc]
+
+
+class _HTTPConnection(_Tracked, HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_Tracked, HTTPSConnection):
+    pass
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _HTTPConnection
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection
+
+
+class _Adapter(HTTPAdapter):
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
+def _shutdown(connections: list[Any]) -> None:
+    for conn in list(connections):
+        sock = getattr(conn, "sock", None)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
 
 class _CappedRetry(Retry):
@@ -38,14 +95,24 @@ class _CappedRetry(Retry):
         return None if value is None else min(value, MAX_RETRY_AFTER)
 
     def increment(self, *args: Any, **kwargs: Any) -> Retry:
-        # raises MaxRetryError when no retry is left: only retries actually made are counted
-        new = super().increment(*args, **kwargs)
-        _spent.count = getattr(_spent, "count", 0) + 1
-        return new
+        deadline = getattr(_call, "deadline", None)
+        if deadline is not None and deadline.expired():
+            raise DeadlinePassed
+        return super().increment(*args, **kwargs)
 
-
-def _after(spent: int) -> str:
-    return f" after {_retries(spent)}" if spent else ""
+    def sleep(self, response: Any = None) -> None:
+        """Back-off and Retry-After, but never past the call's deadline."""
+        deadline = getattr(_call, "deadline", None)
+        if deadline is None:
+            super().sleep(response)
+            return
+        wait = None
+        if self.respect_retry_after_header and response is not None:
+            wait = self.get_retry_after(response)
+        if not wait:
+            wait = self.get_backoff_time()
+        if wait > 0 and not deadline.wait(wait):
+            raise DeadlinePassed
 
 
 @dataclass
@@ -72,7 +139,7 @@ def make_session(settings: HttpSettings, pool_size: int = 128) -> requests.Sessi
         respect_retry_after_header=True,
         raise_on_status=False,
     )
-    adapter = HTTPAdapter(max_retries=retry, pool_connections=pool_size, pool_maxsize=pool_size)
+    adapter = _Adapter(max_retries=retry, pool_connections=pool_size, pool_maxsize=pool_size)
     session = requests.Session()
     session.mount("http://", adapter)
     session.mount("https://", adapter)
@@ -84,56 +151,74 @@ def _retries(n: int) -> str:
     return f"{n} retry" if n == 1 else f"{n} retries"
 
 
-def post_json(
-    session: requests.Session, url: str, body: Any, timeout: float, retries: int
-) -> tuple[Any, int]:
-    """POST JSON and return (decoded body, retries spent). Raises AgentError, one line.
-
-    The retries counted are the ones made (urllib3's policy may stop early, and a body cut off
-    after the headers is not retried); foreign text is redacted before it is cut short, so no
-    prefix of a secret survives."""
-    del retries  # the policy lives in the session; the count comes from what happened
-    shown = redact.text(url)
-    _spent.count = 0
+@contextlib.contextmanager
+def within(deadline: Deadline) -> Iterator[Deadline]:
+    """Requests made by this thread inside the block end at ``deadline``: retries and back-off
+    stop there, and the watchdog shuts the sockets in use down (a drip-feeding or hung server
+    cannot hold the turn past it)."""
+    connections: list[Any] = []
+    _call.deadline, _call.connections = deadline, connections
     try:
-        response = session.post(url, json=body, timeout=timeout)
+        with deadline.guard(lambda: _shutdown(connections)):
+            yield deadline
+    finally:
+        _call.deadline = _call.connections = None
+
+
+def timeouts(deadline: Deadline, timeout: float) -> tuple[float, float]:
+    """(connect, read) timeouts for requests: the per-read timeout, never beyond the deadline."""
+    left = max(deadline.remaining(), 0.001)
+    return (min(timeout, left), min(timeout, left))
+
+
+def post_json(
+    session: requests.Session,
+    url: str,
+    body: Any,
+    timeout: float,
+    retries: int,
+    deadline: Deadline | None = None,
+) -> tuple[Any, int]:
+    """POST JSON and return (decoded body, retries spent), all within ``deadline`` (by default
+    ``timeout`` seconds from now, wall clock). Raises AgentError, one line."""
+    deadline = deadline or Deadline(timeout)
+    shown = redact.text(url)  # no credentials of the URL in any message
+    try:
+        with within(deadline):
+            if deadline.expired():
+                raise DeadlinePassed
+            response = session.post(url, json=body, timeout=timeouts(deadline, timeout))
+        if deadline.fired:
+            raise DeadlinePassed
+    except DeadlinePassed:
+        raise AgentError(f"POST {shown}: {deadline.message()}", retries) from None
     except requests.exceptions.RetryError:
-        spent = _spent.count
-        raise AgentError(f"POST {shown}: still failing{_after(spent)}", spent) from None
-    except requests.exceptions.Timeout:
-        spent = _spent.count
         raise AgentError(
-            f"POST {shown}: no answer within {timeout:g} s{_after(spent)}", spent
-        ) from None
-    except requests.exceptions.ConnectionError as exc:
-        spent = _spent.count
-        cause = getattr(exc.args[0] if exc.args else None, "reason", None)
-        if isinstance(cause, ReadTimeoutError):  # read timeouts, retried, end up here
-            raise AgentError(
-                f"POST {shown}: no answer within {timeout:g} s{_after(spent)}", spent
-            ) from None
-        raise AgentError(
-            f"POST {shown}: cannot connect ({_reason(exc)}){_after(spent)}", spent
-        ) from None
-    except (
-        requests.exceptions.ChunkedEncodingError,
-        requests.exceptions.ContentDecodingError,
-    ) as exc:
-        spent = _spent.count
-        raise AgentError(
-            f"POST {shown}: the answer was cut off or garbled ({type(exc).__name__})"
-            f"{_after(spent)}",
-            spent,
+            f"POST {shown}: still failing after {_retries(retries)}", retries
         ) from None
     except requests.exceptions.RequestException as exc:
-        spent = _spent.count
-        raise AgentError(f"POST {shown}: {type(exc).__name__}{_after(spent)}", spent) from None
-    spent = _spent.count
+        if deadline.expired():
+            raise AgentError(f"POST {shown}: {deadline.message()}", retries) from None
+        timed_out = isinstance(exc, requests.exceptions.Timeout) or isinstance(
+            getattr(exc.args[0] if exc.args else None, "reason", None), ReadTimeoutError
+        )  # read timeouts, retried, end up as a ConnectionError
+        if timed_out:
+            raise AgentError(
+                f"POST {shown}: no answer within {timeout:g} s (after {_retries(retries)})", retries
+            ) from None
+        if isinstance(exc, requests.exceptions.ConnectionError):
+            why = failure_reason(exc)
+            raise AgentError(
+                f"POST {shown}: cannot connect ({why}) after {_retries(retries)}", retries
+            ) from None
+        raise AgentError(f"POST {shown}: {type(exc).__name__}", retries) from None
+    history = getattr(getattr(response.raw, "retries", None), "history", ()) or ()
+    spent = len(history)
     if response.status_code >= 400:
+        # redacted before it is cut short, so no prefix of a secret survives
         detail = redact.text(response.text.strip()).replace("\n", " ")[:200]
-        raise AgentError(
-            f"POST {shown}: HTTP {response.status_code}{_after(spent)}: {detail}", spent
-        )
+        more = f" after {_retries(spent)}" if spent else ""
+        raise AgentError(f"POST {shown}: HTTP {response.status_code}{more}: {detail}", spent)
     try:
         # lone surrogates (a JavaScript agent's cut emoji) become U+FFFD here, at the boundary
         return loads_json(_body_text(response)), spent
@@ -152,7 +237,7 @@ def _body_text(response: requests.Response) -> str:
     return response.content.decode("utf-8-sig", errors="replace")
 
 
-def _reason(exc: Exception) -> str:
+def failure_reason(exc: Exception) -> str:
     text = str(exc)
     for marker in (
         "Connection refused",

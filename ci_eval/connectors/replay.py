@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ci_eval.connectors.base import ActualTurn, AgentError
+from ci_eval.deadline import Deadline
 from ci_eval.dialects.trpc import TrpcDialect
 from ci_eval.errors import InputError
 from ci_eval.jsonpos import JsonDocument, read_json_file
@@ -241,7 +242,7 @@ class ReplayConnector:
 class _ReplaySession:
     invocations: list[Invocation]
 
-    def send(self, user_content: Content) -> ActualTurn:
+    def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
         if not self.invocations:
             raise AgentError("the recording has fewer turns than the eval case")
         return invocation_to_turn(self.invocations.pop(0))

@@ -4,7 +4,9 @@ EnricoMi's publisher, GitLab, Jenkins, Azure) and valid against the schema they 
 One testsuite per eval set, one testcase per eval case (classname = set id, name = case id,
 file, line, time). The testcase's result is the case's verdict, so every consumer counts what
 the gate counted: ``failure`` for a metric below threshold or a regression, ``error`` for an
-agent or judge error, ``skipped`` (with the reason) for a case not run or not evaluated.
+agent or judge error, ``skipped`` (with the reason) for a case not run or not evaluated — and,
+when the gate judged failures against main's history and does not fail on them, for a known
+failure or a failure within the case's usual noise ("known failure on main since <commit>").
 
 Repeated runs (``--num-runs``) use Maven Surefire's rerun elements: in a passing case each
 failing run is a ``flakyFailure`` (``flakyError`` when it errored); in a failing case the first
@@ -131,7 +133,13 @@ def _reruns(parent: ET.Element, case: CaseRecord, skip: RunRecord | None, flaky:
         )
 
 
-def _case(set_id: str, case: CaseRecord, regressions: list[Any]) -> ET.Element:
+def _case(
+    set_id: str,
+    case: CaseRecord,
+    regressions: list[Any],
+    judged: Any = None,
+    failures_block: bool = True,
+) -> ET.Element:
     el = ET.Element(
         "testcase",
         {
@@ -163,9 +171,16 @@ def _case(set_id: str, case: CaseRecord, regressions: list[Any]) -> ET.Element:
     shown = shown_run(case)
     regressed = [c.describe() for c in regressions]
     if regressed and status in ("PASSED", "FAILED", "NOT_EVALUATED"):
-        message = "; ".join([*failing_metrics(case), *regressed])
+        head = [f"regression: {judged.describe()}"] if judged is not None else []
+        message = "; ".join([*head, *regressed])
         _element(el, "failure", message, "Regression", _run_details(case, shown))
         _reruns(el, case, shown, flaky=False)
+    elif status == "FAILED" and judged is not None and not failures_block:
+        # judged against main's history and not blocking: a CI that reads only JUnit must not
+        # go red for it, and every consumer shows a skipped case with its message
+        _element(
+            el, "skipped", _not_blocking(judged, case), "KnownFailure", _run_details(case, shown)
+        )
     elif status == "FAILED":
         message = "; ".join(failing_metrics(case)) or "failed"
         _element(el, "failure", message, "ThresholdNotMet", _run_details(case, shown))
@@ -188,20 +203,47 @@ def _case(set_id: str, case: CaseRecord, regressions: list[Any]) -> ET.Element:
     return el
 
 
+def _not_blocking(judged: Any, case: CaseRecord) -> str:
+    from ci_eval.compare import Judgement
+
+    if judged.judgement is Judgement.KNOWN_FAILURE:
+        since = f" since {judged.failing_since}" if judged.failing_since else ""
+        message = f"known failure on main{since}: {judged.history()}"
+    elif judged.judgement is Judgement.ACCEPTED:
+        message = f"accepted change: {judged.reason}"
+    else:
+        message = f"failed within the case's usual noise, not a regression: {judged.history()}"
+    return message + " — " + "; ".join(failing_metrics(case))
+
+
 def _count(cases: list[ET.Element], tag: str) -> int:
     return sum(1 for c in cases if c.find(tag) is not None)
 
 
 def to_junit(results: RunResults) -> str:
     changes: dict[tuple[str, str], list[Any]] = {}
-    if results.comparison is not None:
-        for change in results.comparison.regressions:
+    comparison = results.comparison
+    judgements = {}
+    if comparison is not None:
+        judgements = {(j.set_id, j.case_id): j for j in comparison.cases}
+        for change in comparison.regressions:
+            judged = judgements.get((change.set_id, change.case_id))
+            if judged is not None and str(judged.judgement) != "regression":
+                continue  # accepted
             changes.setdefault((change.set_id, change.case_id), []).append(change)
+    failures_block = "failure" in results.fail_on
     root = ET.Element("testsuites", {"name": "ci-eval"})
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for s in results.sets:
         cases = [
-            _case(s.eval_set_id, c, changes.get((s.eval_set_id, c.eval_id), [])) for c in s.cases
+            _case(
+                s.eval_set_id,
+                c,
+                changes.get((s.eval_set_id, c.eval_id), []),
+                judgements.get((s.eval_set_id, c.eval_id)),
+                failures_block,
+            )
+            for c in s.cases
         ]
         counts = {
             "tests": len(cases),

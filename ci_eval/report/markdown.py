@@ -31,7 +31,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
 from ci_eval import __version__, templates
-from ci_eval.gate import gate
+from ci_eval.gate import gate, verdict
 from ci_eval.inert import ZWSP, inert, inert_line
 from ci_eval.report.view import (
     error_reason,
@@ -178,31 +178,15 @@ def _runs_passed(case: CaseRecord) -> str:
 
 
 def headline(results: RunResults) -> dict[str, Any]:
-    """The gate's verdict in one line (its icon, its words), first in every report."""
-    code_ = gate(results)
-    total = len(results.cases())
-    regressions = len(results.comparison.regressions) if results.comparison else 0
-    parts = []
-    if regressions:
-        parts.append(_plural(regressions, "regression"))
-    for status, word in (("FAILED", "failed"), ("ERROR", "error")):
-        n = results.count(status)
-        if n:
-            parts.append(f"{n} {word}" if status == "FAILED" else _plural(n, word))
-    passed = results.count("PASSED")
-    if code_ == 0:
-        text = f"ci-eval passed: {passed} of {_plural(total, 'case')} passed"
-        known = [p for p in parts if "regression" not in p]
-        if known:
-            text += f" ({', '.join(known)}; not gating)"
-        icon = "✅"
-    else:
-        what = ", ".join(parts) or "interrupted"
-        if results.interrupted and "interrupted" not in what:
-            what += ", interrupted"
-        text = f"ci-eval failed: {what} of {_plural(total, 'case')}"
-        icon = "❌"
-    return {"icon": icon, "text": text, "passed": code_ == 0, "exit_code": code_}
+    """The gate's verdict in one line (its icon, its words), first in every report: the same
+    sentence as the terminal's last line and the ``verdict`` step output (``ci_eval.gate``)."""
+    decision = verdict(results)
+    return {
+        "icon": "✅" if decision.passed else "❌",
+        "text": f"ci-eval: {decision.line}",
+        "passed": decision.passed,
+        "exit_code": decision.exit_code,
+    }
 
 
 def _changes(results: RunResults) -> dict[tuple[str, str, str], Any]:
@@ -396,10 +380,16 @@ def _context(
                 "before": fmt(c.before),
                 "after": fmt(c.after),
                 "delta": _delta(c),
-                "test": f"{c.method}, p={c.p_value:.3g}" if c.method else "",
+                "test": c.history() + (f", p={c.p_value:.2g}" if c.p_value is not None else ""),
             }
             for c in comparison.regressions
+            if (c.set_id, c.case_id) in comparison.regressed_cases()
         ]
+        from ci_eval.compare import Judgement
+
+        def judged(kind: Judgement) -> list[dict[str, str]]:
+            return [{"case": j.key, "why": j.describe()} for j in comparison.judged(kind)]
+
         baseline = {
             "commit": (comparison.baseline_commit or "unknown")[:12],
             "date": comparison.baseline_date or "undated",
@@ -419,6 +409,14 @@ def _context(
             "new": len(comparison.new_cases),
             "removed": len(comparison.removed_cases),
             "warnings": list(comparison.warnings),
+            # the history gate (ci_eval.compare): counted in cases, apart from regressions
+            "regressed_cases": len(comparison.regressed_cases()),
+            "known_failures": judged(Judgement.KNOWN_FAILURE),
+            "not_significant": judged(Judgement.NOT_SIGNIFICANT),
+            "accepted": judged(Judgement.ACCEPTED),
+            "suite": comparison.suite.describe() if comparison.suite_regressed else None,
+            "short_history": [j.key for j in comparison.short_history],
+            "min_history": comparison.min_history,
         }
     totals = {k: results.count(k) for k in ORDER}
     flaky = [

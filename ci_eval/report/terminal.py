@@ -4,8 +4,8 @@ Pure: the CLI prints the lines, and makes them inert (``ci_eval.inert``) as it d
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from ci_eval.compare import Comparison, Judgement
+from ci_eval.gate import verdict
 from ci_eval.report.view import (
     error_reason,
     failing_metrics,
@@ -66,9 +66,21 @@ def summary_lines(results: RunResults) -> list[str]:
             if c.status == "ERROR":
                 lines.append(f"  ERROR {_case(s, c)}: {error_reason(c)}")
             elif c.status == "FAILED":
-                lines.append(f"  FAILED {_case(s, c)}: " + ", ".join(failing_metrics(c)))
+                lines.append(
+                    f"  FAILED {_case(s, c)}: "
+                    + ", ".join(failing_metrics(c))
+                    + _judged_note(results, s, c)
+                )
             elif c.status == "NOT_EVALUATED":
-                lines.append(f"  NOT EVALUATED {_case(s, c)}: {not_evaluated_reason(c)}")
+                missing = [
+                    f"{m.name} not computed: {m.reason or 'no reason given'}"
+                    for m in c.metrics
+                    if m.status == "NOT_EVALUATED" and not m.informational
+                ]
+                lines.append(
+                    f"  NOT EVALUATED {_case(s, c)}: "
+                    + ("; ".join(missing) or not_evaluated_reason(c))
+                )
             elif c.status == "SKIPPED":
                 lines.append(f"  SKIPPED {_case(s, c)}: {c.skipped or 'not run'}")
             if c.flaky:
@@ -78,18 +90,7 @@ def summary_lines(results: RunResults) -> list[str]:
                 )
     comparison = results.comparison
     if comparison is not None:
-        titles = {s.eval_set_id: s for s in results.sets}
-        for change in comparison.regressions:
-            s = titles.get(change.set_id)
-            case = change.case_id if s is None or change.case_id != s.file else Path(s.file).name
-            lines.append(f"  REGRESSED {change.set_id}:{case}: {change.describe()}")
-        lines.append(
-            f"baseline {(comparison.baseline_commit or 'unknown')[:12]} "
-            f"({comparison.baseline_date or 'undated'}): "
-            f"{plural(len(comparison.regressions), 'regression')}, "
-            f"{plural(len(comparison.improvements), 'improvement')}, "
-            f"{len(comparison.new_cases)} new, {len(comparison.removed_cases)} removed"
-        )
+        lines += _comparison_lines(comparison)
     cases = [c for _, c in results.cases()]
     totals = (
         f"{results.count('PASSED')} passed, {results.count('FAILED')} failed, "
@@ -104,5 +105,57 @@ def summary_lines(results: RunResults) -> list[str]:
     lines.append(
         f"{plural(len(cases), 'case')}: {totals} in {results.duration_s:.1f} s "
         f"({results.agent})" + (" — interrupted" if results.interrupted else "")
+    )
+    lines.append(verdict(results).line)  # the gate's decision, last, in one line
+    return lines
+
+
+def _judged_note(results: RunResults, s: SetRecord, c: CaseRecord) -> str:
+    """Why a failing case does not block: a known failure, or the case's usual noise."""
+    comparison = results.comparison
+    judged = comparison.judgement_of(s.eval_set_id, c.eval_id) if comparison else None
+    if judged is None:
+        return ""
+    if judged.judgement is Judgement.KNOWN_FAILURE:
+        since = f", failing on main since {judged.failing_since}" if judged.failing_since else ""
+        return f" — known failure, {judged.history()}{since}"
+    if judged.judgement is Judgement.NOT_SIGNIFICANT:
+        p = f", p={judged.p_value:.2g}" if judged.p_value is not None else ""
+        return f" — not a regression (within the case's usual noise): {judged.history()}{p}"
+    return ""
+
+
+def _comparison_lines(comparison: Comparison) -> list[str]:
+    lines = []
+    for judged in comparison.cases:
+        if judged.judgement is Judgement.REGRESSION:
+            lines.append(f"  REGRESSED {judged.describe()}")
+        elif judged.judgement is Judgement.ACCEPTED:
+            lines.append(f"  ACCEPTED {judged.describe()}")
+        else:
+            continue
+        for change in comparison.changes:
+            if (change.set_id, change.case_id) == (judged.set_id, judged.case_id) and (
+                change.metric in judged.metrics
+            ):
+                lines.append(f"      {change.describe()}")
+    if comparison.suite is not None and comparison.suite.regressed:
+        label = "ACCEPTED SUITE-WIDE DROP" if comparison.suite.accepted else "SUITE-WIDE DROP"
+        lines.append(f"  {label}: {comparison.suite.describe()}")
+    short = [j.key for j in comparison.short_history]
+    if short:
+        lines.append(
+            f"  SHORT HISTORY (fewer than {comparison.min_history} runs on main, judged by "
+            "the simple rule: passed every run on main, fails most runs now): " + ", ".join(short)
+        )
+    regressed = len(comparison.regressed_cases())
+    lines.append(
+        f"baseline {comparison.baseline_source or ''} "
+        f"({(comparison.baseline_commit or 'unknown')[:12]}, "
+        f"{comparison.baseline_date or 'undated'}): "
+        f"{plural(regressed, 'regression')}, "
+        f"{plural(len(comparison.judged(Judgement.KNOWN_FAILURE)), 'known failure')}, "
+        f"{len(comparison.judged(Judgement.IMPROVED))} improved, "
+        f"{len(comparison.new_cases)} new, {len(comparison.removed_cases)} removed"
     )
     return lines

@@ -1,0 +1,595 @@
+"""The history-aware gate, one rule per test: the history window, per-case surprise, the
+suite-wide drop, false-alarm control, the simple rule for short histories, acceptance, the
+verdict line, known failures in JUnit, compare-before-write, and the pure-Python statistics
+checked against scipy."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from ci_eval import baseline as baseline_store
+from ci_eval import runner as _runner  # noqa: F401  (its Progress binds sys.stderr at import:
+from ci_eval import stats  # import it before CliRunner swaps the stream, as test_real_repos)
+from ci_eval.cli import app
+from ci_eval.compare import Acceptance, Judgement, compare
+from ci_eval.criteria import MetricConfig, MetricSpec
+from ci_eval.gate import verdict
+from ci_eval.metrics.base import CaseMetric
+from ci_eval.results import CaseRecord, RunResults, SetRecord, to_json
+
+# --- synthetic results: cases with per-run scores of one metric (threshold 1) ---------------
+
+
+def results(
+    cases: dict[str, list[float]],
+    started: str = "t",
+    interrupted: bool = False,
+    errors: tuple[str, ...] = (),
+) -> RunResults:
+    spec = MetricSpec("m", 1.0)
+    records = []
+    for case_id, runs in cases.items():
+        if case_id in errors:
+            records.append(CaseRecord(case_id, "s.json", 1, verdict="ERROR"))
+            continue
+        mean = sum(runs) / len(runs)
+        status = "PASSED" if mean >= 1.0 else "FAILED"
+        metric = CaseMetric("m", status, mean, 1.0, runs=list(runs))
+        records.append(CaseRecord(case_id, "s.json", 1, verdict=status, metrics=[metric]))
+    out = RunResults(
+        [SetRecord("s", "s.json", "adk", MetricConfig([spec], "x", "adk"), records, [spec])],
+        "agent",
+        started,
+        0.0,
+        interrupted=interrupted,
+    )
+    out.fail_on = ("regression", "error", "not-evaluated")
+    return out
+
+
+def history(cases: dict[str, list[float]], window: int = 20) -> dict[str, Any]:
+    """A baseline holding exactly these runs per case."""
+    data, _ = baseline_store.update(None, results(cases), commit="main1", window=window)
+    return data
+
+
+def judged(comparison: Any, case_id: str) -> Any:
+    return next(j for j in comparison.cases if j.case_id == case_id)
+
+
+# --- the history window ----------------------------------------------------------------------
+
+
+def test_each_update_appends_runs_and_keeps_the_last_window() -> None:
+    data = None
+    for i in range(8):
+        data, report = baseline_store.update(
+            data, results({"c": [1.0, 0.0, 1.0]}, started=f"t{i}"), commit=f"c{i}", window=10
+        )
+        assert report.recorded == 1
+    assert data is not None
+    scores = data["sets"]["s"]["cases"]["c"]["metrics"]["m"]["scores"]
+    assert len(scores) == 10 and scores[-3:] == [1.0, 0.0, 1.0]
+    assert data["window"] == 10
+
+
+def test_the_same_results_are_not_recorded_twice() -> None:
+    data, _ = baseline_store.update(None, results({"c": [1.0]}), commit="a")
+    again, report = baseline_store.update(data, results({"c": [1.0]}), commit="a")
+    assert report.duplicate and again["sets"]["s"]["cases"]["c"]["metrics"]["m"]["scores"] == [1.0]
+
+
+def test_an_interrupted_or_partial_update_never_shrinks_the_baseline() -> None:
+    data = history({"a": [1.0, 1.0], "b": [1.0, 0.0]})
+    # b errored (not started, cancelled…): not measured, so its history stays as it was
+    partial = results({"a": [1.0], "b": [1.0]}, started="t2", interrupted=True, errors=("b",))
+    after, report = baseline_store.update(data, partial, commit="c2")
+    assert after["sets"]["s"]["cases"]["b"] == data["sets"]["s"]["cases"]["b"]
+    assert report.kept == ["s:b"]
+    # a case missing from an interrupted run is kept too
+    only_a = results({"a": [1.0]}, started="t3", interrupted=True)
+    after2, _ = baseline_store.update(after, only_a, commit="c3")
+    assert "b" in after2["sets"]["s"]["cases"]
+
+
+def test_a_complete_run_drops_cases_gone_from_the_eval_set() -> None:
+    data = history({"a": [1.0], "gone": [1.0]})
+    after, report = baseline_store.update(data, results({"a": [1.0]}, started="t2"), commit="x")
+    assert report.dropped == ["s:gone"] and "gone" not in after["sets"]["s"]["cases"]
+
+
+def test_the_file_has_one_case_per_line_and_volatile_provenance_apart(tmp_path: Path) -> None:
+    path = tmp_path / "b.json"
+    baseline_store.write(path, history({"a": [1.0], "b": [0.0]}))
+    text = path.read_text()
+    case_lines = [line for line in text.splitlines() if line.startswith('        "')]
+    assert [line.split(":")[0].strip() for line in case_lines] == ['"a"', '"b"']
+    assert all("commit" not in line and "date" not in line for line in case_lines)
+    assert baseline_store.read(path) == json.loads(text)
+    # two updates on different cases change different lines below the provenance block
+    data = json.loads(text)
+    one, _ = baseline_store.update(data, results({"a": [0.0]}, started="x"), commit="p1")
+    two, _ = baseline_store.update(data, results({"b": [1.0]}, started="y"), commit="p2")
+
+    def changed(new: dict[str, Any]) -> set[str]:
+        lines = baseline_store.dumps(new).splitlines()
+        cases = lines[lines.index('  "sets": {') :]
+        return set(cases) - set(text.splitlines())
+
+    assert changed(one) and changed(two) and not changed(one) & changed(two)
+
+
+def test_a_format_1_baseline_is_read_as_the_start_of_the_history(tmp_path: Path) -> None:
+    old = {
+        "format": 1,
+        "provenance": {"commit": "abc123", "date": "2026-01-01T00:00:00+00:00"},
+        "sets": {
+            "s": {
+                "file": "s.json",
+                "cases": {
+                    "c": {
+                        "status": "FAILED",
+                        "metrics": {"m": {"mean": 0.0, "runs": [0.0, 0.0], "threshold": 1.0}},
+                    }
+                },
+            }
+        },
+    }
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    data = baseline_store.read(path)
+    assert data is not None and data["format"] == 2
+    case = data["sets"]["s"]["cases"]["c"]
+    assert case["metrics"]["m"]["scores"] == [0.0, 0.0] and case["failing_since"] == "abc123"
+
+
+def test_a_hand_edited_baseline_names_the_place(tmp_path: Path) -> None:
+    data = history({"c": [1.0]})
+    data["sets"]["s"]["cases"]["c"]["metrics"]["m"]["scores"] = ["high"]
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(Exception, match=r"\$\.sets\.s\.cases\.c\.metrics\.m"):
+        baseline_store.read(path)
+
+
+# --- per-case surprise -----------------------------------------------------------------------
+
+
+def test_a_case_that_always_passed_and_now_fails_three_times_is_a_regression() -> None:
+    comparison = compare(results({"c": [0.0, 0.0, 0.0]}), history({"c": [1.0] * 20}))
+    case = judged(comparison, "c")
+    assert case.judgement is Judgement.REGRESSION
+    assert case.p_value == pytest.approx(1.875 / (21 * 22 * 23))
+    assert "passed 20 of 20 runs on main, failed 3 of 3 now" in case.describe()
+    [change] = comparison.regressions
+    assert "m 1 → 0: passed 20 of 20 runs on main, failed 3 of 3 now (p=0.00018)" in (
+        change.describe()
+    )
+
+
+def test_a_flaky_case_failing_now_is_not_news() -> None:
+    flaky = ([1.0] * 3 + [0.0] * 2) * 4  # passed 12 of 20, its last run passed
+    comparison = compare(results({"c": [0.0, 0.0, 0.0]}), history({"c": flaky}))
+    case = judged(comparison, "c")
+    assert case.judgement is Judgement.NOT_SIGNIFICANT
+    assert case.p_value == pytest.approx(0.0798, abs=1e-3)
+    assert verdict(results_with(comparison, {"c": [0.0, 0.0, 0.0]})).passed
+
+
+def results_with(comparison: Any, cases: dict[str, list[float]]) -> RunResults:
+    out = results(cases)
+    out.comparison = comparison
+    return out
+
+
+def test_a_case_failing_on_main_too_is_a_known_failure_with_its_commit() -> None:
+    comparison = compare(results({"c": [0.0]}), history({"c": [0.0] * 10}))
+    case = judged(comparison, "c")
+    assert case.judgement is Judgement.KNOWN_FAILURE and case.failing_since == "main1"
+    line = verdict(results_with(comparison, {"c": [0.0]})).line
+    assert line == (
+        "gate passed: 0 regressions against main's history (1 case judged); "
+        "1 known failure did not block"
+    )
+
+
+# --- across the suite ------------------------------------------------------------------------
+
+
+def test_a_broad_drop_no_single_case_shows_is_caught_by_the_suite_test() -> None:
+    rng = random.Random(1)
+    # 40 cases that pass 90% of the time on main; now each fails one run in three
+    main = {f"c{i}": [0.0 if k % 10 == i % 10 else 1.0 for k in range(20)] for i in range(40)}
+    now = {f"c{i}": [0.0 if rng.random() < 0.4 else 1.0] for i in range(40)}
+    comparison = compare(results(now), history(main))
+    assert not comparison.regressed_cases()  # no case alone is news
+    assert comparison.suite is not None and comparison.suite.regressed
+    line = verdict(results_with(comparison, now)).line
+    assert line.startswith("gate failed: a broad drop across the suite: ")
+    assert "where main's history expects 4.8" in line  # 40 × 2.5/21
+
+
+def test_two_hundred_noisy_cases_do_not_fail_for_having_two_hundred_chances() -> None:
+    # each case passed 18 of 20 on main; now 20 of 200 fail once: what main predicts
+    main = {f"c{i}": [0.0, 0.0] + [1.0] * 18 for i in range(200)}
+    now = {f"c{i}": [0.0 if i % 10 == 0 else 1.0] for i in range(200)}
+    comparison = compare(results(now), history(main))
+    assert not comparison.regressed_cases()
+    assert comparison.suite is not None and not comparison.suite.regressed
+    # yet a case that never failed on main and now fails 5 of 5 is caught: with 200 chances,
+    # one case needs stronger evidence than in a small suite (3 of 3 gives p = 1.8e-4)
+    main["c1"] = [1.0] * 20
+    now["c1"] = [0.0] * 5
+    comparison = compare(results(now), history(main))
+    assert comparison.regressed_cases() == {("s", "c1")}
+
+
+def test_false_alarms_stay_under_the_significance_level_when_nothing_changed() -> None:
+    rng = random.Random(7)
+    rates = [1.0] * 26 + [0.95] * 10 + [0.6] * 4
+    alarms = 0
+    trials = 200
+    for _ in range(trials):
+        main = {
+            f"c{i}": [1.0 if rng.random() < p else 0.0 for _ in range(20)]
+            for i, p in enumerate(rates)
+        }
+        now = {f"c{i}": [1.0 if rng.random() < p else 0.0] for i, p in enumerate(rates)}
+        comparison = compare(results(now), history(main))
+        alarms += bool(comparison.regressed_cases() or comparison.suite_regressed)
+    assert alarms / trials <= 0.05
+
+
+# --- too little history ----------------------------------------------------------------------
+
+
+def test_too_little_history_falls_back_to_the_simple_rule_and_says_so() -> None:
+    comparison = compare(results({"c": [0.0]}), history({"c": [1.0, 1.0]}))
+    case = judged(comparison, "c")
+    assert case.judgement is Judgement.REGRESSION and case.p_value is None
+    assert "judged by the simple rule: only 2 runs on main (the history test needs 5)" in (
+        case.describe()
+    )
+    line = verdict(results_with(comparison, {"c": [0.0]})).line
+    assert "1 case judged by the simple rule (fewer than 5 runs on main)" in line
+    # a flaky short history is not a regression under the simple rule
+    comparison = compare(results({"c": [0.0]}), history({"c": [1.0, 0.0]}))
+    assert not comparison.regressed_cases()
+
+
+def test_a_new_case_is_not_judged() -> None:
+    comparison = compare(results({"c": [1.0], "fresh": [0.0]}), history({"c": [1.0] * 5}))
+    assert comparison.new_cases == [("s", "fresh")]
+    assert not comparison.regressed_cases()
+
+
+# --- accepting an intended change -------------------------------------------------------------
+
+
+def test_an_accepted_regression_does_not_block_and_says_why() -> None:
+    accepted = [Acceptance("s:c", "new refund wording (#123)")]
+    comparison = compare(
+        results({"c": [0.0, 0.0, 0.0]}), history({"c": [1.0] * 20}), accepted=accepted
+    )
+    case = judged(comparison, "c")
+    assert case.judgement is Judgement.ACCEPTED and case.reason == "new refund wording (#123)"
+    decision = verdict(results_with(comparison, {"c": [0.0, 0.0, 0.0]}))
+    assert decision.passed and "1 accepted change (s:c)" in decision.line
+
+
+def test_an_acceptance_that_matches_nothing_is_a_warning() -> None:
+    comparison = compare(
+        results({"c": [1.0]}), history({"c": [1.0] * 20}), accepted=[Acceptance("s:c", "x")]
+    )
+    assert any("matched no regression" in w for w in comparison.warnings)
+
+
+# --- the CLI, in process ---------------------------------------------------------------------
+
+
+def cli(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+
+
+def _write(path: Path, res: RunResults) -> Path:
+    path.write_text(json.dumps(to_json(res)))
+    return path
+
+
+def test_update_then_compare_through_the_cli(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.chdir(tmp_path)
+    for i in range(7):
+        run = _write(tmp_path / f"main{i}.json", results({"c": [1.0, 1.0, 1.0]}, started=f"m{i}"))
+        proc = cli("baseline", "update", str(run), "--window", "30")
+        assert proc.exit_code == 0, proc.output
+        assert "last 30 runs each" in proc.stdout
+    pr = _write(tmp_path / "pr.json", results({"c": [0.0, 0.0, 0.0]}, started="pr"))
+    proc = cli("compare", str(pr), "--junit", "junit.xml", "--summary", "summary.md")
+    assert proc.exit_code == 1
+    assert proc.stdout.splitlines()[-1] == "gate failed: 1 regression (s:c)"
+    assert "REGRESSED s:c (m): passed 21 of 21 runs on main, failed 3 of 3 now" in proc.stdout
+    assert (
+        (tmp_path / "summary.md")
+        .read_text()
+        .startswith("## ❌ ci-eval: gate failed: 1 regression (s:c)")
+    )
+
+
+def test_the_acceptance_file_end_to_end(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.chdir(tmp_path)
+    baseline_store.write(tmp_path / ".ci-eval/baseline.json", history({"c": [1.0] * 20}))
+    pr = _write(tmp_path / "pr.json", results({"c": [0.0, 0.0, 0.0]}, started="pr"))
+    accept = tmp_path / ".ci-eval/accept.toml"
+    accept.write_text('[[accept]]\ncase = "s:c"\n')
+    proc = cli("compare", str(pr))
+    assert proc.exit_code == 2 and "accept[0]: reason is required" in proc.output
+    accept.write_text('[[accept]]\ncase = "s:c"\nreason = "the new wording is right (#12)"\n')
+    proc = cli("compare", str(pr))
+    assert proc.exit_code == 0, proc.output
+    assert "ACCEPTED s:c (m): passed 20 of 20 runs on main, failed 3 of 3 now" in proc.stdout
+    assert "accepted: the new wording is right (#12)" in proc.stdout
+    assert proc.stdout.splitlines()[-1].startswith("gate passed: ")
+
+
+def test_known_failures_are_skipped_in_junit_so_a_junit_only_ci_stays_green(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    baseline_store.write(
+        tmp_path / ".ci-eval/baseline.json", history({"ok": [1.0] * 10, "bad": [0.0] * 10})
+    )
+    pr = _write(tmp_path / "pr.json", results({"ok": [1.0], "bad": [0.0]}, started="pr"))
+    proc = cli("compare", str(pr), "--junit", "junit.xml")
+    assert proc.exit_code == 0, proc.output
+    junit = (tmp_path / "junit.xml").read_text()
+    assert "<failure" not in junit
+    assert 'message="known failure on main since main1: passed 0 of 10 runs on main' in junit
+    assert "known failure, passed 0 of 10 runs on main" in proc.stdout
+
+
+def test_update_baseline_compares_first_then_writes(tmp_path: Path, monkeypatch: Any) -> None:
+    from ci_eval import pipeline
+    from ci_eval.config import RunSettings
+
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / ".ci-eval/baseline.json"
+    baseline_store.write(path, history({"c": [1.0] * 20}))
+    run = results({"c": [0.0, 0.0, 0.0]}, started="pr")
+    settings = RunSettings(update_baseline=True)
+    # the order run() uses: compare against the stored baseline, then append
+    pipeline.apply_baseline(run, settings, env={})
+    line = pipeline.update_baseline(run, settings)
+    assert run.comparison.regressed_cases() == {("s", "c")}
+    assert "1 cases recorded" in line
+    scores = baseline_store.read(path)["sets"]["s"]["cases"]["c"]["metrics"]["m"]["scores"]
+    assert scores == [1.0] * 17 + [0.0] * 3
+
+
+# --- the statistics, against scipy -------------------------------------------------------------
+
+scipy_stats = pytest.importorskip("scipy.stats")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(0, 30),
+    a=st.floats(0.05, 40),
+    b=st.floats(0.05, 40),
+    data=st.data(),
+)
+def test_beta_binomial_matches_scipy(n: int, a: float, b: float, data: Any) -> None:
+    k = data.draw(st.integers(0, n))
+    assert stats.betabinom_pmf(k, n, a, b) == pytest.approx(
+        scipy_stats.betabinom.pmf(k, n, a, b), rel=1e-9, abs=1e-15
+    )
+    # summed pmf: scipy's sf (1 - cdf) loses digits in tiny tails; the sum is what we compute
+    tail = sum(scipy_stats.betabinom.pmf(j, n, a, b) for j in range(k, n + 1))
+    assert stats.betabinom_tail(k, n, a, b) == pytest.approx(tail, rel=1e-9, abs=1e-15)
+    assert stats.betabinom_tail(k, n, a, b) == pytest.approx(
+        scipy_stats.betabinom.sf(k - 1, n, a, b), rel=1e-6, abs=1e-12
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 20), st.integers(0, 20), st.integers(1, 4)),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_the_suite_distribution_is_the_convolution_of_the_cases(cases: list[Any]) -> None:
+    import numpy as np
+
+    dists = [stats.predictive_failures(f, p, n) for f, p, n in cases]
+    expected = np.array([1.0])
+    for f, p, n in cases:
+        expected = np.convolve(
+            expected, scipy_stats.betabinom.pmf(np.arange(n + 1), n, f + 0.5, p + 0.5)
+        )
+    assert stats.convolve(dists) == pytest.approx(list(expected), abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=2, max_size=9),
+    st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=2, max_size=3),
+)
+def test_the_permutation_test_matches_scipy(history: list[float], new: list[float]) -> None:
+    import numpy as np
+
+    if len(set(history + new)) == 1:
+        return  # scipy's statistic is undefined-ish with no variation; ours says p = 1
+    p, exact = stats.permutation_tail(history, new)
+    expected = scipy_stats.permutation_test(
+        (new, history),
+        lambda x, y, axis: np.mean(x, axis=axis) - np.mean(y, axis=axis),
+        permutation_type="independent",
+        alternative="less",
+        n_resamples=np.inf,
+        vectorized=True,
+    ).pvalue
+    assert exact and p == pytest.approx(expected, abs=1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=40))
+def test_benjamini_hochberg_matches_scipy(pvalues: list[float]) -> None:
+    assert stats.benjamini_hochberg(pvalues) == pytest.approx(
+        list(scipy_stats.false_discovery_control(pvalues)), abs=1e-12
+    )
+
+
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=10))
+def test_simes_is_between_the_smallest_p_and_bonferroni(pvalues: list[float]) -> None:
+    combined = stats.simes(pvalues)
+    assert min(pvalues) - 1e-12 <= combined <= min(1.0, len(pvalues) * min(pvalues)) + 1e-12
+
+
+# --- never a silent pass -------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+WEATHER = REPO / "samples/evals/weather_basic.evalset.json"
+AGENT = f"python {REPO / 'samples/agents/weather_agent/command_agent.py'}"
+
+
+def _evals(folder: Path, criteria: dict[str, float] | None) -> Path:
+    folder.mkdir(parents=True)
+    (folder / WEATHER.name).write_text(WEATHER.read_text())
+    if criteria is not None:
+        (folder / "test_config.json").write_text(json.dumps({"criteria": criteria}, indent=2))
+    return folder
+
+
+def test_an_unknown_metric_in_a_sidecar_is_an_input_error(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.chdir(tmp_path)
+    _evals(tmp_path / "evals", {"tool_trajectory_avg_score": 1.0, "agent_coordination_score": 0.5})
+    for args in (
+        ("validate", "evals"),
+        ("run", "evals", "--agent", "command", "--agent-command", "no-such-agent-binary"),
+    ):
+        proc = cli(*args)
+        assert proc.exit_code == 2, proc.output
+        assert (
+            "evals/test_config.json:2:15: $.criteria.agent_coordination_score: unknown metric "
+            "'agent_coordination_score'; known: " in proc.output
+        )
+        assert "tool_trajectory_avg_score" in proc.output.split("known: ")[1]
+
+
+def test_a_metric_that_could_not_be_computed_fails_the_gate(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _evals(tmp_path / "judged", {"tool_trajectory_avg_score": 1.0, "final_response_match_v2": 0.5})
+    _evals(tmp_path / "plain", None)
+    run = ("run", "judged", "plain", "--agent", "command", "--agent-command", AGENT)
+    proc = cli(*run, "--summary", "summary.md")
+    assert proc.exit_code == 1, proc.output
+    assert "NOT EVALUATED paris_weather" in proc.stdout
+    assert "final_response_match_v2 not computed: needs an LLM judge" in proc.stdout
+    last = proc.stdout.splitlines()[-1]
+    assert last.startswith(
+        "gate failed: 2 not evaluated: weather_basic:paris_weather (final_response_match_v2: "
+        "needs an LLM judge"
+    )
+    assert "; 2 failed cases (" in last  # berlin fails its trajectory in both folders
+    assert (tmp_path / "summary.md").read_text().startswith("## ❌ ci-eval: gate failed:")
+    # opting out, as --fail-on allows: it passes, and still says what was not computed
+    proc = cli(*run, "--fail-on", "regression,error")
+    assert proc.exit_code == 0, proc.output
+    assert "2 not evaluated: " in proc.stdout.splitlines()[-1]
+    assert "did not block" in proc.stdout.splitlines()[-1]
+
+
+def test_a_run_where_nothing_was_evaluated_never_passes(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.chdir(tmp_path)
+    _evals(tmp_path / "judged", {"final_response_match_v2": 0.5})
+    proc = cli(
+        "run", "judged", "--agent", "command", "--agent-command", AGENT,
+        "--fail-on", "regression", "--summary", "summary.md",
+    )  # fmt: skip
+    assert proc.exit_code == 1, proc.output
+    assert "nothing was evaluated (3 cases)" in proc.stdout.splitlines()[-1]
+    headline = (tmp_path / "summary.md").read_text().splitlines()[0]
+    assert headline.startswith("## ❌ ci-eval: gate failed: nothing was evaluated")
+
+
+# --- the pull request cannot lower its bar ---------------------------------------------------
+
+
+def _git(cwd: Path, *args: str) -> str:
+    import subprocess
+
+    return subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+def _pull_request_repo(tmp_path: Path) -> Path:
+    """origin: main with a 20-run history where c always passed; a feature branch that rewrites
+    the baseline to say c always failed (lowering its own bar); main moves on after it."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    _git(origin, "init", "-q", "-b", "main")
+    baseline_store.write(origin / ".ci-eval/baseline.json", history({"c": [1.0] * 20}))
+    _git(origin, "add", ".")
+    _git(origin, "commit", "-q", "-m", "baseline")
+    _git(origin, "checkout", "-q", "-b", "feature")
+    for i in range(3):
+        (origin / f"f{i}.txt").write_text(str(i))
+        _git(origin, "add", ".")
+        _git(origin, "commit", "-q", "-m", f"feature {i}")
+    baseline_store.write(origin / ".ci-eval/baseline.json", history({"c": [0.0] * 20}))
+    _git(origin, "commit", "-q", "-am", "lower the bar")
+    _git(origin, "checkout", "-q", "main")
+    (origin / "later.txt").write_text("x")
+    _git(origin, "add", ".")
+    _git(origin, "commit", "-q", "-m", "main moves on")
+    return origin
+
+
+def test_a_shallow_clone_fetches_the_merge_base_and_never_reads_the_prs_copy(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    origin = _pull_request_repo(tmp_path)
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "feature", origin.as_uri(), "clone")
+    assert _git(clone, "rev-parse", "--is-shallow-repository") == "true"
+    pr = _write(tmp_path / "pr.json", results({"c": [0.0, 0.0, 0.0]}, started="pr"))
+    monkeypatch.chdir(clone)
+    monkeypatch.setenv("GITHUB_BASE_REF", "main")
+    proc = cli("compare", str(pr))
+    assert proc.exit_code == 1, proc.output  # judged against main's history, not the PR's
+    assert "shallow clone: git fetch --depth=50 origin main" in proc.stderr
+    assert "REGRESSED s:c (m): passed 20 of 20 runs on main" in proc.stdout
+    assert "at the merge base" in proc.stdout
+
+
+def test_without_a_way_to_the_merge_base_it_stops_and_says_fetch_depth_0(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    import shutil
+
+    origin = _pull_request_repo(tmp_path)
+    _git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "feature", origin.as_uri(), "clone")
+    shutil.rmtree(origin)  # the remote is gone: nothing can be fetched
+    pr = _write(tmp_path / "pr.json", results({"c": [0.0, 0.0, 0.0]}, started="pr"))
+    monkeypatch.chdir(tmp_path / "clone")
+    monkeypatch.setenv("GITHUB_BASE_REF", "main")
+    proc = cli("compare", str(pr))
+    assert proc.exit_code == 2
+    assert "cannot find the merge base with main" in proc.stderr
+    assert "fetch-depth: 0" in proc.stderr
