@@ -20,7 +20,7 @@ STRICT = ConfigDict(strict=True, extra="allow")
 
 CaseStatus = Literal["PASSED", "FAILED", "ERROR", "NOT_EVALUATED", "SKIPPED", "COMPLETED"]
 MetricStatus = Literal["PASSED", "FAILED", "ERROR", "NOT_EVALUATED", "INFO"]
-FailOn = Literal["failure", "regression", "error"]
+FailOn = Literal["failure", "regression", "error", "not-evaluated"]
 
 
 def _timestamp(value: str) -> str:

@@ -98,7 +98,10 @@ class _CappedRetry(Retry):
         deadline = getattr(_call, "deadline", None)
         if deadline is not None and deadline.expired():
             raise DeadlinePassed
-        return super().increment(*args, **kwargs)
+        # raises MaxRetryError when no retry is left: only retries actually made are counted
+        new = super().increment(*args, **kwargs)
+        _call.spent = getattr(_call, "spent", 0) + 1
+        return new
 
     def sleep(self, response: Any = None) -> None:
         """Back-off and Retry-After, but never past the call's deadline."""
@@ -183,6 +186,7 @@ def post_json(
     ``timeout`` seconds from now, wall clock). Raises AgentError, one line."""
     deadline = deadline or Deadline(timeout)
     shown = redact.text(url)  # no credentials of the URL in any message
+    _call.spent = 0
     try:
         with within(deadline):
             if deadline.expired():
@@ -211,7 +215,16 @@ def post_json(
             raise AgentError(
                 f"POST {shown}: cannot connect ({why}) after {_retries(retries)}", retries
             ) from None
-        raise AgentError(f"POST {shown}: {type(exc).__name__}", retries) from None
+        spent = _call.spent  # e.g. a body cut off after one attempt: no retries were made
+        more = f" after {_retries(spent)}" if spent else ""
+        if isinstance(
+            exc,
+            requests.exceptions.ChunkedEncodingError | requests.exceptions.ContentDecodingError,
+        ):
+            raise AgentError(
+                f"POST {shown}: the answer was cut off or garbled{more}", spent
+            ) from None
+        raise AgentError(f"POST {shown}: {type(exc).__name__}{more}", spent) from None
     history = getattr(getattr(response.raw, "retries", None), "history", ()) or ()
     spent = len(history)
     if response.status_code >= 400:
