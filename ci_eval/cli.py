@@ -629,6 +629,34 @@ def run(
             show_default=False,
         ),
     ] = None,
+    simulator_url: Annotated[
+        str | None,
+        typer.Option(
+            "--simulator-url",
+            metavar="URL",
+            help="OpenAI-compatible base URL of the simulated user's LLM, for ADK "
+            "conversation_scenario cases and Orchestrate stories [default: the judge's].",
+            show_default=False,
+        ),
+    ] = None,
+    simulator_model: Annotated[
+        str | None,
+        typer.Option(
+            "--simulator-model",
+            metavar="MODEL",
+            help="The simulated user's model [default: the judge's].",
+            show_default=False,
+        ),
+    ] = None,
+    simulator_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--simulator-key-env",
+            metavar="VAR",
+            help="Environment variable holding the simulator's API key (never printed).",
+            show_default=False,
+        ),
+    ] = None,
     template_dir: Annotated[
         Path | None,
         typer.Option(
@@ -746,6 +774,13 @@ def run(
         for key, value in judge_overrides.items():
             if value is not None:
                 setattr(settings.judge, key, value)
+        for key, value in (
+            ("base_url", simulator_url),
+            ("model", simulator_model),
+            ("api_key_env", simulator_key_env),
+        ):
+            if value is not None:
+                setattr(settings.simulator, key, value)
         for item in header or []:
             name, sep, value = item.partition("=")
             if not sep or not name.strip():

@@ -44,6 +44,34 @@ class JudgeConfig:
 
 
 @dataclass
+class SimulatorConfig:
+    """The simulated user's LLM ([simulator]); unset fields fall back to the judge's."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    timeout: float | None = None
+    retries: int | None = None
+    temperature: float | None = None
+    # ADK: used when the eval config's user_simulator_config sets no max_allowed_invocations;
+    # Orchestrate: when the dataset sets no max_user_turns
+    max_turns: int | None = None
+
+    def resolved(self, judge: JudgeConfig) -> SimulatorConfig:
+        """This table with the judge's endpoint filled in where it says nothing."""
+        own_endpoint = bool(self.base_url)
+        return SimulatorConfig(
+            self.base_url or judge.base_url,
+            self.model or judge.model,
+            self.api_key_env if own_endpoint else (self.api_key_env or judge.api_key_env),
+            judge.timeout if self.timeout is None else self.timeout,
+            judge.retries if self.retries is None else self.retries,
+            judge.temperature if self.temperature is None else self.temperature,
+            self.max_turns,
+        )
+
+
+@dataclass
 class RunSettings:
     paths: list[str] = field(default_factory=list)
     eval_config: str | None = None  # one ADK eval config (or trpc metrics) for every set
@@ -76,19 +104,22 @@ class RunSettings:
     template_dir: str | None = None
     agent: AgentSettings = field(default_factory=AgentSettings)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
+    simulator: SimulatorConfig = field(default_factory=SimulatorConfig)
     metrics: dict[str, Any] = field(default_factory=dict)  # [metrics]: name → threshold/table
     custom_metrics: dict[str, str] = field(default_factory=dict)  # name → "module:function"
 
 
-_TABLES = ("run", "agent", "judge", "metrics", "custom_metrics")
+_TABLES = ("run", "agent", "judge", "simulator", "metrics", "custom_metrics")
 
 
-_NUMBER_OR_NONE = {"min_pass"}  # settings whose default is None but take a number
+# settings whose default is None but take a number
+_NUMBER_OR_NONE = {"min_pass", "max_turns", "retries", "timeout", "temperature"}
 
 
 def _type_ok(current: Any, value: Any, name: str) -> bool:
-    if name in _NUMBER_OR_NONE:
-        return isinstance(value, int) and not isinstance(value, bool)
+    if name in _NUMBER_OR_NONE and current is None:
+        wanted = int if name in ("min_pass", "max_turns", "retries") else int | float
+        return isinstance(value, wanted) and not isinstance(value, bool)
     if isinstance(current, bool):
         return isinstance(value, bool)
     if isinstance(current, list):
@@ -138,6 +169,7 @@ def load_config(path: Path | None, required: bool) -> RunSettings:
     _apply(settings, data.get("run", {}), "run", str(path))
     _apply(settings.agent, data.get("agent", {}), "agent", str(path))
     _apply(settings.judge, data.get("judge", {}), "judge", str(path))
+    _apply(settings.simulator, data.get("simulator", {}), "simulator", str(path))
     for table in ("metrics", "custom_metrics"):
         value = data.get(table, {})
         if not isinstance(value, dict):

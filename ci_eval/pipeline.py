@@ -24,13 +24,14 @@ from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.files import write_json_atomic
 from ci_eval.gate import FAIL_ON, gate
 from ci_eval.load import Failed, LoadedEvalSet, load_all
-from ci_eval.metrics import NOT_COMPUTED, lookup
+from ci_eval.metrics import NOT_COMPUTED, adk_judges, lookup
 from ci_eval.metrics.custom import register_custom, register_entry_points
 from ci_eval.metrics.judge import Judge
 from ci_eval.results import RunResults, to_json
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.runner import _selected as selected
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
+from ci_eval.simulate import build_simulator
 
 
 @dataclass
@@ -351,6 +352,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
             raise InputError(f"{name} must be at least {low}")
     preflight.run(settings, os.environ)  # options and output paths: before any agent call
     options = score_options(settings)
+    simulator = build_simulator(settings.simulator, settings.judge)
     if not settings.metric:  # --metric replaces the sets' own metrics
         check_metric_names(sets, settings)
     loaded = load_baseline(settings)
@@ -381,6 +383,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
                 settings.cases,
                 shard_spec.parse(settings.shard) if settings.shard else None,
                 settings.timeout,
+                simulator,
             ),
             stop=stop,
         )
@@ -395,6 +398,11 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         "num_runs": settings.num_runs,
         "min_pass": settings.min_pass,
         "shard": settings.shard,
+        "simulator": None
+        if simulator is None
+        else {"model": simulator.client.model, "max_turns": simulator.config.max_turns},
+        # whose prompt templates the ADK judges and the ADK user simulator used
+        "adk_prompts": adk_judges.source(),
         "cases": settings.cases,
     }
     score_results(results, options)

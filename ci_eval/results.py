@@ -36,6 +36,8 @@ class RunRecord:
     error: str | None = None  # why the agent could not finish this run (infrastructure)
     duration_s: float = 0.0
     metrics: list[Any] = field(default_factory=list)  # MetricResult per metric, once scored
+    # a simulated user's run: who played the user, why the conversation ended, LLM calls
+    simulation: dict[str, Any] | None = None
     started_s: float | None = None  # seconds after the run began (None: replayed or not run)
     replayed: bool = False  # durations are the recording's, not measured
 
@@ -56,6 +58,9 @@ class CaseRecord:
     metrics: list[Any] = field(default_factory=list)  # CaseMetric per metric, once scored
     verdict: str | None = None  # PASSED, FAILED, ERROR, NOT_EVALUATED, SKIPPED once scored
     flaky: bool = False
+    # ADK conversation_scenario (starting_prompt, conversation_plan, user_persona): the user's
+    # turns are simulated; metrics that need an expected conversation do not apply
+    scenario: dict[str, Any] | None = None
 
     @property
     def status(self) -> str:
@@ -219,6 +224,7 @@ def to_json(results: RunResults) -> dict[str, Any]:
                         "metrics": [_case_metric(m) for m in c.metrics],
                         "extensions": c.extensions,
                         "rubrics": c.rubrics,
+                        "conversation_scenario": c.scenario,
                         "runs": [
                             {
                                 "run": r.run,
@@ -227,6 +233,7 @@ def to_json(results: RunResults) -> dict[str, Any]:
                                 "started_s": None if r.started_s is None else round(r.started_s, 4),
                                 "retries": r.retries,
                                 "metrics": [_run_metric(m) for m in r.metrics],
+                                "simulation": r.simulation,
                                 "invocations": [
                                     {
                                         "expected": _inv(i.expected),
@@ -308,6 +315,7 @@ def from_json(data: dict[str, Any]) -> RunResults:
                 skipped=c.get("skipped"),
                 extensions=c.get("extensions") or {},
                 rubrics=c.get("rubrics"),
+                scenario=c.get("conversation_scenario"),
                 verdict=status if status not in (None, "COMPLETED") else None,
                 flaky=bool(c.get("flaky")),
                 metrics=[
@@ -329,7 +337,10 @@ def from_json(data: dict[str, Any]) -> RunResults:
             )
             for r in c.get("runs") or []:
                 run = RunRecord(
-                    r["run"], error=r.get("error"), duration_s=float(r.get("duration_s") or 0.0)
+                    r["run"],
+                    error=r.get("error"),
+                    duration_s=float(r.get("duration_s") or 0.0),
+                    simulation=r.get("simulation"),
                 )
                 if isinstance(r.get("started_s"), int | float):
                     run.started_s = float(r["started_s"])

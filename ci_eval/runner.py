@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TextIO
+from typing import Any, TextIO
 
 from ci_eval import shard
 from ci_eval.connectors.base import ActualTurn, AgentError, Connector
@@ -25,6 +25,8 @@ from ci_eval.deadline import Cancellation, Deadline
 from ci_eval.load import LoadedEvalSet
 from ci_eval.model import EvalCase, IntermediateData, Invocation
 from ci_eval.results import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
+from ci_eval.simulate import NO_SIMULATOR, scenario_of
+from ci_eval.simulate.conversation import replay_simulated, run_simulated
 
 
 @dataclass
@@ -34,6 +36,7 @@ class RunOptions:
     cases: list[str] = field(default_factory=list)  # SET_ID:CASE_ID or SET_ID filters
     shard: tuple[int, int] | None = None  # (I, N): only this shard's cases
     timeout: float = 60.0  # each turn's wall-clock deadline, seconds
+    simulator: Any = None  # ci_eval.simulate.SimulatorFactory: plays the user of scenario cases
 
 
 def _selected(eval_set_id: str, case_id: str, filters: list[str]) -> bool:
@@ -56,12 +59,34 @@ def actual_invocation(expected: Invocation, turn: ActualTurn, duration: float) -
     )
 
 
-def _skip_reason(case: EvalCase) -> str | None:
-    if case.conversation_scenario is not None:
-        return (
-            "conversation_scenario needs a user simulator; ci-eval replays scripted conversations"
-        )
-    return None
+def _skip_reason(
+    case: EvalCase, loaded: LoadedEvalSet, connector: Connector, options: RunOptions
+) -> str | None:
+    if scenario_of(case, loaded.dialect) is None:
+        return None
+    if connector.kind == "replay":  # a recorded simulated conversation replays without one
+        recordings = getattr(connector, "recordings", {})
+        if (loaded.eval_set.eval_set_id, case.eval_id) in recordings:
+            return None
+        return "no recorded conversation to replay (the recorded run skipped it?); " + NO_SIMULATOR
+    if options.simulator is None:
+        return NO_SIMULATOR
+    return options.simulator.unavailable(case, loaded.dialect, loaded.metrics.extras)
+
+
+def _run_simulated_job(
+    connector: Connector, loaded: LoadedEvalSet, case: EvalCase, run: int, options: RunOptions
+) -> RunRecord:
+    """A case whose user an LLM plays (ci_eval.simulate), or its recorded conversation."""
+    eval_set_id = loaded.eval_set.eval_set_id
+    if connector.kind == "replay":
+        try:
+            recording = connector.open(eval_set_id, case, run).invocations  # type: ignore[attr-defined]
+        except AgentError as exc:
+            return RunRecord(run=run, error=f"cannot start a session: {exc}")
+        return replay_simulated(recording, run)
+    user = options.simulator.make(case, loaded.dialect, loaded.metrics.extras)
+    return run_simulated(connector, user, eval_set_id, case, run)
 
 
 class Progress:
@@ -202,6 +227,7 @@ class _Job:
     case: EvalCase
     case_record: CaseRecord
     run: int
+    loaded: Any = None  # the LoadedEvalSet (dialect, eval config) the case comes from
     record: RunRecord | None = None  # set when the job starts; filled in turn by turn
     started: float = 0.0
     finished: bool = False
@@ -248,15 +274,18 @@ def _execute(
                 continue
             with lock:
                 job.record, job.started = RunRecord(run=job.run), time.monotonic()
-            record = run_case(
-                connector,
-                job.eval_set_id,
-                job.case,
-                job.run,
-                options.timeout,
-                stop,
-                job.record,
-            )
+            if scenario_of(job.case, job.loaded.dialect) is not None:
+                record = _run_simulated_job(connector, job.loaded, job.case, job.run, options)
+            else:
+                record = run_case(
+                    connector,
+                    job.eval_set_id,
+                    job.case,
+                    job.run,
+                    options.timeout,
+                    stop,
+                    job.record,
+                )
             if not record.replayed:  # when it ran, relative to the run's start: sets' wall time
                 record.started_s = job.started - t0
             finish(job, record)
@@ -299,7 +328,7 @@ def run_sets(
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
     records: list[SetRecord] = []
-    jobs: list[tuple[str, EvalCase, CaseRecord, int]] = []
+    jobs: list[tuple[str, EvalCase, CaseRecord, int, LoadedEvalSet]] = []
     for loaded in sets:
         es = loaded.eval_set
         set_record = SetRecord(es.eval_set_id, loaded.path, loaded.dialect, loaded.metrics)
@@ -317,6 +346,7 @@ def run_sets(
                 rubrics=[r.model_dump(mode="json", exclude_none=True) for r in case.rubrics]
                 if case.rubrics
                 else None,
+                scenario=scenario_of(case, loaded.dialect),
             )
             set_record.cases.append(case_record)
             actuals = case.trace_actuals
@@ -331,12 +361,12 @@ def run_sets(
                     )
                 ]
                 continue
-            reason = _skip_reason(case)
+            reason = _skip_reason(case, loaded, connector, options)
             if reason:
                 case_record.skipped = reason
                 continue
             for run in range(1, options.num_runs + 1):
-                jobs.append((es.eval_set_id, case, case_record, run))
+                jobs.append((es.eval_set_id, case, case_record, run, loaded))
         records.append(set_record)
 
     bar = (progress or (lambda total: Progress(total)))(len(jobs))

@@ -32,6 +32,10 @@ from ci_eval.model import Invocation
 from ci_eval.results import CaseRecord, RunRecord, RunResults, SetRecord
 
 SKIPPED = "SKIPPED"
+NO_EXPECTED = (
+    "needs an expected conversation; this case's user turns were simulated "
+    "(conversation_scenario or Orchestrate story), so there is none"
+)
 
 
 @dataclass
@@ -100,6 +104,11 @@ def score_run(
             continue
         if threshold is None and not metric.informational:
             threshold = metric.default_threshold
+        if ctx.scenario is not None and metric.needs_expected:
+            out.append(
+                MetricResult(spec.name, NOT_EVALUATED, threshold=threshold, reason=NO_EXPECTED)
+            )
+            continue
         try:
             score, per_invocation, details = metric.scorer(expected, actual, spec, ctx)
         except NotApplicable as exc:
@@ -207,6 +216,7 @@ def score_case(
         rubrics=case.rubrics,
         set_dialect=set_dialect,
         judge=options.judge,
+        scenario=case.scenario,
     )
     completed: list[RunRecord] = [r for r in case.runs if r.error is None]
     for run in completed:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from ci_eval.discover import Ignored
 from ci_eval.errors import ValidationFailed
 from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Outcome, Skipped
+from ci_eval.simulate import scenario_of
 
 TRACE_NOTE = "trace mode: recorded conversation is scored, the agent is not called"
 
@@ -17,12 +18,20 @@ def _n(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
+def simulated(outcome: LoadedEvalSet) -> int:
+    """Cases whose user turns an LLM writes (they need a simulator to run)."""
+    return sum(1 for c in outcome.eval_set.eval_cases if scenario_of(c, outcome.dialect))
+
+
 def set_line(outcome: LoadedEvalSet) -> str:
     es = outcome.eval_set
     metrics = outcome.metrics
     source = " (ADK defaults)" if metrics.source == "default" else f" from {metrics.source}"
+    sim = simulated(outcome)
     return (
-        f"{outcome.path}: ok: {outcome.dialect}, {_n(len(es.eval_cases), 'case')}, "
+        f"{outcome.path}: ok: {outcome.dialect}, {_n(len(es.eval_cases), 'case')}"
+        + (f" ({sim} with a simulated user)" if sim else "")
+        + ", "
         f"{_n(es.invocation_count(), 'invocation')}; metrics {metrics.describe()}{source}"
     )
 
@@ -59,8 +68,11 @@ def validate_counts(outcomes: list[Outcome], ignored: list[Ignored], verbose: bo
     sidecars = sum(isinstance(o, LoadedSidecar) for o in outcomes)
     skipped = sum(isinstance(o, Skipped) for o in outcomes)
     invalid = sum(isinstance(o, Failed) for o in outcomes)
+    sim = sum(simulated(o) for o in sets)
     line = (
-        f"{_n(len(sets), 'eval set')} ({_n(cases, 'case')}), {_n(sidecars, 'sidecar')}, "
+        f"{_n(len(sets), 'eval set')} ({_n(cases, 'case')}"
+        + (f", {sim} with a simulated user" if sim else "")
+        + f"), {_n(sidecars, 'sidecar')}, "
         f"{skipped} skipped, {invalid} invalid"
     )
     if ignored:

@@ -16,6 +16,7 @@ class JudgeServer:
     def __init__(self, answer: Callable[[str, int], str | int]) -> None:
         self.answer = answer
         self.prompts: list[str] = []
+        self.bodies: list[dict[str, Any]] = []  # every request, as sent
         self.auth: list[str | None] = []
         self.lock = threading.Lock()
         judge = self
@@ -31,6 +32,7 @@ class JudgeServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 prompt = body["messages"][-1]["content"]
                 with judge.lock:
+                    judge.bodies.append(body)
                     judge.prompts.append(prompt)
                     judge.auth.append(self.headers.get("Authorization"))
                     n = judge.prompts.count(prompt)

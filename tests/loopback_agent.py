@@ -30,6 +30,7 @@ class LoopbackAgent:
     def __init__(self, latency: float = 0.0) -> None:
         self.latency = latency
         self.requests: Counter[str] = Counter()
+        self.previous: dict[str, str] = {}  # session id → the agent's last reply (its memory)
         self.lock = threading.Lock()
         agent = self
 
@@ -47,7 +48,7 @@ class LoopbackAgent:
                 with agent.lock:
                     agent.requests[message] += 1
                     count = agent.requests[message]
-                agent.handle(self, message, count)
+                agent.handle(self, message, count, str(body.get("session_id") or ""))
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -62,7 +63,9 @@ class LoopbackAgent:
         self.server.shutdown()
         self.server.server_close()
 
-    def handle(self, h: BaseHTTPRequestHandler, message: str, count: int) -> None:
+    def handle(
+        self, h: BaseHTTPRequestHandler, message: str, count: int, session: str = ""
+    ) -> None:
         words = message.split()
         if self.latency:
             time.sleep(self.latency)
@@ -95,7 +98,11 @@ class LoopbackAgent:
             )
         if words[:1] == ["badshape"]:
             return _send(h, 200, {"tool_calls": [{"args": "not an object"}]})
-        answer = contract_reply(message)
+        with self.lock:
+            previous = self.previous.get(session)
+        answer = contract_reply(message, previous)
+        with self.lock:
+            self.previous[session] = answer["final_response"]
         if words[:1] == ["drip"]:
             return _drip(h, json.dumps(answer).encode(), float(words[1]))
         if words[:1] == ["big"]:
@@ -105,9 +112,10 @@ class LoopbackAgent:
         return _send(h, 200, answer)
 
 
-def contract_reply(message: str) -> dict[str, Any]:
-    """The sample weather agent's answer in ci-eval's contract."""
-    reply = respond(message)
+def contract_reply(message: str, previous: str | None = None) -> dict[str, Any]:
+    """The sample weather agent's answer in ci-eval's contract (``previous``: its last reply in
+    this session, its memory)."""
+    reply = respond(message, previous)
     return {
         "final_response": reply.text,
         "tool_calls": [{"name": c.name, "args": c.args} for c in reply.calls],

@@ -38,6 +38,11 @@ def test_validate_the_samples() -> None:
         # samples/evals is an eval folder: every JSON in it is read, the configs too
         "samples/evals/legacy/test_config.json: ok: adk-config; metrics "
         "tool_trajectory_avg_score=1, response_match_score=0.7",
+        "samples/evals/scenarios/test_config.json: ok: adk-config; metrics "
+        "per_turn_user_simulator_quality_v1=1",
+        "samples/evals/scenarios/weather_clarify.evalset.json: ok: adk, 1 case (1 with a "
+        "simulated user), 0 invocations; metrics per_turn_user_simulator_quality_v1=1 from "
+        "samples/evals/scenarios/test_config.json",
         "samples/evals/trpc/weather-trpc.evalset.json: ok: trpc, 1 case, 1 invocation; metrics "
         "tool_trajectory_avg_score=1, final_response_avg_score=1 from "
         "samples/evals/trpc/weather-trpc.metrics.json",
@@ -46,7 +51,7 @@ def test_validate_the_samples() -> None:
         "samples/evals/weather_basic.evalset.json: ok: adk, 3 cases, 5 invocations; metrics "
         "tool_trajectory_avg_score=1, response_match_score=0.8 (ADK defaults)",
     ]
-    assert "3 eval sets (5 cases)" in result.stderr
+    assert "4 eval sets (6 cases, 1 with a simulated user)" in result.stderr
 
 
 def test_validate_reports_each_problem_on_one_line(tmp_path: Path) -> None:

@@ -34,8 +34,10 @@ def results_of(path: Path) -> dict[str, Any]:
 def test_the_readme_main_job_runs_the_samples_with_the_embedded_agent() -> None:
     proc = ci_eval("run", cwd=REPO)  # ci-eval.toml names the command agent
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the sample set has a failing case
-    assert "5 cases: 4 passed, 1 failed, 0 errors, 0 skipped" in proc.stdout
+    assert "6 cases: 4 passed, 1 failed, 0 errors, 1 skipped" in proc.stdout
     assert "FAILED berlin_expected_to_fail" in proc.stdout
+    # no key: the simulated-user case is skipped, and says how to configure a simulator
+    assert "SKIPPED weather_without_a_city" in proc.stdout and "[simulator]" in proc.stdout
 
 
 def test_results_hold_expected_actual_and_timings(tmp_path: Path) -> None:
@@ -98,9 +100,14 @@ def test_replay_of_our_own_results_reproduces_them(tmp_path: Path) -> None:
         return {
             k: [i["actual"] | {"duration": None} for i in c["runs"][0]["invocations"]]
             for k, c in results_of(path).items()
+            if c["runs"]
         }
 
     assert actuals(first) == actuals(second)
+    # the simulated-user case was skipped (no simulator), so there is nothing to replay
+    skipped = [c for c in results_of(second).values() if c["status"] == "SKIPPED"]
+    assert [c["eval_id"] for c in skipped] == ["weather_without_a_city"]
+    assert "no recorded conversation to replay" in skipped[0]["skipped"]
 
 
 def test_replay_of_a_real_adk_eval_result(tmp_path: Path) -> None:

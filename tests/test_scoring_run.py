@@ -4,6 +4,7 @@ chat-completions server, custom metrics, and the metrics listing."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from ci_eval.metrics.base import ScoreContext
 from ci_eval.metrics.judge import Judge, JudgeSettings
 from ci_eval.metrics.judge_metrics import final_response_match_v2
 from ci_eval.model import Content, Invocation, Part
+from ci_eval.simulate import adk_prompts
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli
 from tests.judge_server import JudgeServer
@@ -176,7 +178,13 @@ def _inv(text: str, expected: str) -> tuple[Invocation, Invocation]:
     )
 
 
-def test_judge_majority_vote_and_one_call_per_identical_prompt() -> None:
+@pytest.mark.parametrize("prompts", ["adk", "ci-eval"])
+def test_judge_majority_vote_and_one_call_per_identical_prompt(
+    prompts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same votes through ADK's own evaluator (google-adk installed) and ci-eval's template."""
+    monkeypatch.setenv("CI_EVAL_JUDGE_PROMPTS", prompts)
+
     # samples 1 and 3 say valid, sample 2 invalid: the majority is valid
     def answer(prompt: str, n: int) -> str:
         label = "invalid" if n == 2 else "valid"
@@ -192,7 +200,9 @@ def test_judge_majority_vote_and_one_call_per_identical_prompt() -> None:
         assert (score, per) == (1.0, [1.0, 1.0])
         assert len(server.prompts) == 3  # the second, identical invocation was not re-asked
         assert set(server.auth) == {"Bearer sk-test"}
-        assert "Sunny in Paris." in server.prompts[0]  # the Jinja template got the reference
+        assert "Sunny in Paris." in server.prompts[0]  # the prompt got the reference
+        ours = "Reference answer:" in server.prompts[0]
+        assert ours == (prompts == "ci-eval" or adk_prompts.adk_version() is None)
 
 
 def test_judge_errors_are_that_metrics_error_not_the_runs(tmp_path: Path) -> None:
@@ -247,7 +257,18 @@ def test_llm_metrics_without_a_judge_are_not_evaluated(tmp_path: Path) -> None:
     assert metric["status"] == "NOT_EVALUATED" and "needs an LLM judge" in metric["reason"]
 
 
-def test_rubric_metric_through_the_judge(tmp_path: Path) -> None:
+RUBRIC_ANSWERS = {
+    # ci-eval's template asks for JSON; ADK's rubric evaluators parse Property/Verdict lines
+    "ci-eval": json.dumps(
+        {"rubrics": [{"id": "polite", "verdict": "yes"}, {"id": "short", "verdict": "no"}]}
+    ),
+    "adk": "ID: polite\nProperty: Is polite.\nRationale: r\nVerdict: yes\n\n"
+    "ID: short\nProperty: Is short.\nRationale: r\nVerdict: no\n",
+}
+
+
+@pytest.mark.parametrize("prompts", ["adk", "ci-eval"])
+def test_rubric_metric_through_the_judge(tmp_path: Path, prompts: str) -> None:
     (tmp_path / "ci-eval.toml").write_text(
         "[metrics.rubric_based_final_response_quality_v1]\nthreshold = 0.5\n"
         'rubrics = [{rubric_id = "polite", rubric_content = {text_property = "Is polite."}},'
@@ -255,10 +276,11 @@ def test_rubric_metric_through_the_judge(tmp_path: Path) -> None:
         '[judge]\nbase_url = "{URL}"\nmodel = "m"\n'
     )
 
+    if prompts == "adk":
+        pytest.importorskip("google.adk")
+
     def answer(prompt: str, n: int) -> str:
-        return json.dumps(
-            {"rubrics": [{"id": "polite", "verdict": "yes"}, {"id": "short", "verdict": "no"}]}
-        )
+        return RUBRIC_ANSWERS[prompts]
 
     with JudgeServer(answer) as server:
         config = tmp_path / "ci-eval.toml"
@@ -274,6 +296,7 @@ def test_rubric_metric_through_the_judge(tmp_path: Path) -> None:
             "--results",
             str(out),
             cwd=tmp_path,
+            env={**os.environ, "CI_EVAL_JUDGE_PROMPTS": prompts},
         )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [metric] = _cases(out)["paris_weather"]["metrics"][:1]

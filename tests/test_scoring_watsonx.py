@@ -26,6 +26,7 @@ from ci_eval.metrics.watsonx import (
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
 from tests.conftest import SAMPLES
 from tests.judge_server import JudgeServer
+from tests.simulated_user import scripted_user
 
 # the corpus's examples/evaluations/evaluate/data_simple.json, inline so the test stands alone
 DATA_SIMPLE: dict[str, Any] = {
@@ -173,8 +174,22 @@ def test_journey_completion_without_text_goals_is_recall() -> None:
 
 
 def test_an_orchestrate_dataset_through_ci_eval_run(tmp_path: Path) -> None:
+    """The story is played by a simulated user (a loopback LLM that ends at once)."""
     out = tmp_path / "r.json"
-    proc = subprocess.run(
+    with JudgeServer(scripted_user()) as llm:
+        proc = _run_story(tmp_path, out, llm.url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [case] = json.loads(out.read_text())["sets"][0]["cases"]
+    metrics = {m["name"]: (m["score"], m["status"]) for m in case["metrics"]}
+    assert metrics["journey_success"] == (1.0, "PASSED")  # "paris" == str("Paris").lower()
+    assert metrics["tool_call_precision"] == (1.0, "INFO")
+    assert metrics["tool_call_recall"] == (1.0, "INFO")
+    assert case["status"] == "PASSED"
+    assert len(case["runs"][0]["invocations"]) == 1  # the agent answered at once; the user ENDed
+
+
+def _run_story(tmp_path: Path, out: Path, llm_url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -187,16 +202,13 @@ def test_an_orchestrate_dataset_through_ci_eval_run(tmp_path: Path) -> None:
             f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}",
             "--results",
             str(out),
+            "--simulator-url",
+            llm_url,
+            "--simulator-model",
+            "loopback",
         ],
         capture_output=True,
         text=True,
         check=False,
         cwd=tmp_path,
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    [case] = json.loads(out.read_text())["sets"][0]["cases"]
-    metrics = {m["name"]: (m["score"], m["status"]) for m in case["metrics"]}
-    assert metrics["journey_success"] == (1.0, "PASSED")  # "paris" == str("Paris").lower()
-    assert metrics["tool_call_precision"] == (1.0, "INFO")
-    assert metrics["tool_call_recall"] == (1.0, "INFO")
-    assert case["status"] == "PASSED"

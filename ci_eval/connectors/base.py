@@ -34,6 +34,10 @@ class ActualTurn:
     tool_responses: list[FunctionResponse] = field(default_factory=list)
     intermediate_responses: list[tuple[str, list[Part]]] = field(default_factory=list)
     retries: int = 0
+    # for a simulated user, who said what: the agent's ADK events when it sent them, else
+    # the author its contract reply named
+    events: list[Any] | None = None
+    author: str | None = None
     recorded_duration_s: float | None = None  # replay: how long the recorded turn took
 
 
@@ -122,4 +126,5 @@ def events_to_turn(events: list[Any], user_author: str = "user") -> ActualTurn:
         else:
             candidates.append(("", []))
     turn.intermediate_responses = [c for i, c in enumerate(candidates) if i != final_index and c[1]]
+    turn.events = events
     return turn

@@ -54,6 +54,7 @@ class Reply(_Edge):
     tool_results: list[_Result] = Field(default_factory=list)
     intermediate_responses: list[_Intermediate] = Field(default_factory=list)
     events: list[Any] | None = None
+    author: str | None = None  # who answered (the simulated user sees "author: text")
 
 
 def request(
@@ -104,4 +105,5 @@ def parse_reply(data: Any) -> ActualTurn:
         intermediate_responses=[
             (i.author, [Part(text=i.text)]) for i in reply.intermediate_responses
         ],
+        author=reply.author,
     )

@@ -88,6 +88,7 @@ register(
         adk.tool_call_count,
         value_range="[0, ∞)",
         informational=True,
+        needs_expected=False,
     )
 )
 register(
@@ -97,9 +98,16 @@ register(
         adk.invocation_duration,
         value_range="[0, ∞) s",
         informational=True,
+        needs_expected=False,
     )
 )
 
 INFORMATIONAL_DEFAULTS = ("tool_call_count_v1", "invocation_duration_v1")
 
-from ci_eval.metrics import adk_rs, judge_metrics, trpc, watsonx  # noqa: E402,F401  (register)
+from ci_eval.metrics import (  # noqa: E402,F401  (register)
+    adk_rs,
+    judge_metrics,
+    simulation,
+    trpc,
+    watsonx,
+)

@@ -39,6 +39,7 @@ class ScoreContext:
     rubrics: list[dict[str, Any]] | None = None  # the case's rubrics (ADK shape)
     set_dialect: str = "adk"
     judge: Any = None  # ci_eval.metrics.judge.Judge, when one is configured
+    scenario: dict[str, Any] | None = None  # a simulated case's brief (starting prompt, plan)
 
 
 # expected invocations, actual invocations, the spec (threshold + criterion), context →
@@ -59,6 +60,8 @@ class Metric:
     informational: bool = False  # reported, never failing (ADK's efficiency metrics)
     default_threshold: float | None = None
     origin: str = "ADK"  # whose numbers it reproduces
+    # compares with the expected conversation: does not apply where the user was simulated
+    needs_expected: bool = True
 
 
 @dataclass

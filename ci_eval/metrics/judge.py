@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from ci_eval.config import JudgeConfig
-from ci_eval.connectors.base import AgentError
 from ci_eval.metrics.base import MetricFailure
 
 JudgeSettings = JudgeConfig  # where the judge is and how to call it ([judge] in ci-eval.toml)
@@ -30,11 +29,15 @@ class Judge:
     def __post_init__(self) -> None:
         # jinja2 and requests load only when a judge is configured: most runs have none
         from ci_eval import templates
-        from ci_eval.connectors.http_client import HttpSettings, make_session
+        from ci_eval.llm import ChatClient
 
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        self._http = make_session(
-            HttpSettings(self.settings.timeout, self.settings.retries, headers=headers)
+        self.client = ChatClient(
+            self.settings.base_url or "",
+            self.settings.model or "",
+            self.api_key,
+            self.settings.timeout,
+            self.settings.retries,
+            self.settings.temperature,
         )
         self._env = templates.environment(self.template_dir, keep_trailing_newline=True)
 
@@ -48,27 +51,16 @@ class Judge:
 
     def ask(self, prompt: str, sample: int = 0) -> str:
         """One completion; the same prompt and sample number is asked once per run."""
-        from ci_eval.connectors.http_client import post_json
+        from ci_eval.llm import LlmError
 
         key = (self.settings.model or "", prompt, sample)
         with self._lock:
             if key in self._cache:
                 return self._cache[key]
-        body = {
-            "model": self.settings.model,
-            "temperature": self.settings.temperature,
-            "messages": [{"role": "user", "content": prompt}],
-        }
-        url = f"{(self.settings.base_url or '').rstrip('/')}/chat/completions"
         try:
-            data, _ = post_json(self._http, url, body, self.settings.timeout, self.settings.retries)
-            text = data["choices"][0]["message"]["content"]
-        except AgentError as exc:
+            text = self.client.complete([{"role": "user", "content": prompt}])
+        except LlmError as exc:
             raise MetricFailure(f"judge: {exc}") from None
-        except (KeyError, IndexError, TypeError):
-            raise MetricFailure("judge: the answer is not a chat completion") from None
-        if not isinstance(text, str):
-            raise MetricFailure("judge: the completion has no text")
         with self._lock:
             self._cache[key] = text
             self.calls += 1

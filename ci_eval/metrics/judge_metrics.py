@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ci_eval.criteria import MetricSpec
-from ci_eval.metrics import register
+from ci_eval.metrics import adk_judges, register
 from ci_eval.metrics.adk import _lengths, text_of
 from ci_eval.metrics.base import Metric, MetricFailure, NotApplicable, ScoreContext
 from ci_eval.metrics.judge import Judge
@@ -28,6 +28,10 @@ def _judge(ctx: ScoreContext) -> Judge:
 def _samples(spec: MetricSpec, default: int) -> int:
     options = spec.criterion.get("judge_model_options") or {}
     return max(1, int(options.get("num_samples", default)))
+
+
+def _threshold(spec: MetricSpec) -> float:
+    return spec.threshold if spec.threshold is not None else 0.8
 
 
 def _majority(votes: list[bool]) -> bool:
@@ -60,6 +64,10 @@ def final_response_match_v2(
 ) -> tuple[float, list[float | None], dict[str, Any]]:
     judge = _judge(ctx)
     _lengths(expected, actual)
+    if adk_judges.available():
+        return adk_judges.evaluate(
+            "final_response_match_v2", expected, actual, spec, ctx, _threshold(spec)
+        )
     samples = _samples(spec, 5)
     scores: list[float | None] = []
     for exp, act in zip(expected, actual, strict=True):
@@ -90,12 +98,16 @@ def _rubrics(spec: MetricSpec, ctx: ScoreContext, inv: Invocation) -> list[dict[
     return out
 
 
-def _rubric_metric(template: str, use_tools: bool) -> Any:
+def _rubric_metric(name: str, use_tools: bool) -> Any:
+    template = f"{name}.j2"
+
     def scorer(
         expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
     ) -> tuple[float, list[float | None], dict[str, Any]]:
         judge = _judge(ctx)
         _lengths(expected, actual)
+        if adk_judges.available():
+            return adk_judges.evaluate(name, expected, actual, spec, ctx, _threshold(spec))
         samples = _samples(spec, 1)
         scores: list[float | None] = []
         per_rubric: dict[str, list[bool]] = {}
@@ -135,6 +147,10 @@ def hallucinations_v1(
     expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
 ) -> tuple[float, list[float | None], dict[str, Any]]:
     judge = _judge(ctx)
+    if adk_judges.available():
+        return adk_judges.evaluate(
+            "hallucinations_v1", expected, actual, spec, ctx, _threshold(spec)
+        )
     scores: list[float | None] = []
     for exp, act in zip(expected, actual, strict=False):
         prompt = judge.render(
@@ -166,12 +182,12 @@ for _name, _scorer, _text in (
     ),
     (
         "rubric_based_final_response_quality_v1",
-        _rubric_metric("rubric_based_final_response_quality_v1.j2", use_tools=False),
+        _rubric_metric("rubric_based_final_response_quality_v1", use_tools=False),
         "LLM judge: fraction of rubrics the final response satisfies.",
     ),
     (
         "rubric_based_tool_use_quality_v1",
-        _rubric_metric("rubric_based_tool_use_quality_v1.j2", use_tools=True),
+        _rubric_metric("rubric_based_tool_use_quality_v1", use_tools=True),
         "LLM judge: fraction of rubrics the tool use satisfies.",
     ),
     (
@@ -180,4 +196,14 @@ for _name, _scorer, _text in (
         "LLM judge: fraction of the response's sentences supported by the prompt and tool results.",
     ),
 ):
-    register(Metric(_name, _text, _scorer, needs_llm=True, default_threshold=0.8))
+    register(
+        Metric(
+            _name,
+            _text,
+            _scorer,
+            needs_llm=True,
+            default_threshold=0.8,
+            # judged on the actual conversation alone (ADK runs them on scenario cases)
+            needs_expected=_name == "final_response_match_v2",
+        )
+    )

@@ -1,5 +1,6 @@
 """IBM watsonx Orchestrate's metrics, read from ibm-watsonx-orchestrate-evaluation-framework
-1.5.2 (``agentops``): tool-call precision and recall, journey success and journey completion.
+1.5.2 (``agentops``) and checked against 1.6.9's own code (tests/test_watsonx_ibm_parity.py):
+tool-call precision and recall, journey success and journey completion.
 
 Tool calls are checked against the dataset's ``tool_call`` goals with IBM's argument matching
 (strict / optional / ignore, ``<IGNORE>``, ``{"IGNORE": null}``, values compared as lower-cased
@@ -81,7 +82,11 @@ def tool_analysis(data: dict[str, Any], actual: list[Invocation]) -> dict[str, A
         if not candidates:
             continue
         relevant += 1
+        # IBM 1.6.9 credits each goal once ("consume-once"): a later call can only reach a goal
+        # not yet claimed, so two goals on one tool need two calls
         for goal in candidates:
+            if goal["name"] in correct:
+                continue
             if arguments_match(goal.get("args"), call.args or {}, goal.get("arg_matching") or {}):
                 correct[goal["name"]] = None
                 break
@@ -251,5 +256,12 @@ for _name, _scorer, _text, _threshold in (
     ),
 ):
     register(
-        Metric(_name, _text, _scorer, default_threshold=_threshold, origin="watsonx Orchestrate")
+        Metric(
+            _name,
+            _text,
+            _scorer,
+            default_threshold=_threshold,
+            origin="watsonx Orchestrate",
+            needs_expected=False,  # the dataset's goals, not an expected conversation
+        )
     )

@@ -221,10 +221,21 @@ def _problem(s: SetRecord, case: CaseRecord, clip: Clipper) -> dict[str, Any]:
                 "error": None if d.error is None else clip(d.error, 300),
             }
         )
+    simulated = None
+    if run is not None and run.simulation:
+        sim = run.simulation
+        simulated = clip(
+            f"user turns written by {sim.get('kind', 'a simulated user')}"
+            + (f" ({sim['model']})" if sim.get("model") else "")
+            + f", {sim.get('user_turns', len(run.invocations))} turns, "
+            f"ended: {sim.get('ended', 'replayed')}",
+            300,
+        )
     return {
         "set": clip(_title(s), 160),
         "case": clip(case.eval_id, 120),
         "status": case.status,
+        "simulated": simulated,
         "icon": ICONS.get(case.status, "⚠️"),
         "word": WORDS.get(case.status, case.status.lower()),
         "why": clip(why, 600),

@@ -18,7 +18,18 @@ class WeatherAgent(BaseAgent):
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         parts = ctx.user_content.parts if ctx.user_content and ctx.user_content.parts else []
-        reply = logic.respond(" ".join(p.text for p in parts if p.text))
+        previous = next(
+            (
+                "".join(p.text or "" for p in e.content.parts)
+                for e in reversed(ctx.session.events)
+                if e.author == self.name
+                and e.content
+                and e.content.parts
+                and e.content.parts[0].text
+            ),
+            None,
+        )
+        reply = logic.respond(" ".join(p.text for p in parts if p.text), previous)
         for n, call in enumerate(reply.calls, 1):
             call_id = f"call_{ctx.invocation_id[-6:]}_{n}"
             yield Event(

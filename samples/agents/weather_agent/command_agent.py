@@ -18,11 +18,13 @@ from logic import respond
 
 
 def main() -> None:
+    previous = None  # one process per session: the agent's last reply is its memory
     for line in sys.stdin:
         if not line.strip():
             continue
         request = json.loads(line)
-        reply = respond(request.get("message", ""))
+        reply = respond(request.get("message", ""), previous)
+        previous = reply.text
         answer = {
             "final_response": reply.text,
             "tool_calls": [

@@ -18,6 +18,8 @@ WEATHER = {
 }
 TIMES = {"Paris": "14:00", "London": "13:00", "Tokyo": "21:00"}
 GREETING = "Hello! I can tell you the weather or the time in a city."
+# asked when the weather is wanted without a city: the answer comes in the user's next turn
+WHICH_CITY = "Which city would you like the weather for?"
 _OPS = {
     "plus": "+",
     "minus": "-",
@@ -66,12 +68,29 @@ def _number(text: str) -> str:
     return str(int(float(text))) if float(text) == int(float(text)) else text
 
 
-def respond(message: str) -> Reply:
+def _named_city(message: str) -> str | None:
+    """A bare answer to WHICH_CITY: "Paris", "Paris, please", "I'm in Tokyo"."""
+    words = re.findall(r"\b[A-Z][a-zA-Z]+\b", message)
+    known = [w for w in words if w in WEATHER]
+    others = [w for w in words if w not in ("I", "In", "The", "It", "Please", "Thanks")]
+    return (known or others or [None])[0]
+
+
+def respond(message: str, previous: str | None = None) -> Reply:
+    """The reply to one user message; ``previous`` is the agent's last reply in this session
+    (the agent remembers that it asked for a city)."""
     lowered = message.lower()
     city_match = re.search(r"\bin\s+([A-Z][a-zA-Z]+)", message)
     city = city_match.group(1) if city_match else None
     reply = Reply()
     texts = []
+    if previous == WHICH_CITY and not city:
+        city = _named_city(message)
+        if city:
+            lowered += " weather"
+    if not city and "weather" in lowered:
+        reply.text = WHICH_CITY
+        return reply
     if city and "weather" in lowered:
         result = get_weather(city)
         reply.calls.append(ToolCall("get_weather", {"city": city}, result))
