@@ -72,6 +72,9 @@ VOCABULARY = [
     "mostly",
     "partly",
 ]
+# the eval set of 100,000 cases and the results file of 20,000 are over the default 50 MB limit
+# on input files (CI_EVAL_MAX_FILE_MB)
+ENV = {**os.environ, "CI_EVAL_MAX_FILE_MB": "2000"}
 TOOLS = ["get_weather", "get_forecast", "convert_units", "lookup_city"]
 
 
@@ -146,6 +149,7 @@ def measure(
             ],
             repeat=repeat,
             cwd=work,
+            env=ENV,
         )  # fmt: skip
         again = None
         if report:
@@ -156,8 +160,7 @@ def measure(
                 ],
                 repeat=repeat,
                 cwd=work,
-                # the results file of 20,000 cases is over the 50 MB default limit on input files
-                env={**os.environ, "CI_EVAL_MAX_FILE_MB": "2000"},
+                env=ENV,
             )  # fmt: skip
     return run, again
 
