@@ -45,7 +45,6 @@ from ci_eval.errors import InputError
 from ci_eval.files import write_text_atomic
 from ci_eval.jsonpos import max_results_bytes, read_regular_file
 from ci_eval.results import RunResults
-from ci_eval.text import loads as loads_json
 
 DEFAULT_PATH = ".ci-eval/baseline.json"
 FORMAT = 2
@@ -300,12 +299,10 @@ def _from_format_1(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse(text: str, where: str) -> dict[str, Any]:
-    try:
-        data = loads_json(text)  # lone surrogates out, as in every JSON we read
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON: {exc.msg}", path=where, line=exc.lineno, col=exc.colno
-        ) from None
+    from ci_eval.jsonpos import parse_json
+
+    # lone surrogates out, as in every JSON we read; NaN/Infinity refused with their place
+    data = parse_json(text, where).data
     if (
         not isinstance(data, dict)
         or data.get("format") not in (1, FORMAT)

@@ -12,12 +12,13 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ci_eval import __version__, deadline
+from ci_eval import __version__, deadline, redact
 from ci_eval.config import AGENT_KINDS, CONFIG_NAME
 from ci_eval.deadline import Cancellation
 from ci_eval.discover import DEFAULT_INCLUDE
@@ -62,6 +63,19 @@ def _root(
     ] = False,
 ) -> None:
     """ci-eval: eval sets in, JUnit, Markdown and a baseline gate out."""
+    _install_redactor(os.environ)
+
+
+def _install_redactor(env: Mapping[str, str]) -> None:
+    """One redactor for the process, built before anything is printed: under GitHub Actions
+    each secret is masked in the log (``::add-mask::``) the moment it becomes known."""
+    workflow = None
+    if env.get("GITHUB_ACTIONS") == "true":
+        from ci_eval.github import Workflow
+
+        workflow = Workflow()
+    redact.install(redact.Redactor(on_new=workflow.mask if workflow else None))
+    redact.current().add(*redact.env_secrets(env))
 
 
 PathsArg = Annotated[
@@ -231,7 +245,8 @@ def _say(line: str, err: bool = False) -> None:
     """Every line ci-eval prints may carry agent or eval-file text: it goes out inert (no
     ANSI or controls, no GitHub/Azure/TeamCity command prefixes). ci-eval's own workflow
     commands go through ``github.Workflow`` instead."""
-    typer.echo(inert(scrub(line)), err=err)  # lone surrogates → U+FFFD first
+    # lone surrogates → U+FFFD first; no secret reaches the terminal
+    typer.echo(inert(redact.text(scrub(line))), err=err)
 
 
 EvalConfigOpt = Annotated[
@@ -389,7 +404,7 @@ def convert(
         _say(f"ci-eval: convert to {to}: {warning}", err=True)
     text = inert_json(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
     if output is None:
-        sys.stdout.write(text)
+        sys.stdout.write(redact.text(text))
     else:
         try:
             output.write_text(text, encoding="utf-8")
@@ -493,6 +508,17 @@ def run(
             "--header",
             metavar="NAME=VALUE",
             help="An extra HTTP header for the agent (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    agent_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent-env",
+            metavar="NAME",
+            help="Pass environment variable NAME to a command agent although ci-eval "
+            "withholds it by default (GITHUB_TOKEN, INPUT_*, the Actions runtime's tokens, the "
+            "judge's key, the agent's token); repeatable.",
             show_default=False,
         ),
     ] = None,
@@ -735,6 +761,7 @@ def run(
             "replay": replay,
             "replay_pick": replay_pick,
             "token_env": token_env,
+            "env": agent_env,
         }
         for key, value in agent_overrides.items():
             if value is not None:
@@ -849,11 +876,15 @@ def report(
 
     Example: ci-eval report results.json --junit junit.xml --summary summary.md --comment
     """
+    from ci_eval import preflight
     from ci_eval.gate import gate
     from ci_eval.publish import ReportSettings
     from ci_eval.results import read_results
 
     try:
+        preflight.output_file(junit, "--junit")
+        preflight.output_file(summary, "--summary")
+        preflight.output_dir(adk_results, "--adk-results")
         results = read_results(results_file)
     except InputError as exc:
         _fail(exc)
@@ -974,7 +1005,7 @@ def compare_command(
 
     Example: ci-eval compare results.json --baseline .ci-eval/baseline.json
     """
-    from ci_eval import pipeline
+    from ci_eval import pipeline, preflight
     from ci_eval.config import RunSettings
     from ci_eval.gate import gate
     from ci_eval.publish import ReportSettings
@@ -994,6 +1025,10 @@ def compare_command(
         if value is not None:
             setattr(settings, key, value)
     try:
+        preflight.gate_options(settings)
+        preflight.output_file(output, "-o")
+        preflight.output_file(junit, "--junit")
+        preflight.output_file(summary, "--summary")
         results = read_results(results_file)
         for notice in pipeline.apply_baseline(results, settings):
             _say(f"ci-eval: {notice}", err=True)
@@ -1001,6 +1036,8 @@ def compare_command(
             write_json_atomic(output, to_json(results))
     except InputError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(output)))
     _report(
         results,
         ReportSettings(
@@ -1043,7 +1080,8 @@ def baseline_update(
 
     Example: ci-eval baseline update results.json
     """
-    from ci_eval import pipeline
+    from ci_eval import pipeline, preflight
+    from ci_eval.baseline import DEFAULT_PATH as baseline_default_path
     from ci_eval.config import RunSettings
     from ci_eval.results import read_results
 
@@ -1053,6 +1091,7 @@ def baseline_update(
     if window is not None:
         settings.baseline_window = window
     try:
+        preflight.output_file(settings.baseline or baseline_default_path, "--baseline")
         results = read_results(results_file)
         if settings.baseline_window < 1:
             raise InputError("--window must be at least 1")
@@ -1083,14 +1122,18 @@ def merge(
 
     Example: ci-eval merge shard-*/results.json -o results.json
     """
+    from ci_eval import preflight
     from ci_eval.merge import merge as merge_results
     from ci_eval.results import to_json, write_json_atomic
 
     try:
+        preflight.output_file(output, "-o")
         merged = merge_results(list(files))
         write_json_atomic(output, to_json(merged))
     except InputError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(output)))
     _say(f"merged {len(files)} results files: {len(merged.cases())} cases in {output}")
 
 
@@ -1133,9 +1176,17 @@ def _fail(error: InputError) -> None:
     raise typer.Exit(EXIT_INPUT)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    # an exception, not the default sudden death: writers remove their temp files on the way out
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     # collect young garbage less often: big runs allocate millions of long-lived objects
     gc.set_threshold(50_000, 20, 100)
+    for name in ("SIGTERM", "SIGHUP"):  # no SIGHUP on Windows
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _terminate)
     try:
         app()
     except KeyboardInterrupt:

@@ -28,6 +28,9 @@ class AgentSettings:
     replay_pick: str = "newest"  # newest | oldest | all recordings of a case
     token_env: str | None = None  # name of the environment variable holding a bearer token
     headers: dict[str, str] = field(default_factory=dict)
+    # environment variables passed to a command agent although ci-eval withholds them by
+    # default (GITHUB_TOKEN, INPUT_*, the judge's key, the agent's token)
+    env: list[str] = field(default_factory=list)
 
 
 @dataclass

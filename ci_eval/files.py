@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from ci_eval import redact
 from ci_eval.inert import inert_json
 from ci_eval.text import scrub
 
@@ -62,7 +63,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     """``text`` (UTF-8, lone surrogates scrubbed: one reply must not lose a report) to ``path``
     through a temp file in the same directory and a rename, with normal permissions. Creates
     missing parent directories; the temp file never outlives a failure. Raises OSError."""
-    _replace(path, lambda handle: handle.write(scrub(text)))
+    _replace(path, lambda handle: handle.write(redact.text(scrub(text))))  # and no secret
 
 
 class _Inert:
@@ -72,7 +73,8 @@ class _Inert:
         self.handle = handle
 
     def write(self, text: str) -> None:
-        self.handle.write(inert_json(scrub(text)))
+        # redacted piece by piece: a string token is never split between pieces
+        self.handle.write(inert_json(redact.text(scrub(text))))
 
 
 def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
@@ -82,7 +84,8 @@ def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
     from ci_eval import jsonwrite
 
     def write(handle: TextIO) -> None:
-        jsonwrite.dump(data, _Inert(handle), sort_keys=sort_keys)  # type: ignore[arg-type]
+        # strict: NaN/Infinity become null, as strict JSON parsers (jq) require
+        jsonwrite.dump(data, _Inert(handle), sort_keys=sort_keys, strict=True)  # type: ignore[arg-type]
         handle.write("\n")
 
     _replace(path, write)

@@ -4,7 +4,9 @@ REST API. Nothing else in ci-eval knows about GitHub."""
 
 from __future__ import annotations
 
+import email.utils
 import json
+import math
 import os
 import secrets
 import sys
@@ -12,9 +14,11 @@ import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ci_eval import redact
 from ci_eval.deadline import Deadline
 from ci_eval.inert import inert, inert_line
 from ci_eval.report.markdown import MARKER
@@ -60,11 +64,13 @@ class Workflow:
 
     def command(self, name: str, message: str, **props: object) -> None:
         """One workflow command; its message and properties are made inert first (no ANSI,
-        no controls, no command prefixes), as they may carry agent text."""
+        no controls, no command prefixes), as they may carry agent text; and redacted."""
         args = ",".join(
-            f"{k}={escape_property(inert_line(v))}" for k, v in props.items() if v is not None
+            f"{k}={escape_property(inert_line(redact.text(str(v))))}"
+            for k, v in props.items()
+            if v is not None
         )
-        line = f"::{name}{' ' + args if args else ''}::{escape_data(inert(message))}\n"
+        line = f"::{name}{' ' + args if args else ''}::{escape_data(inert(redact.text(message)))}\n"
         self.out.write(scrub(line))
 
     def mask(self, value: str) -> None:
@@ -138,7 +144,7 @@ def annotate(results: RunResults, workflow: Workflow, cap: int = ANNOTATION_CAP)
 
 
 def append_summary(path: str, text: str) -> None:
-    text = scrub(text)
+    text = redact.text(scrub(text))
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(text if text.endswith("\n") else text + "\n")
 
@@ -146,7 +152,7 @@ def append_summary(path: str, text: str) -> None:
 def write_outputs(path: str, outputs: Mapping[str, object]) -> None:
     with open(path, "a", encoding="utf-8") as handle:
         for name, value in outputs.items():
-            text = "" if value is None else scrub(str(value))
+            text = "" if value is None else redact.text(scrub(str(value)))
             if "\n" in text:
                 delimiter = f"ci_eval_{uuid.uuid4().hex}"
                 handle.write(f"{name}<<{delimiter}\n{text}\n{delimiter}\n")
@@ -191,6 +197,37 @@ def default_comment_id(env: Mapping[str, str]) -> str:
 
 class CommentError(Exception):
     pass
+
+
+MAX_PAGES = 50  # 5,000 comments: a PR with more is not one a server means seriously
+
+
+def retry_after(value: str | None, cap: float = MAX_RATE_LIMIT_WAIT) -> float:
+    """Seconds to wait for a ``Retry-After`` header: delta-seconds or an HTTP date (RFC 9110),
+    capped; anything unreadable waits the cap, as GitHub asks when it gives no time."""
+    if value is None or not value.strip():
+        return cap
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return cap
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if not math.isfinite(seconds):
+        return cap
+    return min(max(seconds, 0.0), cap)
+
+
+def _json(response: requests.Response, url: str) -> object:
+    try:
+        return response.json()
+    except ValueError:
+        raise CommentError(f"{url}: the answer is not JSON") from None
 
 
 @dataclass
@@ -247,43 +284,56 @@ class CommentPoster:
                     raise CommentError(f"{method} {url}: {deadline.message()}") from None
                 raise CommentError(f"{method} {url}: {failure_reason(exc)}") from None
             if response.status_code == 403 and "rate limit" in response.text.lower():
-                wait = float(response.headers.get("Retry-After") or MAX_RATE_LIMIT_WAIT)
+                wait = retry_after(response.headers.get("Retry-After"))  # seconds or a date
                 # GitHub's secondary rate limit
-                if not deadline.wait(min(wait, MAX_RATE_LIMIT_WAIT)):
+                if not deadline.wait(wait):
                     raise CommentError(f"{method} {url}: rate limited past the deadline")
                 continue
             return response
         return response
 
     def _login(self) -> str | None:
-        response = self._call("GET", f"{self.api_url}/user")
+        url = f"{self.api_url}/user"
+        response = self._call("GET", url)
         if response.ok:
-            login = response.json().get("login")
+            data = _json(response, url)
+            login = data.get("login") if isinstance(data, dict) else None
             return login if isinstance(login, str) else None
         return None  # installation tokens (GITHUB_TOKEN) cannot read /user
 
     def _find(self, number: int, marker: str) -> dict | None:
         login = self._login()
-        page = 1
-        while True:
-            url = f"{self.api_url}/repos/{self.repository}/issues/{number}/comments"
+        seen: set[object] = set()
+        url = f"{self.api_url}/repos/{self.repository}/issues/{number}/comments"
+        for page in range(1, MAX_PAGES + 1):
             response = self._call("GET", url, params={"per_page": 100, "page": page})
             if response.status_code == 403:
                 raise PermissionError(response.text[:200])
             if not response.ok:
                 raise CommentError(f"GET {url}: HTTP {response.status_code}")
-            comments = response.json()
+            comments = _json(response, url)
+            if not isinstance(comments, list):
+                raise CommentError(f"GET {url}: expected a list of comments")
+            ids = {c.get("id") for c in comments if isinstance(c, dict)}
+            if comments and ids <= seen:  # a server that repeats its pages: stop, not loop
+                raise CommentError(f"GET {url}: page {page} repeats earlier comments")
+            seen |= ids
             for comment in comments:
+                if not isinstance(comment, dict):
+                    continue
                 user = comment.get("user") or {}
+                if not isinstance(user, dict):
+                    continue
                 ours = user.get("login") == login if login else user.get("type") == "Bot"
-                if ours and marker in (comment.get("body") or ""):
+                if ours and marker in str(comment.get("body") or ""):
                     return comment
             if len(comments) < 100:
                 return None
-            page += 1
+        raise CommentError(f"GET {url}: more than {MAX_PAGES} pages of comments")
 
     def upsert(self, number: int, body: str, marker: str) -> str:
         """'created', 'updated', 'unchanged' or 'forbidden' (a warning was printed)."""
+        body = redact.text(body)
         try:
             existing = self._find(number, marker)
             if existing is not None:

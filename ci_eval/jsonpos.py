@@ -12,6 +12,7 @@ import errno
 import json
 import json.decoder
 import json.scanner
+import math
 import os
 import re
 import stat
@@ -90,6 +91,32 @@ def json_path(loc: tuple[Any, ...] | list[Any], prefix: str = "$") -> str:
     return out
 
 
+class _NonFinite:
+    """Stands in for NaN, Infinity or a number too large for a float (1e999) while parsing:
+    JSON has no such numbers, strict parsers (jq) reject them, and a threshold of NaN passes
+    every comparison. Found again after parsing, to say where it is."""
+
+    def __init__(self, literal: str) -> None:
+        self.literal = literal
+
+
+def _find(node: Any, loc: list[Any]) -> list[Any] | None:
+    if isinstance(node, _NonFinite):
+        return loc
+    items = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else ()
+    )
+    for key, value in items:
+        found = _find(value, [*loc, key])
+        if found is not None:
+            return found
+    return None
+
+
 MAX_FILE_MB_ENV = "CI_EVAL_MAX_FILE_MB"
 DEFAULT_MAX_FILE_MB = 50.0
 
@@ -128,8 +155,21 @@ def parse_json(text: str, path: str, positions_wanted: bool = True) -> JsonDocum
     Without ``positions_wanted`` (files whose errors name no line, such as recorded results)
     the C scanner parses: several times faster, with the same result."""
     positions: dict[int, int] = {}
-    decoder = json.JSONDecoder(parse_int=_parse_int)
     scrubbing = text_util.has_surrogate_escapes(text)
+    non_finite: list[_NonFinite] = []
+
+    def parse_constant(literal: str) -> _NonFinite:
+        non_finite.append(_NonFinite(literal))
+        return non_finite[-1]
+
+    def parse_float(literal: str) -> float | _NonFinite:
+        value = float(literal)
+        return value if math.isfinite(value) else parse_constant(literal)
+
+    # given to the constructor: the C scanner takes its hooks from there
+    decoder = json.JSONDecoder(
+        parse_int=_parse_int, parse_float=parse_float, parse_constant=parse_constant
+    )
 
     def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[Any, int]:
         obj, end = json.decoder.JSONObject(s_and_end, *args)
@@ -171,7 +211,21 @@ def parse_json(text: str, path: str, positions_wanted: bool = True) -> JsonDocum
         ) from None
     if isinstance(data, str) and scrubbing:
         data = text_util.scrub(data)
-    return JsonDocument(data=data, text=text, path=path, positions=positions, scrubbed=scrubbing)
+    doc = JsonDocument(data=data, text=text, path=path, positions=positions, scrubbed=scrubbing)
+    if non_finite:
+        loc = _find(data, []) or []
+        bad = non_finite[0]
+        if loc:
+            node: Any = data
+            for key in loc:
+                node = node[key]
+            bad = node
+        raise doc.error(
+            f"{bad.literal} is not a number JSON allows (no NaN, Infinity or overflowing "
+            "exponents); write a finite number",
+            loc,
+        )
+    return doc
 
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}:,]')

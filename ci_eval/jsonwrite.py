@@ -42,9 +42,17 @@ def _key(key: Any) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
-def dump(data: Any, handle: TextIO, indent: int = 2, sort_keys: bool = False) -> None:
+def _strict_float(value: float) -> str:
+    return float.__repr__(value) if math.isfinite(value) else "null"
+
+
+def dump(
+    data: Any, handle: TextIO, indent: int = 2, sort_keys: bool = False, strict: bool = False
+) -> None:
     """Write ``data`` as ``json.dump(data, handle, indent=indent, ensure_ascii=False,
-    sort_keys=sort_keys)`` would."""
+    sort_keys=sort_keys)`` would; with ``strict``, NaN and infinities are written as null
+    (not measured), since strict JSON parsers (jq) reject them."""
+    number = _strict_float if strict else _float
     pieces: list[str] = []
     append = pieces.append
     write = handle.write
@@ -91,13 +99,13 @@ def dump(data: Any, handle: TextIO, indent: int = 2, sort_keys: bool = False) ->
         elif kind is int:
             append(int.__repr__(value))
         elif kind is float:
-            append(_float(value))
+            append(number(value))
         elif isinstance(value, str):
             append(escape(value))
         elif isinstance(value, int):  # subclasses, as json does (bool is handled above)
             append(int.__repr__(value))
         elif isinstance(value, float):
-            append(_float(value))
+            append(number(value))
         elif isinstance(value, dict):
             encode(dict(value), pad)
         elif isinstance(value, list | tuple):

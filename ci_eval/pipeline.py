@@ -10,13 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ci_eval import __version__
+from ci_eval import __version__, preflight, redact
 from ci_eval import accept as accept_file
 from ci_eval import baseline as baseline_store
 from ci_eval import shard as shard_spec
 from ci_eval.compare import Acceptance, compare
 from ci_eval.config import CONFIG_NAME, RunSettings
 from ci_eval.connectors import build_connector
+from ci_eval.connectors.base import AgentError
 from ci_eval.criteria import MetricConfig
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
@@ -28,6 +29,7 @@ from ci_eval.metrics.custom import register_custom, register_entry_points
 from ci_eval.metrics.judge import Judge
 from ci_eval.results import RunResults, to_json
 from ci_eval.runner import RunOptions, run_sets
+from ci_eval.runner import _selected as selected
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
 from ci_eval.simulate import build_simulator
 
@@ -314,7 +316,28 @@ def update_baseline(results: RunResults, settings: RunSettings) -> str:
     )
 
 
+def _calls_the_agent(sets: list[LoadedEvalSet], settings: RunSettings) -> bool:
+    """Whether any selected case needs the agent (trace-mode cases score their recording)."""
+    part = shard_spec.parse(settings.shard) if settings.shard else None
+    return any(
+        case.trace_actuals is None
+        and selected(s.eval_set.eval_set_id, case.eval_id, settings.cases)
+        and shard_spec.selected(s.eval_set.eval_set_id, case.eval_id, part)
+        for s in sets
+        for case in s.eval_set.eval_cases
+    )
+
+
+def child_environment(settings: RunSettings, env: Mapping[str, str]) -> dict[str, str]:
+    """What a command agent sees: the job's environment without GitHub's and the Actions
+    runtime's tokens, the action's inputs, the judge's key and the agent's own token — except
+    the variables the user passes through with ``--agent-env`` / ``[agent] env``."""
+    drop = [n for n in (settings.judge.api_key_env, settings.agent.token_env) if n]
+    return redact.child_environment(env, drop=drop, keep=settings.agent.env)
+
+
 def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
+    redact.register_settings(settings, os.environ)
     sets = load_eval_sets(settings)
     # what is loaded lives to the end: out of the cyclic collector's sight, which would
     # otherwise rescan it again and again (at 20,000 cases, a third of the run)
@@ -327,8 +350,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     ):
         if value < low:
             raise InputError(f"{name} must be at least {low}")
-    if settings.timeout <= 0:
-        raise InputError("--timeout must be positive")
+    preflight.run(settings, os.environ)  # options and output paths: before any agent call
     options = score_options(settings)
     simulator = build_simulator(settings.simulator, settings.judge)
     if not settings.metric:  # --metric replaces the sets' own metrics
@@ -336,7 +358,18 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     loaded = load_baseline(settings)
     if settings.shard:
         shard_spec.parse(settings.shard)  # a bad --shard is a usage error before any work
-    connector = build_connector(settings.agent, settings.timeout, settings.retries)
+    connector = build_connector(
+        settings.agent,
+        settings.timeout,
+        settings.retries,
+        child_env=child_environment(settings, os.environ),
+    )
+    if hasattr(connector, "verify") and _calls_the_agent(sets, settings):
+        try:
+            connector.verify()
+        except AgentError as exc:
+            connector.close()
+            raise InputError(str(exc)) from None
     if settings.agent.replay_pick == "all" and settings.num_runs == 1:
         # one run per recording: every recording of a case is scored
         settings.num_runs = getattr(connector, "max_recordings", lambda: 1)()

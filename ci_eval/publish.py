@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_eval import github
+from ci_eval import github, redact
 from ci_eval.deadline import Deadline
 from ci_eval.files import write_json_atomic, write_text_atomic
 from ci_eval.gate import verdict
@@ -75,8 +75,9 @@ def publish(
     warnings: list[str] = []
     on_actions = env.get("GITHUB_ACTIONS") == "true"
     token = token_from(env)
-    if on_actions and token:
-        workflow.mask(token)
+    redact.current().add(token)  # masked in the log if it was not known yet
+    # once, before anything renders: no renderer can cut a secret into an unmatched prefix
+    redact.current().scrub(results)
     if settings.junit:
         write_text_atomic(Path(settings.junit), to_junit(results))
     summary_text = None
@@ -130,7 +131,8 @@ def _comment(
     )
     try:
         poster.upsert(number, body, github.marker_for(comment_id))
-    except github.CommentError as exc:
-        workflow.warning(f"ci-eval could not comment on the pull request: {exc}")
-        return [*problems, f"PR comment failed: {exc}"]
+    except Exception as exc:  # the comment is a courtesy: it never decides the exit code
+        reason = str(exc) if isinstance(exc, github.CommentError) else type(exc).__name__
+        workflow.warning(f"ci-eval could not comment on the pull request: {reason}")
+        return [*problems, f"PR comment failed: {reason}"]
     return problems

@@ -278,6 +278,9 @@ def read_results(path: Path) -> RunResults:
             f"{SCHEMA_VERSION}; rerun with this ci-eval",
             path=str(path),
         )
+    from ci_eval import results_schema
+
+    results_schema.check(doc)  # a crafted file is refused with its place, not rendered raw
     try:
         return from_json(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

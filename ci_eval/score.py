@@ -257,9 +257,13 @@ def parse_metric_option(text: str) -> MetricSpec:
         threshold = float(value)
     except ValueError:
         raise ValueError(f"--metric {text!r}: the threshold must be a number") from None
-    if math.isnan(threshold):
-        raise ValueError(f"--metric {text!r}: the threshold must be a number")
+    if not math.isfinite(threshold):
+        raise ValueError(f"--metric {text!r}: the threshold must be a finite number")
     return MetricSpec(name, threshold)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def parse_metric_table(table: dict[str, Any]) -> list[MetricSpec]:
@@ -269,8 +273,10 @@ def parse_metric_table(table: dict[str, Any]) -> list[MetricSpec]:
         if isinstance(value, dict):
             criterion = snake_keys(value)
             threshold = criterion.pop("threshold", None)
+            if threshold is not None and not _finite(threshold):
+                raise ValueError(f"[metrics] {name}: the threshold must be a finite number")
             specs.append(MetricSpec(name, threshold, criterion))
-        elif isinstance(value, int | float) and not isinstance(value, bool):
+        elif _finite(value):
             specs.append(MetricSpec(name, float(value)))
         else:
             raise ValueError(f"[metrics] {name}: expected a threshold or a table")

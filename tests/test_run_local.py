@@ -297,18 +297,25 @@ def test_a_crashing_command_agent_is_an_error(tmp_path: Path) -> None:
     assert "the agent exited with code 4 without replying: kaboom" in proc.stdout
 
 
-def test_a_missing_command_is_an_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("program", ["/no/such/agent", "no-such-agent-program"])
+def test_a_missing_agent_program_is_a_usage_error_before_any_case(
+    tmp_path: Path, program: str
+) -> None:
     proc = ci_eval(
         "run",
         str(SAMPLES / "evals/weather_basic.evalset.json"),
         "--agent",
         "command",
         "--agent-command",
-        "/no/such/agent",
+        f"{program} --flag",
+        "--results",
+        str(tmp_path / "r.json"),
         cwd=tmp_path,
     )
-    assert proc.returncode == 3
-    assert "cannot start `/no/such/agent`" in proc.stdout
+    assert proc.returncode == 2
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"ci-eval: the agent command `{program}` is not an executable")
+    assert not (tmp_path / "r.json").exists()  # refused before any case ran
 
 
 def test_config_file_and_its_errors(tmp_path: Path) -> None:

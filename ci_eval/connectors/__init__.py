@@ -86,11 +86,15 @@ def _http(agent: AgentSettings, timeout: float, retries: int) -> Connector:
     )
 
 
-def _command(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+def _command(
+    agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str] | None = None
+) -> Connector:
     from ci_eval.connectors.command import CommandConnector
 
     try:
-        return CommandConnector(_need(agent.command, "--agent-command", "command"), timeout)
+        return CommandConnector(
+            _need(agent.command, "--agent-command", "command"), timeout, env=env
+        )
     except AgentError as exc:
         raise InputError(str(exc)) from None
 
@@ -112,7 +116,13 @@ CONNECTORS: dict[str, Callable[[AgentSettings, float, int], Connector]] = {
 }
 
 
-def build_connector(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+def build_connector(
+    agent: AgentSettings,
+    timeout: float,
+    retries: int,
+    child_env: Mapping[str, str] | None = None,
+) -> Connector:
+    """``child_env`` is the environment a child-process agent gets (default: ci-eval's own)."""
     if not agent.kind:
         raise InputError(
             "no agent: give --agent KIND ("
@@ -124,4 +134,6 @@ def build_connector(agent: AgentSettings, timeout: float, retries: int) -> Conne
         raise InputError(
             f"unknown agent kind {agent.kind!r}; choose one of: " + ", ".join(CONNECTORS)
         )
+    if agent.kind == "command":
+        return _command(agent, timeout, retries, child_env)
     return factory(agent, timeout, retries)

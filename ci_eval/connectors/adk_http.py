@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from ci_eval import redact
 from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
 from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
 from ci_eval.deadline import Deadline
@@ -27,7 +28,7 @@ class AdkHttpConnector:
 
     def describe(self) -> str:
         app = f", app {self.app_name}" if self.app_name else ""
-        return f"ADK api_server at {self.base_url}{app}"
+        return redact.text(f"ADK api_server at {self.base_url}{app}")
 
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _AdkHttpSession:
         si = case.session_input

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from ci_eval import redact
 from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase, FunctionCall, FunctionResponse, Part
 
@@ -16,11 +17,11 @@ class AgentError(Exception):
     """The agent could not answer a turn (unreachable, timed out, crashed, malformed reply).
 
     ``retries`` counts the retries spent before giving up; the message is one line and never
-    holds a secret.
+    holds a secret (it is redacted here, whoever builds it).
     """
 
     def __init__(self, message: str, retries: int = 0) -> None:
-        super().__init__(message)
+        super().__init__(redact.text(message))
         self.retries = retries
 
 

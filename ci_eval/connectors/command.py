@@ -17,13 +17,16 @@ import json
 import os
 import selectors
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import IO
 
+from ci_eval import redact
 from ci_eval.connectors import contract
 from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.deadline import Deadline
@@ -40,6 +43,8 @@ class CommandConnector:
     command: str
     timeout: float = 60.0
     kind: str = "command"
+    # the child's environment (None: ci-eval's own); see redact.child_environment
+    env: Mapping[str, str] | None = None
     argv: list[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -53,8 +58,15 @@ class CommandConnector:
             # the interpreter ci-eval runs under: in a venv or a CI image "python" may be absent
             self.argv[0] = sys.executable
 
+    def verify(self) -> None:
+        """A missing program is a usage error before any case runs, not an error per case."""
+        search = self.env.get("PATH") if self.env is not None else None
+        if shutil.which(self.argv[0], path=search) is None:
+            where = "file" if os.sep in self.argv[0] else "program on PATH"
+            raise AgentError(f"the agent command `{self.argv[0]}` is not an executable {where}")
+
     def describe(self) -> str:
-        return f"command agent `{self.command}`"
+        return redact.text(f"command agent `{self.command}`")
 
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _CommandSession:
         # kept open for the session's life (closed in close()); a file, so a chatty agent
@@ -67,6 +79,7 @@ class CommandConnector:
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 bufsize=0,
+                env=None if self.env is None else dict(self.env),
                 start_new_session=True,  # its own process group, killed as one
             )
         except OSError as exc:
@@ -165,8 +178,11 @@ class _CommandSession:
             self._kill()
         if deadline.fired:  # the watchdog killed it at the deadline while we waited
             code = None
-        self.stderr.seek(0)
-        tail = self.stderr.read()[-300:].decode("utf-8", errors="replace").strip()
+        self.stderr.seek(0, os.SEEK_END)
+        self.stderr.seek(max(0, self.stderr.tell() - 65536))
+        # redacted before it is cut, so no prefix of a secret survives
+        text = redact.text(self.stderr.read().decode("utf-8", errors="replace"))
+        tail = text[-300:].strip()
         last = tail.splitlines()[-1] if tail else "no stderr"
         if code is None:
             return (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ci_eval import redact
 from ci_eval.connectors import contract
 from ci_eval.connectors.base import ActualTurn
 from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
@@ -21,7 +22,7 @@ class HttpConnector:
         self._session = make_session(self.http)
 
     def describe(self) -> str:
-        return f"HTTP agent at {self.url}"
+        return redact.text(f"HTTP agent at {self.url}")
 
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _HttpSession:
         return _HttpSession(self, eval_set_id, case, run, contract.new_session_id())

@@ -21,9 +21,10 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import ReadTimeoutError
+from urllib3.exceptions import InvalidHeader, ReadTimeoutError
 from urllib3.util.retry import Retry
 
+from ci_eval import redact
 from ci_eval.connectors.base import AgentError
 from ci_eval.deadline import Deadline
 from ci_eval.text import loads as loads_json
@@ -87,14 +88,20 @@ def _shutdown(connections: list[Any]) -> None:
 
 class _CappedRetry(Retry):
     def get_retry_after(self, response: Any) -> float | None:
-        value = super().get_retry_after(response)
+        try:
+            value = super().get_retry_after(response)
+        except InvalidHeader:  # a Retry-After that is neither seconds nor a date: back off
+            return None
         return None if value is None else min(value, MAX_RETRY_AFTER)
 
     def increment(self, *args: Any, **kwargs: Any) -> Retry:
         deadline = getattr(_call, "deadline", None)
         if deadline is not None and deadline.expired():
             raise DeadlinePassed
-        return super().increment(*args, **kwargs)
+        # raises MaxRetryError when no retry is left: only retries actually made are counted
+        new = super().increment(*args, **kwargs)
+        _call.spent = getattr(_call, "spent", 0) + 1
+        return new
 
     def sleep(self, response: Any = None) -> None:
         """Back-off and Retry-After, but never past the call's deadline."""
@@ -178,6 +185,8 @@ def post_json(
     """POST JSON and return (decoded body, retries spent), all within ``deadline`` (by default
     ``timeout`` seconds from now, wall clock). Raises AgentError, one line."""
     deadline = deadline or Deadline(timeout)
+    shown = redact.text(url)  # no credentials of the URL in any message
+    _call.spent = 0
     try:
         with within(deadline):
             if deadline.expired():
@@ -186,39 +195,51 @@ def post_json(
         if deadline.fired:
             raise DeadlinePassed
     except DeadlinePassed:
-        raise AgentError(f"POST {url}: {deadline.message()}", retries) from None
+        raise AgentError(f"POST {shown}: {deadline.message()}", retries) from None
     except requests.exceptions.RetryError:
-        raise AgentError(f"POST {url}: still failing after {_retries(retries)}", retries) from None
+        raise AgentError(
+            f"POST {shown}: still failing after {_retries(retries)}", retries
+        ) from None
     except requests.exceptions.RequestException as exc:
         if deadline.expired():
-            raise AgentError(f"POST {url}: {deadline.message()}", retries) from None
+            raise AgentError(f"POST {shown}: {deadline.message()}", retries) from None
         timed_out = isinstance(exc, requests.exceptions.Timeout) or isinstance(
             getattr(exc.args[0] if exc.args else None, "reason", None), ReadTimeoutError
         )  # read timeouts, retried, end up as a ConnectionError
         if timed_out:
             raise AgentError(
-                f"POST {url}: no answer within {timeout:g} s (after {_retries(retries)})", retries
+                f"POST {shown}: no answer within {timeout:g} s (after {_retries(retries)})", retries
             ) from None
         if isinstance(exc, requests.exceptions.ConnectionError):
             why = failure_reason(exc)
             raise AgentError(
-                f"POST {url}: cannot connect ({why}) after {_retries(retries)}", retries
+                f"POST {shown}: cannot connect ({why}) after {_retries(retries)}", retries
             ) from None
-        raise AgentError(f"POST {url}: {type(exc).__name__}", retries) from None
+        spent = _call.spent  # e.g. a body cut off after one attempt: no retries were made
+        more = f" after {_retries(spent)}" if spent else ""
+        if isinstance(
+            exc,
+            requests.exceptions.ChunkedEncodingError | requests.exceptions.ContentDecodingError,
+        ):
+            raise AgentError(
+                f"POST {shown}: the answer was cut off or garbled{more}", spent
+            ) from None
+        raise AgentError(f"POST {shown}: {type(exc).__name__}{more}", spent) from None
     history = getattr(getattr(response.raw, "retries", None), "history", ()) or ()
     spent = len(history)
     if response.status_code >= 400:
-        detail = response.text.strip().replace("\n", " ")[:200]
+        # redacted before it is cut short, so no prefix of a secret survives
+        detail = redact.text(response.text.strip()).replace("\n", " ")[:200]
         more = f" after {_retries(spent)}" if spent else ""
-        raise AgentError(f"POST {url}: HTTP {response.status_code}{more}: {detail}", spent)
+        raise AgentError(f"POST {shown}: HTTP {response.status_code}{more}: {detail}", spent)
     try:
         # lone surrogates (a JavaScript agent's cut emoji) become U+FFFD here, at the boundary
         return loads_json(_body_text(response)), spent
     except (json.JSONDecodeError, ValueError):
-        snippet = response.text.strip().replace("\n", " ")[:80]
-        raise AgentError(f"POST {url}: the answer is not JSON ({snippet!r})", spent) from None
+        snippet = redact.text(_body_text(response).strip()).replace("\n", " ")[:80]
+        raise AgentError(f"POST {shown}: the answer is not JSON ({snippet!r})", spent) from None
     except RecursionError:
-        raise AgentError(f"POST {url}: the answer is JSON nested too deeply", spent) from None
+        raise AgentError(f"POST {shown}: the answer is JSON nested too deeply", spent) from None
 
 
 def _body_text(response: requests.Response) -> str:

@@ -5,6 +5,7 @@ informational; an errored case is FAILED with no metrics, as ADK records a crash
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -67,16 +68,57 @@ def _case(set_record: SetRecord, case: CaseRecord) -> list[dict[str, Any]]:
     return out
 
 
+_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+# names Windows reserves, whatever the extension (CON.evalset_result.json is CON)
+_RESERVED = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"} | {
+    f"{d}{n}" for d in ("COM", "LPT") for n in [*"123456789", "¹", "²", "³"]
+}
+
+
+def _plain(eval_set_id: str) -> bool:
+    """An id that is a portable file name as it is."""
+    return (
+        _SAFE.fullmatch(eval_set_id) is not None
+        and not eval_set_id.startswith(".")
+        and not eval_set_id.endswith(".")
+        and eval_set_id.split(".")[0].upper() not in _RESERVED
+    )
+
+
 def file_name(set_record: SetRecord) -> str:
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", set_record.eval_set_id).strip("_") or "eval_set"
-    return f"{safe}.evalset_result.json"
+    """The set's id when it is a portable file name (as ADK names them), else a readable
+    version of it with a hash of the id, so ids that read alike (``a/b``, ``a_b``, ``a b``)
+    never share a file; reserved Windows names (``CON``) are never used bare."""
+    eval_set_id = set_record.eval_set_id
+    if _plain(eval_set_id):
+        return f"{eval_set_id}.evalset_result.json"
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", eval_set_id).strip("._-")[:80] or "eval_set"
+    digest = hashlib.sha256(eval_set_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{safe}-{digest}.evalset_result.json"
+
+
+def file_names(results: RunResults) -> dict[int, str]:
+    """A file name per set (by index), unique even on case-insensitive file systems."""
+    names = {i: file_name(s) for i, s in enumerate(results.sets)}
+    taken: dict[str, int] = {}
+    for i, name in names.items():
+        key = name.lower()
+        if key in taken:  # the same id twice, or ids differing only in case
+            stem = name.removesuffix(".evalset_result.json")
+            n = i + 1
+            while f"{stem}-{n}.evalset_result.json".lower() in taken:
+                n += 1
+            name = names[i] = f"{stem}-{n}.evalset_result.json"
+        taken[name.lower()] = i
+    return names
 
 
 def to_adk_results(results: RunResults) -> dict[str, dict[str, Any]]:
     """File name → EvalSetResult JSON, one per eval set."""
     out = {}
-    for s in results.sets:
-        name = file_name(s)
+    names = file_names(results)
+    for i, s in enumerate(results.sets):
+        name = names[i]
         out[name] = {
             "eval_set_result_id": name.removesuffix(".evalset_result.json"),
             "eval_set_result_name": s.eval_set_id,

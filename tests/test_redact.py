@@ -1,0 +1,222 @@
+"""The redaction layer: known secret values in every encoding a sink uses, and the shapes that
+are secrets whoever's they are."""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ci_eval import redact
+from ci_eval.github import Workflow, escape_data, escape_property
+from ci_eval.inert import strip_ansi
+from ci_eval.model import Content, Part
+from ci_eval.report.markdown import code, md
+
+ENCODERS = {
+    "plain": lambda s: s,
+    "json": lambda s: json.dumps(s)[1:-1],
+    "json-utf8": lambda s: json.dumps(s, ensure_ascii=False)[1:-1],
+    "xml": lambda s: html.escape(s, quote=True),
+    "markdown-inline": md,
+    "markdown-code": code,
+    "workflow-data": escape_data,
+    "workflow-property": escape_property,
+    "url": lambda s: quote(s, safe=""),
+}
+
+secret_text = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp"), blacklist_characters="*"),
+    min_size=redact.MIN_SECRET,
+    max_size=40,
+).filter(lambda s: s == s.strip() and strip_ansi(s) == s)
+around = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+
+
+@given(secret_text, around, around, st.sampled_from(sorted(ENCODERS)))
+def test_a_known_secret_is_masked_in_every_encoding_a_sink_uses(
+    secret: str, before: str, after: str, encoding: str
+) -> None:
+    encode = ENCODERS[encoding]
+    text = encode(f"{before} {secret} {after}")
+    assert encode(secret) not in redact.Redactor([secret]).text(text)
+
+
+@given(around)
+def test_redaction_is_idempotent_and_changes_nothing_without_secrets(text: str) -> None:
+    r = redact.Redactor(["hunter22-secret"])
+    once = r.text(text)
+    assert r.text(once) == once
+    if "hunter22-secret" not in text and redact.Redactor().text(text) == text:
+        assert once == text
+
+
+fragments = st.sampled_from(
+    [
+        "http://u:p4ss@h/t",
+        "?api_key=",
+        "&token=",
+        "Bearer ",
+        "Authorization: ",
+        "Basic ",
+        "abc123xyz",
+        ":",
+        ",",
+        " ",
+        "&amp;",
+        "@",
+        "hunter22-secret",
+    ]
+)
+
+
+@given(st.lists(fragments | around, max_size=12))
+def test_redaction_is_idempotent_on_text_full_of_secret_shapes(parts: list[str]) -> None:
+    r = redact.Redactor(["hunter22-secret"])
+    once = r.text("".join(parts))
+    assert r.text(once) == once
+    assert "hunter22-secret" not in once
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("http://bot:PASS@host/turn", "http://***@host/turn"),
+        ("https://TOKENVALUE@github.com/x", "https://***@github.com/x"),
+        ("POST http://h/turn?api_key=abc123&x=1", "POST http://h/turn?api_key=***&x=1"),
+        ("http://h/?a=1&access_token=t0k&sig=s1g", "http://h/?a=1&access_token=***&sig=***"),
+        ("<a href='http://h/?x=1&amp;token=t0k'>", "<a href='http://h/?x=1&amp;token=***'>"),
+        ("invalid token: Bearer abc.def-ghi", "invalid token: Bearer ***"),
+        ('{"Authorization": "Bearer zzzzzz"}', '{"Authorization": "Bearer ***"}'),
+        ("Authorization: token 12345678", "Authorization: token ***"),
+        ("authorization=Basic dXNlcjpwYXNz", "authorization=Basic ***"),
+        ("key ghp_" + "a" * 36 + " leaked", "key *** leaked"),
+        ("OpenAI sk-proj-" + "b" * 30, "OpenAI ***"),
+        ("see http://example.com/a?b=c", "see http://example.com/a?b=c"),
+        (
+            "POST http://h/t?api_key=***: cannot connect",
+            "POST http://h/t?api_key=***: cannot connect",
+        ),
+        ("the key=value pair; a Bearer token", "the key=value pair; a Bearer token"),
+    ],
+)
+def test_secret_shapes_are_masked_whoever_they_belong_to(text: str, expected: str) -> None:
+    assert redact.Redactor().text(text) == expected
+
+
+def test_short_values_are_not_secrets() -> None:
+    r = redact.Redactor(["prod", "x", "", None])  # type: ignore[list-item]
+    assert r.secrets == frozenset()
+    assert r.text("evals/prod/x.json") == "evals/prod/x.json"
+
+
+def test_a_new_secret_is_announced_once() -> None:
+    seen: list[str] = []
+    r = redact.Redactor(on_new=seen.append)
+    r.add("s3cret-one", "s3cret-one", "s3cret-two")
+    r.add("s3cret-one")
+    assert seen == ["s3cret-one", "s3cret-two"]
+
+
+def test_url_secrets_are_the_password_and_credential_parameters() -> None:
+    url = "http://bot:pa%21ss@host/turn?api_key=abc123&page=2&sig=zz"
+    assert set(redact.url_secrets(url)) == {"pa%21ss", "pa!ss", "abc123", "zz"}
+    assert redact.url_secrets("http://host/turn?page=2") == []
+    assert redact.url_secrets(None) == []
+
+
+def test_environment_secrets_by_name() -> None:
+    env = {
+        "GITHUB_TOKEN": "ghs_1",
+        "INPUT_GITHUB-TOKEN": "ghs_2",
+        "OPENAI_API_KEY": "sk-3",
+        "MY_SECRET": "s4",
+        "DB_PASSWORD": "p5",
+        "PATH": "/usr/bin",
+        "TOKENIZERS_PARALLELISM": "false",
+        "SSH_AUTH_SOCK": "/tmp/agent",
+        "HOME": "/root",
+    }
+    assert set(redact.env_secrets(env)) == {"ghs_1", "ghs_2", "sk-3", "s4", "p5"}
+
+
+def test_child_environment_withholds_tokens_unless_kept() -> None:
+    env = {
+        "PATH": "/bin",
+        "GITHUB_TOKEN": "t",
+        "GH_TOKEN": "t",
+        "INPUT_GITHUB-TOKEN": "t",
+        "ACTIONS_RUNTIME_TOKEN": "t",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "t",
+        "JUDGE": "k",
+        "OPENAI_API_KEY": "agent's own",
+    }
+    child = redact.child_environment(env, drop=["JUDGE"])
+    assert child == {"PATH": "/bin", "OPENAI_API_KEY": "agent's own"}
+    kept = redact.child_environment(env, drop=["JUDGE"], keep=["JUDGE", "GITHUB_TOKEN"])
+    assert kept["JUDGE"] == "k" and kept["GITHUB_TOKEN"] == "t"
+
+
+@dataclass
+class _Record:
+    error: str | None
+    parts: list[Content] = field(default_factory=list)
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def test_scrub_reaches_dataclasses_models_dicts_and_keys_in_place() -> None:
+    record = _Record(
+        "HTTP 401: Bearer abcdefgh",
+        [Content(role="model", parts=[Part(text="token is s3cret-value")])],
+        {"s3cret-value": ["x s3cret-value", ("s3cret-value", 1)]},
+    )
+    same = redact.Redactor(["s3cret-value"]).scrub(record)
+    assert same is record
+    assert record.error == "HTTP 401: Bearer ***"
+    assert record.parts[0].parts[0].text == "token is ***"
+    assert record.extra == {"***": ["x ***", ("***", 1)]}
+
+
+def test_workflow_commands_never_carry_a_secret() -> None:
+    previous = redact.install(redact.Redactor(["s3cret:value,1"]))
+    try:
+        out = io.StringIO()
+        Workflow(out).command("error", "failed with s3cret:value,1", title="s3cret:value,1")
+        assert "s3cret" not in out.getvalue()
+    finally:
+        redact.install(previous)
+
+
+def test_settings_register_the_runs_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ci_eval.config import RunSettings
+
+    settings = RunSettings()
+    settings.agent.url = "http://u:urlpass1@h/turn?token=qrysecret"
+    settings.agent.headers = {"X-Key": "headerval1"}
+    settings.agent.token_env = "AGENT_T"
+    settings.judge.api_key_env = "JUDGE_K"
+    previous = redact.install(redact.Redactor())
+    try:
+        redact.register_settings(settings, {"AGENT_T": "agenttok1", "JUDGE_K": "judgekey1"})
+        assert {"urlpass1", "qrysecret", "headerval1", "agenttok1", "judgekey1"} <= set(
+            redact.current().secrets
+        )
+    finally:
+        redact.install(previous)
+
+
+def test_long_text_is_redacted_like_short_text() -> None:
+    r = redact.Redactor(["s3cret:value,1"])
+    piece = (
+        "x" * 1000 + " s3cret:value,1 " + escape_property("s3cret:value,1") + " Bearer abcdefgh "
+    )
+    long_text = piece * 100
+    assert len(long_text) > 1 << 16
+    assert r.text(long_text) == r.text(piece) * 100
+    assert "s3cret" not in r.text(long_text)
