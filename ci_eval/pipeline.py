@@ -193,9 +193,14 @@ def _read_baseline(
         ref = settings.baseline_ref
         return baseline_store.read_at_ref(ref, path), f"{path} at {ref}", []
     base = baseline_store.pull_request_base(env)
-    if base and baseline_store.is_tracked(path):
+    tracked = bool(base) and baseline_store.is_tracked(path)
+    # a PR that deletes the file (or never had it in its tree) is judged by the merge base's
+    # copy too: deleting the baseline must not lower the bar either
+    if base and (tracked or not Path(path).exists()):
         sha, done = baseline_store.fetch_merge_base(base)
         notices = [f"shallow clone: {d} to find the merge base with {base}" for d in done]
+        if sha is None and not tracked:
+            return None, path, notices  # no file here and no merge base: nothing to judge by
         if sha is None:
             _, why = baseline_store.merge_base(env)
             raise InputError(

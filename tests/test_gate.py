@@ -593,3 +593,19 @@ def test_without_a_way_to_the_merge_base_it_stops_and_says_fetch_depth_0(
     assert proc.exit_code == 2
     assert "cannot find the merge base with main" in proc.stderr
     assert "fetch-depth: 0" in proc.stderr
+
+
+def test_a_pull_request_that_deletes_the_baseline_is_judged_by_the_merge_bases_copy(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    origin = _pull_request_repo(tmp_path)
+    _git(origin, "checkout", "-q", "feature")
+    _git(origin, "rm", "-q", ".ci-eval/baseline.json")
+    _git(origin, "commit", "-q", "-m", "the baseline file is not in the PR's tree")
+    pr = _write(tmp_path / "pr.json", results({"c": [0.0, 0.0, 0.0]}, started="pr"))
+    monkeypatch.chdir(origin)
+    monkeypatch.setenv("GITHUB_BASE_REF", "main")
+    proc = cli("compare", str(pr))
+    assert proc.exit_code == 1, proc.output  # judged against main's history
+    assert "REGRESSED s:c (m): passed 20 of 20 runs on main" in proc.stdout
+    assert "at the merge base" in proc.stdout
