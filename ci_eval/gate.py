@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ci_eval.errors import InputError
+
 if TYPE_CHECKING:
     from ci_eval.results import RunResults
 
@@ -146,3 +148,14 @@ def verdict(results: RunResults) -> Verdict:
 
 def gate(results: RunResults) -> int:
     return verdict(results).exit_code
+
+
+def parse_fail_on(values: list[str]) -> tuple[str, ...]:
+    """``--fail-on`` values (repeated or comma-separated), checked against :data:`FAIL_ON`."""
+    items = tuple(x.strip() for v in values for x in v.split(",") if x.strip())
+    unknown = [x for x in items if x not in FAIL_ON]
+    if unknown:
+        raise InputError(
+            f"--fail-on: unknown {', '.join(unknown)}; choose from " + ", ".join(FAIL_ON)
+        )
+    return items

@@ -22,7 +22,7 @@ from ci_eval.criteria import MetricConfig
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.files import write_json_atomic
-from ci_eval.gate import FAIL_ON, gate
+from ci_eval.gate import gate, parse_fail_on
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import NOT_COMPUTED, adk_judges, lookup
 from ci_eval.metrics.custom import register_custom, register_entry_points
@@ -167,16 +167,6 @@ def make_judge(settings: RunSettings) -> Judge | None:
         key,
         Path(settings.template_dir) if settings.template_dir else None,
     )
-
-
-def parse_fail_on(values: list[str]) -> tuple[str, ...]:
-    items = tuple(x.strip() for v in values for x in v.split(",") if x.strip())
-    unknown = [x for x in items if x not in FAIL_ON]
-    if unknown:
-        raise InputError(
-            f"--fail-on: unknown {', '.join(unknown)}; choose from " + ", ".join(FAIL_ON)
-        )
-    return items
 
 
 def _read_baseline(

@@ -15,7 +15,7 @@ from ci_eval import baseline as baseline_store
 from ci_eval import shard as shard_spec
 from ci_eval.config import RunSettings
 from ci_eval.errors import InputError
-from ci_eval.gate import FAIL_ON
+from ci_eval.gate import parse_fail_on
 
 
 def number(
@@ -36,16 +36,6 @@ def number(
         lo = "" if low is None else f"{'>' if low_open else '>='} {low:g}"
         hi = "" if high is None else f"{'<' if high_open else '<='} {high:g}"
         raise InputError(f"{name} must be {' and '.join(x for x in (lo, hi) if x)}, not {value:g}")
-
-
-def fail_on(values: list[str]) -> tuple[str, ...]:
-    items = tuple(x.strip() for v in values for x in v.split(",") if x.strip())
-    unknown = [x for x in items if x not in FAIL_ON]
-    if unknown:
-        raise InputError(
-            f"--fail-on: unknown {', '.join(unknown)}; choose from " + ", ".join(FAIL_ON)
-        )
-    return items
 
 
 def _probe(directory: Path, option: str, shown: str) -> None:
@@ -84,7 +74,7 @@ def gate_options(settings: RunSettings) -> None:
     number("--tolerance", settings.tolerance, low=0)
     number("--significance", settings.significance, low=0, high=1, low_open=True, high_open=True)
     number("--baseline-max-age", settings.baseline_max_age, low=0)
-    fail_on(settings.fail_on)
+    parse_fail_on(settings.fail_on)
 
 
 def baseline(settings: RunSettings) -> None:
