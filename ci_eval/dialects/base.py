@@ -1,17 +1,19 @@
-"""Helpers shared by the dialect loaders: validation errors with places, case sources."""
+"""What a dialect is (``Dialect``, ``Writer``) and what the loaders share: the load context,
+validation errors placed in the file, case sources, unique case ids. ``criteria`` uses the
+validation helpers for eval configs too."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_snake
 
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.jsonpos import JsonDocument, json_path
-from ci_eval.model import EvalCase, EvalSet, SourceRef
+from ci_eval.io.jsonpos import JsonDocument, json_path
+from ci_eval.model import EvalSet, SourceRef
 
 MAX_PROBLEMS = 20
 M = TypeVar("M", bound=BaseModel)
@@ -35,6 +37,26 @@ class LoadContext:
     @property
     def path_without_json(self) -> str:
         return self.rel_path[:-5] if self.rel_path.endswith(".json") else self.rel_path
+
+
+class Dialect(Protocol):
+    """Recognises its files from content (``sniff``) and loads them into the canonical model."""
+
+    name: str
+
+    def sniff(self, data: Any) -> bool: ...
+
+    def load(self, doc: JsonDocument, ctx: LoadContext) -> EvalSet: ...
+
+
+class Writer(Protocol):
+    """A dialect that can also write an eval set (``ci-eval convert --to NAME``)."""
+
+    name: str
+
+    def dump(self, eval_set: EvalSet) -> tuple[Any, list[str]]:
+        """The dialect's JSON for ``eval_set`` and what it could not represent."""
+        ...
 
 
 def validation_failed(
@@ -160,14 +182,3 @@ def check_unique_ids(
             seen[case.eval_id] = i
     if problems:
         raise ValidationFailed(problems)
-
-
-def new_case(
-    case: EvalCase,
-    source: SourceRef,
-    extensions: dict[str, Any] | None = None,
-) -> EvalCase:
-    case._source = source
-    if extensions:
-        case._extensions.update(extensions)
-    return case
