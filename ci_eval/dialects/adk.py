@@ -12,14 +12,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ci_eval.dialects.base import (
-    LoadContext,
-    attach_sources,
-    check_unique_ids,
-    validate,
-)
+from ci_eval.dialects.base import LoadContext, attach_sources, check_unique_ids
 from ci_eval.errors import ValidationFailed
 from ci_eval.io.jsonpos import JsonDocument
+from ci_eval.io.validation import validate
 from ci_eval.model import (
     Content,
     EvalCase,

@@ -1,22 +1,15 @@
-"""What a dialect is (``Dialect``, ``Writer``) and what the loaders share: the load context,
-validation errors placed in the file, case sources, unique case ids. ``criteria`` uses the
-validation helpers for eval configs too."""
+"""What a dialect is (``Dialect``, ``Writer``) and what the loaders share: the load context, case
+sources, unique case ids. Validation errors placed in the file are ``ci_eval.io.validation``'s."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
-
-from pydantic import BaseModel, ValidationError
-from pydantic.alias_generators import to_snake
+from typing import Any, Protocol
 
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.io.jsonpos import JsonDocument, json_path
+from ci_eval.io.jsonpos import JsonDocument
 from ci_eval.model import EvalSet, SourceRef
-
-MAX_PROBLEMS = 20
-M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass
@@ -57,102 +50,6 @@ class Writer(Protocol):
     def dump(self, eval_set: EvalSet) -> tuple[Any, list[str]]:
         """The dialect's JSON for ``eval_set`` and what it could not represent."""
         ...
-
-
-def validation_failed(
-    exc: ValidationError,
-    doc: JsonDocument,
-    base: Any = None,
-    base_loc: Sequence[Any] = (),
-    hint: Callable[[Any], str] | None = None,
-    snake: bool = False,
-) -> ValidationFailed:
-    """One problem per pydantic error, placed in the file. ``snake``: name fields as ADK's
-    snake_case even though pydantic reports the camelCase alias."""
-    root = doc.data if base is None else base
-    problems: list[InputError] = []
-    seen: set[str] = set()
-    for err in exc.errors(include_url=False):
-        loc = _clean_loc(err["loc"], root)
-        if loc is None:
-            continue
-        if snake and err["type"] == "missing" and loc and isinstance(loc[-1], str):
-            loc[-1] = to_snake(loc[-1])
-            err = {**err, "loc": tuple(loc)}
-        message = _message(err)
-        if hint is not None:
-            extra = hint(err)
-            if extra:
-                message = f"{message}; {extra}"
-        problem = doc.error(message, loc, base=base)
-        problem.json_path = json_path([*base_loc, *loc])
-        key = str(problem)
-        if key not in seen:
-            seen.add(key)
-            problems.append(problem)
-        if len(problems) >= MAX_PROBLEMS:
-            break
-    if not problems:  # every error belonged to a union branch we chose not to show
-        problems.append(doc.error(str(exc.errors()[0]["msg"]), base=base))
-    return ValidationFailed(problems)
-
-
-_UNION_BRANCHES = {"IntermediateData": False, "InvocationEvents": True}
-
-
-def _clean_loc(loc: Sequence[Any], root: Any) -> list[Any] | None:
-    """Drop pydantic's union-member tags from ``loc``; None for errors of the branch not taken.
-
-    ``intermediate_data`` is a union; for a file that does not say ``invocation_events`` the
-    errors of that branch are noise (and vice versa).
-    """
-    clean: list[Any] = []
-    node = root
-    for key in loc:
-        if isinstance(key, str) and key in _UNION_BRANCHES:
-            has_events = isinstance(node, dict) and (
-                "invocation_events" in node or "invocationEvents" in node
-            )
-            if has_events != _UNION_BRANCHES[key]:
-                return None
-            continue
-        if isinstance(key, str) and "[" in key:
-            continue
-        clean.append(key)
-        try:
-            node = node[key]
-        except (KeyError, IndexError, TypeError):
-            node = None
-    return clean
-
-
-def _message(err: Any) -> str:
-    kind = err["type"]
-    if kind == "missing":
-        return f"required field '{err['loc'][-1]}' is missing"
-    if kind == "extra_forbidden":
-        return f"unknown field '{err['loc'][-1]}' (ADK rejects unknown keys here)"
-    msg = str(err["msg"])
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, ") :]
-    return msg
-
-
-def validate(
-    model: type[M],
-    data: Any,
-    doc: JsonDocument,
-    base: Any = None,
-    base_loc: Sequence[Any] = (),
-    hint: Callable[[Any], str] | None = None,
-    snake: bool = False,
-) -> M:
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise validation_failed(
-            exc, doc, base=base, base_loc=base_loc, hint=hint, snake=snake
-        ) from None
 
 
 def attach_sources(

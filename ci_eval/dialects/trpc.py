@@ -14,9 +14,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from ci_eval.dialects.base import LoadContext, check_unique_ids, validate
+from ci_eval.dialects.base import LoadContext, check_unique_ids
 from ci_eval.dialects.trpc_write import EXT, INV_EXTRAS, dump_eval_set
 from ci_eval.io.jsonpos import JsonDocument
+from ci_eval.io.validation import validate
 from ci_eval.model import (
     Content,
     ConversationScenario,

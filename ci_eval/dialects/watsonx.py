@@ -13,8 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ci_eval.dialects.base import LoadContext, validate
+from ci_eval.dialects.base import LoadContext
 from ci_eval.io.jsonpos import JsonDocument
+from ci_eval.io.validation import validate
 from ci_eval.model import (
     Content,
     ConversationScenario,
