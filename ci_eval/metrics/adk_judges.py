@@ -11,7 +11,6 @@ templates (``templates/judge/``) are used; the results' ``settings.adk_prompts``
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import warnings
 from collections import Counter
@@ -125,6 +124,8 @@ def evaluate(
         from google.adk.evaluation.conversation_scenarios import ConversationScenario
 
         scenario = ConversationScenario.model_validate(ctx.scenario)
+    import asyncio  # here, not at import: only a run that asks ADK's evaluators needs it
+
     try:
         result = asyncio.run(
             evaluator.evaluate_invocations(
