@@ -19,6 +19,7 @@ from ci_eval.metrics.registry import (
     REGISTRY,
     lookup,
     register,
+    reset,
 )
 
-__all__ = ["INFORMATIONAL_DEFAULTS", "NOT_COMPUTED", "REGISTRY", "lookup", "register"]
+__all__ = ["INFORMATIONAL_DEFAULTS", "NOT_COMPUTED", "REGISTRY", "lookup", "register", "reset"]
