@@ -22,7 +22,6 @@ from ci_eval.io.files import write_json_atomic, write_text_atomic
 from ci_eval.publish import github
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
-from ci_eval.report.markdown import render_comment, render_summary
 from ci_eval.results import RunResults
 from ci_eval.text import scrub
 
@@ -120,6 +119,9 @@ def publish(
         write_text_atomic(Path(path), REPORTERS[name].render(results))
     summary_text = None
     if settings.summary or (on_actions and env.get("GITHUB_STEP_SUMMARY")):
+        # jinja2 and the Markdown renderer load when a summary is asked for, not with publish
+        from ci_eval.report.markdown import render_summary
+
         summary_text = scrub(
             render_summary(results, template_dir, artifact=settings.results, problems=warnings)
         )
@@ -152,6 +154,8 @@ def _comment(
         return ["no pull request in this event: the PR comment is skipped"]
     if not token or not env.get("GITHUB_REPOSITORY"):
         return ["no GitHub token or repository in the environment: the PR comment is skipped"]
+    from ci_eval.report.markdown import render_comment
+
     comment_id = settings.comment_id or github.default_comment_id(env)
     problems: list[str] = []
     body = scrub(
