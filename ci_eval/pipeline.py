@@ -25,6 +25,7 @@ from ci_eval.files import write_json_atomic
 from ci_eval.gate import gate, parse_fail_on
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import NOT_COMPUTED, adk_judges, lookup
+from ci_eval.metrics import reset as reset_metrics
 from ci_eval.metrics.custom import register_custom, register_entry_points
 from ci_eval.metrics.judge import Judge
 from ci_eval.results import RunResults, to_json
@@ -106,7 +107,9 @@ def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
 
 
 def register_metrics(settings: RunSettings) -> None:
-    """Custom metrics from ci-eval.toml and installed packages, before names are checked."""
+    """Custom metrics from ci-eval.toml and installed packages, before names are checked: the
+    run's registry is the built-ins plus these."""
+    reset_metrics()
     register_custom(settings.custom_metrics)
     register_entry_points()
 

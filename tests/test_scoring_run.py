@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -208,6 +209,7 @@ def test_judge_majority_vote_and_one_call_per_identical_prompt(
 def test_judge_errors_are_that_metrics_error_not_the_runs(tmp_path: Path) -> None:
     (tmp_path / "ci-eval.toml").write_text(
         "[metrics]\ntool_trajectory_avg_score = 1.0\nfinal_response_match_v2 = 0.5\n"
+        "[judge]\nretries = 1\n"  # the retry without the back-off before the second one
     )
     out = tmp_path / "r.json"
     with JudgeServer(lambda prompt, n: 500) as server:
@@ -232,7 +234,12 @@ def test_judge_errors_are_that_metrics_error_not_the_runs(tmp_path: Path) -> Non
     assert statuses["tool_trajectory_avg_score"] == "PASSED"
     assert statuses["final_response_match_v2"] == "ERROR"
     assert paris["status"] == "ERROR"
-    assert "judge: POST" in proc.stdout and "HTTP 500" in proc.stdout
+    assert "judge: POST" in proc.stdout and "HTTP 500 after 1 retry" in proc.stdout
+    assert "Traceback" not in proc.stderr  # ADK's log of each failed sample is not shown
+    # one failed call (its retries included) per case ends that case's metric: no judge call for
+    # the other samples and invocations of a metric that is an ERROR already
+    asked = Counter(server.prompts)
+    assert len(asked) == len(_cases(out)) and set(asked.values()) == {2}
 
 
 def test_llm_metrics_without_a_judge_are_not_evaluated(tmp_path: Path) -> None:

@@ -111,3 +111,12 @@ from ci_eval.metrics import (  # noqa: E402,F401  (register)
     trpc,
     watsonx,
 )
+
+# the built-in metrics: each run starts from these and adds its own custom ones (see reset)
+_BUILTIN: dict[str, Metric] = dict(REGISTRY)
+
+
+def reset() -> None:
+    """Back to the built-in metrics: custom metrics belong to the run that registered them."""
+    REGISTRY.clear()
+    REGISTRY.update(_BUILTIN)

@@ -12,6 +12,7 @@ templates (``templates/judge/``) are used; the results' ``settings.adk_prompts``
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import warnings
 from collections import Counter
@@ -22,6 +23,10 @@ from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.base import MetricFailure, NotApplicable, ScoreContext
 from ci_eval.model import Invocation
 from ci_eval.simulate import adk_prompts
+
+# ADK logs every failed judge sample with its traceback (on stderr, for want of a handler); the
+# failure is reported by ci-eval, once, as the metric's ERROR
+logging.getLogger("google_adk.google.adk.evaluation.llm_as_judge").addHandler(logging.NullHandler())
 
 
 def available() -> bool:
@@ -57,6 +62,11 @@ class _JudgeAsAdkLlm:
             if part.text
         )
         with self.lock:
+            if self.failure is not None:
+                # the metric is an ERROR already: ADK would go on asking for every other sample
+                # and invocation, each call spending its retries and back-off on a judge that
+                # just failed after all of them
+                raise self.failure.with_traceback(None)
             sample = self.seen[prompt] % self.samples
             self.seen[prompt] += 1
         try:
