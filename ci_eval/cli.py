@@ -7,6 +7,7 @@ typer and nothing else of weight.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -29,8 +30,6 @@ from ci_eval.inert import inert, inert_json
 from ci_eval.text import scrub
 
 if TYPE_CHECKING:
-    import click
-
     from ci_eval.publish import ReportSettings
     from ci_eval.results import RunResults
 
@@ -1231,14 +1230,11 @@ def _exit_code(code: object) -> int:
 
 
 _PROG = "ci-eval"  # in-process; the process names itself as it was started (python -m ci_eval)
-_click_command: click.Command | None = None
 
 
-def _command() -> click.Command:
-    global _click_command
-    if _click_command is None:
-        _click_command = typer.main.get_command(app)
-    return _click_command
+@functools.cache
+def _command():  # typer's click command (click is typer's own, vendored or not): built once
+    return typer.main.get_command(app)
 
 
 @contextlib.contextmanager

@@ -337,27 +337,19 @@ def test_no_agent_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_token_comes_from_the_environment_and_is_never_printed(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ci_eval",
-            "run",
-            str(SAMPLES / "evals"),
-            "--agent",
-            "http",
-            "--agent-url",
-            "http://127.0.0.1:9/",
-            "--agent-token-env",
-            "AGENT_TOKEN",
-            "--retries",
-            "0",
-            "--results",
-            str(tmp_path / "r.json"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    proc = run_cli(
+        "run",
+        str(SAMPLES / "evals"),
+        "--agent",
+        "http",
+        "--agent-url",
+        "http://127.0.0.1:9/",
+        "--agent-token-env",
+        "AGENT_TOKEN",
+        "--retries",
+        "0",
+        "--results",
+        str(tmp_path / "r.json"),
         cwd=tmp_path,
         env={"PATH": "/usr/bin:/bin", "AGENT_TOKEN": "s3cr3t-t0ken"},
     )

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -365,9 +363,7 @@ def test_bad_custom_metric_target_is_an_input_error(tmp_path: Path) -> None:
 
 
 def test_metrics_lists_every_metric() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "ci_eval", "metrics"], capture_output=True, text=True, check=False
-    )
+    proc = run_cli("metrics")
     assert proc.returncode == 0
     for name in (
         "tool_trajectory_avg_score",
