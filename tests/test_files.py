@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval.files import current_umask, write_json_atomic, write_text_atomic
+from ci_eval.io.files import current_umask, write_json_atomic, write_text_atomic
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli
 
