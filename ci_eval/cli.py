@@ -1250,6 +1250,7 @@ def _process_state(env: Mapping[str, str] | None) -> Iterator[None]:
         for sig in (getattr(signal, n) for n in names if hasattr(signal, n))
     }
     gc_threshold = gc.get_threshold()
+    frozen = gc.get_freeze_count()
     redactor = redact.current()
     path = list(sys.path)
     try:
@@ -1258,6 +1259,8 @@ def _process_state(env: Mapping[str, str] | None) -> Iterator[None]:
         sys.path[:] = path
         redact.install(redactor)
         gc.set_threshold(*gc_threshold)
+        if not frozen:
+            gc.unfreeze()  # the run froze what it loaded: collectable again once it is done
         if threading.current_thread() is threading.main_thread():
             for sig, handler in handlers.items():
                 if handler is not None:

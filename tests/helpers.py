@@ -13,6 +13,7 @@ from pathlib import Path
 from ci_eval.cli import main
 from ci_eval.discover import Candidate
 from ci_eval.load import Outcome, SidecarFinder, load_candidate
+from tests.conftest import SAMPLES
 
 
 def load(path: Path, root: Path | None = None, claimed: bool = True) -> Outcome:
@@ -78,4 +79,16 @@ def run_process(
         cwd=cwd,
         env=None if env is None else dict(env),
         timeout=timeout,
+    )
+
+
+WEATHER_AGENT = f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}"
+
+
+def run_sample_agent(
+    *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`ci-eval run ARGS` against the samples' weather agent, a command agent."""
+    return run_cli(
+        "run", *args, "--agent", "command", "--agent-command", WEATHER_AGENT, cwd=cwd, env=env
     )

@@ -12,9 +12,7 @@ import pytest
 
 from ci_eval.io.files import current_umask, write_json_atomic, write_text_atomic
 from tests.conftest import SAMPLES
-from tests.helpers import run_cli
-
-COMMAND = f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}"
+from tests.helpers import run_sample_agent
 
 
 def mode(path: Path) -> int:
@@ -68,13 +66,8 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp_file(tmp_path: Pat
 def test_every_report_and_the_baseline_are_readable_by_others(tmp_path: Path, umask: None) -> None:
     """The Docker action runs as root; the runner's next steps run as uid 1001 and need to
     read what it wrote."""
-    proc = run_cli(
-        "run",
+    proc = run_sample_agent(
         str(SAMPLES / "evals"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
         "--results",
         "out/results.json",
         "--junit",

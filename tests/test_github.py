@@ -13,12 +13,11 @@ from typing import Any
 import pytest
 
 from ci_eval.publish import github
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import REPO
 from tests.github_server import GitHubServer
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_sample_agent
 
 TOKEN = "ghs_s3cretT0kenValue"
-COMMAND = f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}"
 
 
 @pytest.fixture(scope="module")
@@ -26,13 +25,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("gh")
     out = {"failing": folder / "failing.json", "passing": folder / "passing.json"}
     for name, extra in (("failing", []), ("passing", ["--metric", "response_match_score=0.2"])):
-        run_cli(
-            "run",
+        run_sample_agent(
             "samples/evals/weather_basic.evalset.json",
-            "--agent",
-            "command",
-            "--agent-command",
-            COMMAND,
             "--results",
             str(out[name]),
             *extra,

@@ -19,12 +19,9 @@ from ci_eval.metrics.judge_metrics import final_response_match_v2
 from ci_eval.model import Content, Invocation, Part
 from ci_eval.simulate import adk_prompts
 from tests.conftest import SAMPLES
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_sample_agent
 from tests.judge_server import JudgeServer
 from tests.loopback_agent import LoopbackAgent
-
-COMMAND = f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}"
-
 
 ci_eval = run_cli
 
@@ -35,16 +32,8 @@ def _cases(path: Path) -> dict[str, Any]:
 
 def test_a_failing_case_exits_1_and_names_its_metrics(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    proc = ci_eval(
-        "run",
-        str(SAMPLES / "evals/weather_basic.evalset.json"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
-        "--results",
-        str(out),
-        cwd=tmp_path,
+    proc = run_sample_agent(
+        str(SAMPLES / "evals/weather_basic.evalset.json"), "--results", str(out), cwd=tmp_path
     )
     assert proc.returncode == 1
     assert (
@@ -59,29 +48,14 @@ def test_a_failing_case_exits_1_and_names_its_metrics(tmp_path: Path) -> None:
 
 
 def test_metric_option_replaces_the_sets_metrics(tmp_path: Path) -> None:
-    proc = ci_eval(
-        "run",
+    proc = run_sample_agent(
         str(SAMPLES / "evals/weather_basic.evalset.json"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
         "--metric",
         "response_match_score=0.2",
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stdout
-    proc = ci_eval(
-        "run",
-        str(SAMPLES / "evals"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
-        "--metric",
-        "no_such_metric",
-        cwd=tmp_path,
-    )
+    proc = run_sample_agent(str(SAMPLES / "evals"), "--metric", "no_such_metric", cwd=tmp_path)
     assert proc.returncode == 2
     assert "unknown metric(s) no_such_metric" in proc.stderr
 
@@ -153,17 +127,7 @@ def test_repeated_runs(tmp_path: Path, extra: list[str], status: str, code: int)
 
 
 def test_min_pass_above_num_runs_is_a_usage_error(tmp_path: Path) -> None:
-    proc = ci_eval(
-        "run",
-        str(SAMPLES / "evals"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
-        "--min-pass",
-        "2",
-        cwd=tmp_path,
-    )
+    proc = run_sample_agent(str(SAMPLES / "evals"), "--min-pass", "2", cwd=tmp_path)
     assert proc.returncode == 2
     assert "--min-pass must be between 1 and --num-runs (1)" in proc.stderr
 
@@ -212,13 +176,8 @@ def test_judge_errors_are_that_metrics_error_not_the_runs(tmp_path: Path) -> Non
     )
     out = tmp_path / "r.json"
     with JudgeServer(lambda prompt, n: 500) as server:
-        proc = ci_eval(
-            "run",
+        proc = run_sample_agent(
             str(SAMPLES / "evals/weather_basic.evalset.json"),
-            "--agent",
-            "command",
-            "--agent-command",
-            COMMAND,
             "--judge-url",
             server.url,
             "--judge-model",
@@ -243,13 +202,8 @@ def test_judge_errors_are_that_metrics_error_not_the_runs(tmp_path: Path) -> Non
 
 def test_llm_metrics_without_a_judge_are_not_evaluated(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    proc = ci_eval(
-        "run",
+    proc = run_sample_agent(
         str(SAMPLES / "evals/weather_basic.evalset.json"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
         "--metric",
         "final_response_match_v2",
         "--results",
@@ -292,13 +246,8 @@ def test_rubric_metric_through_the_judge(tmp_path: Path, prompts: str) -> None:
         config = tmp_path / "ci-eval.toml"
         config.write_text(config.read_text().replace("{URL}", server.url))
         out = tmp_path / "r.json"
-        proc = ci_eval(
-            "run",
+        proc = run_sample_agent(
             str(SAMPLES / "evals/weather_basic.evalset.json"),
-            "--agent",
-            "command",
-            "--agent-command",
-            COMMAND,
             "--results",
             str(out),
             cwd=tmp_path,
@@ -329,16 +278,8 @@ def test_custom_metric_from_the_config(tmp_path: Path) -> None:
         "broken = 0.5\n"
     )
     out = tmp_path / "r.json"
-    proc = ci_eval(
-        "run",
-        str(SAMPLES / "evals/weather_basic.evalset.json"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
-        "--results",
-        str(out),
-        cwd=tmp_path,
+    proc = run_sample_agent(
+        str(SAMPLES / "evals/weather_basic.evalset.json"), "--results", str(out), cwd=tmp_path
     )
     cases = _cases(out)
     paris = {m["name"]: m for m in cases["paris_weather"]["metrics"]}
@@ -350,15 +291,7 @@ def test_custom_metric_from_the_config(tmp_path: Path) -> None:
 
 def test_bad_custom_metric_target_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "ci-eval.toml").write_text('[custom_metrics]\nx = "no_such_module:fn"\n')
-    proc = ci_eval(
-        "run",
-        str(SAMPLES / "evals"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
-        cwd=tmp_path,
-    )
+    proc = run_sample_agent(str(SAMPLES / "evals"), cwd=tmp_path)
     assert proc.returncode == 2
     assert "custom metric x: cannot load no_such_module:fn" in proc.stderr
 

@@ -3,6 +3,7 @@ the process gives, and nothing of one run left behind for the next."""
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -14,7 +15,7 @@ from ci_eval import redact
 from ci_eval.cli import main
 from ci_eval.metrics import REGISTRY
 from tests.conftest import SAMPLES
-from tests.helpers import run_cli, run_process
+from tests.helpers import run_cli, run_process, run_sample_agent
 
 EVALSET = SAMPLES / "evals/weather_basic.evalset.json"
 
@@ -77,3 +78,10 @@ def test_a_runs_custom_metrics_are_its_own(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert builtins == REGISTRY
     assert str(tmp_path) not in sys.path
+
+
+def test_what_a_run_froze_is_collectable_again(tmp_path: Path) -> None:
+    assert gc.get_freeze_count() == 0
+    proc = run_sample_agent(str(EVALSET), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr  # the run went through (berlin fails)
+    assert gc.get_freeze_count() == 0
