@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from ci_eval import shard
-from ci_eval.connectors.base import ActualTurn, AgentError, Connector
+from ci_eval.connectors.base import AgentError, Connector
 from ci_eval.deadline import Cancellation, Deadline
 from ci_eval.load import LoadedEvalSet
-from ci_eval.model import EvalCase, IntermediateData, Invocation
+from ci_eval.model import EvalCase, Invocation
 from ci_eval.results import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
 from ci_eval.simulate import NO_SIMULATOR, scenario_of
 from ci_eval.simulate.conversation import replay_simulated, run_simulated
@@ -37,20 +37,6 @@ class RunOptions:
     shard: tuple[int, int] | None = None  # (I, N): only this shard's cases
     timeout: float = 60.0  # each turn's wall-clock deadline, seconds
     simulator: Any = None  # ci_eval.simulate.SimulatorFactory: plays the user of scenario cases
-
-
-def actual_invocation(expected: Invocation, turn: ActualTurn, duration: float) -> Invocation:
-    return Invocation(
-        invocation_id=expected.invocation_id,
-        user_content=expected.user_content,
-        final_response=turn.final_response,
-        duration=round(duration, 6),
-        intermediate_data=IntermediateData(
-            tool_uses=turn.tool_uses,
-            tool_responses=turn.tool_responses,
-            intermediate_responses=turn.intermediate_responses,
-        ),
-    )
 
 
 def _skip_reason(
@@ -187,7 +173,7 @@ def run_case(
             record.invocations.append(
                 InvocationRecord(
                     expected=exp,
-                    actual=actual_invocation(exp, turn, elapsed),
+                    actual=turn.to_invocation(exp, elapsed),
                     duration_s=elapsed,
                     retries=turn.retries,
                 )

@@ -23,8 +23,8 @@ from typing import Any
 
 from ci_eval.criteria import MetricSpec
 from ci_eval.errors import InputError
-from ci_eval.metrics import REGISTRY, register
 from ci_eval.metrics.base import Metric, ScoreContext
+from ci_eval.metrics.registry import REGISTRY, register
 from ci_eval.model import Invocation
 
 ENTRY_POINT_GROUP = "ci_eval.metrics"
