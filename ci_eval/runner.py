@@ -14,7 +14,6 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
@@ -303,8 +302,6 @@ def run_sets(
     connector: Connector,
     options: RunOptions,
     stop: threading.Event | None = None,
-    agent: str | None = None,
-    progress: Callable[[int], Progress] | None = None,
 ) -> RunResults:
     stop = stop or threading.Event()
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -351,7 +348,7 @@ def run_sets(
                 jobs.append((es.eval_set_id, case, case_record, run, loaded))
         records.append(set_record)
 
-    bar = (progress or (lambda total: Progress(total)))(len(jobs))
+    bar = Progress(len(jobs))
     work = [_Job(*job) for job in jobs]
     _execute(work, connector, options, stop, bar, t0)
     for job in work:
@@ -363,7 +360,7 @@ def run_sets(
             case_record.runs.sort(key=lambda r: r.run)
     return RunResults(
         sets=records,
-        agent=agent or connector.describe(),
+        agent=connector.describe(),
         started=started_at,
         duration_s=time.monotonic() - t0,
         interrupted=stop.is_set(),

@@ -18,7 +18,7 @@ from ci_eval import connectors, dialects
 from ci_eval import runner as _runner  # noqa: F401  (binds its stream before CliRunner swaps it)
 from ci_eval.cli import app
 from ci_eval.errors import InputError
-from ci_eval.metrics import REGISTRY
+from ci_eval.metrics import REGISTRY, reset
 from ci_eval.metrics.custom import register_custom
 from ci_eval.publish import REPORTERS, ReportSettings, check_reports, publish
 from ci_eval.results import read_results
@@ -287,3 +287,14 @@ def test_the_same_function_named_twice_is_one_metric(plugin, tmp_path: Path, mon
     register_custom({"volume": "team_metrics:loud"})
     register_custom({"volume": "team_metrics:loud"})  # a second run replaces the first's
     assert REGISTRY["volume"].description == "custom metric team_metrics:loud"
+
+
+def test_a_metric_registered_in_code_outlives_the_runs_custom_metrics(plugin) -> None:
+    """Custom metrics (ci-eval.toml, entry points) are the run's; a registration in code stays
+    for every run of the process, like a dialect's or a connector's."""
+    plugin("team_metrics", TEAM_METRICS)
+    plugin("shouting_metric", SHOUTING_METRIC)
+    register_custom({"volume": "team_metrics:loud"})
+    reset()
+    assert "volume" not in REGISTRY
+    assert REGISTRY["shouting"].origin == "team"

@@ -19,15 +19,7 @@ from ci_eval.metrics.registry import (
     REGISTRY,
     lookup,
     register,
+    reset,
 )
 
 __all__ = ["INFORMATIONAL_DEFAULTS", "NOT_COMPUTED", "REGISTRY", "lookup", "register", "reset"]
-
-# the built-in metrics, all registered by now: each run starts from these (see reset)
-_BUILTIN = dict(REGISTRY)
-
-
-def reset() -> None:
-    """Back to the built-in metrics: custom metrics belong to the run that registered them."""
-    REGISTRY.clear()
-    REGISTRY.update(_BUILTIN)

@@ -49,6 +49,13 @@ def register(metric: Metric, dialect: str | None = None) -> Metric:
     return metric
 
 
+def reset() -> None:
+    """Forget the custom metrics (``origin="custom"``: ci-eval.toml's and the entry points'):
+    they belong to the run that registered them. Metrics registered in code stay."""
+    for key in [k for k, m in REGISTRY.items() if m.origin == "custom"]:
+        del REGISTRY[key]
+
+
 def lookup(name: str, dialect: str | None = None) -> Metric | None:
     """The dialect's own metric of that name, else the shared one, else the one dialect that
     has it (``final_response_avg_score`` is trpc-agent-go's alone)."""

@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from ci_eval import metrics
 from ci_eval.criteria import MetricConfig, MetricSpec
-from ci_eval.metrics import INFORMATIONAL_DEFAULTS, register
+from ci_eval.metrics import INFORMATIONAL_DEFAULTS, REGISTRY, register
 from ci_eval.metrics.base import CaseMetric, Metric, MetricFailure, ScoreContext
 from ci_eval.model import Content, Invocation, Part
 from ci_eval.results import CaseRecord, InvocationRecord, RunRecord, SetRecord
@@ -80,7 +79,7 @@ def scripted() -> Iterator[list[Any]]:
 
     register(Metric("scripted", "test metric", scorer, default_threshold=0.5))
     yield script
-    metrics.reset()
+    del REGISTRY["scripted"]
 
 
 def _inv(text: str) -> Invocation:
