@@ -11,8 +11,6 @@ templates (``templates/judge/``) are used; the results' ``settings.adk_prompts``
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import threading
 import warnings
 from collections import Counter
@@ -23,10 +21,6 @@ from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.base import MetricFailure, NotApplicable, ScoreContext
 from ci_eval.model import Invocation
 from ci_eval.simulate import adk_prompts
-
-# ADK logs every failed judge sample with its traceback (on stderr, for want of a handler); the
-# failure is reported by ci-eval, once, as the metric's ERROR
-logging.getLogger("google_adk.google.adk.evaluation.llm_as_judge").addHandler(logging.NullHandler())
 
 
 def available() -> bool:
@@ -135,6 +129,15 @@ def evaluate(
         from google.adk.evaluation.conversation_scenarios import ConversationScenario
 
         scenario = ConversationScenario.model_validate(ctx.scenario)
+    import asyncio  # here, not at import: only a run that asks ADK's evaluators needs it
+    import logging
+
+    # ADK logs every failed judge sample with its traceback (on stderr, for want of a handler);
+    # the failure is reported by ci-eval, once, as the metric's ERROR
+    adk_log = logging.getLogger("google_adk.google.adk.evaluation.llm_as_judge")
+    if not adk_log.handlers:
+        adk_log.addHandler(logging.NullHandler())
+
     try:
         result = asyncio.run(
             evaluator.evaluate_invocations(
