@@ -76,7 +76,9 @@ class Progress:
     """A progress line on stderr for long runs: rewritten in place on a terminal, a line every
     few seconds in CI logs."""
 
-    def __init__(self, total: int, stream: TextIO = sys.stderr, quiet_for: float = 2.0) -> None:
+    def __init__(self, total: int, stream: TextIO | None = None, quiet_for: float = 2.0) -> None:
+        # sys.stderr now, not at import: a run in-process writes where stderr points then
+        stream = sys.stderr if stream is None else stream
         self.total, self.stream, self.quiet_for = total, stream, quiet_for
         self.done = self.errors = 0
         self.start = time.monotonic()
