@@ -7,6 +7,7 @@ invocations (ADK's snake_case Invocation), timings, retries and errors. ``report
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,6 +183,19 @@ def _comparison(c: Any) -> dict[str, Any] | None:
 
 
 def to_json(results: RunResults) -> dict[str, Any]:
+    """The results file's data."""
+    return _document(results, list)
+
+
+def write_results(path: Path, results: RunResults) -> None:
+    """The results file, written case by case: at 20,000 cases its data (hundreds of MB as
+    Python objects) never exists whole."""
+    from ci_eval import jsonwrite
+
+    write_json_atomic(path, _document(results, jsonwrite.Lazy))
+
+
+def _document(results: RunResults, array: Callable[[Iterator[Any]], Any]) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "ci-eval", "version": __version__},
@@ -194,66 +208,70 @@ def to_json(results: RunResults) -> dict[str, Any]:
         | {"cases": len(results.cases()), "flaky": sum(1 for _, c in results.cases() if c.flaky)},
         "fail_on": list(results.fail_on),
         "comparison": _comparison(results.comparison),
-        "sets": [
+        "sets": array(_set_json(s, array(map(_case_json, s.cases))) for s in results.sets),
+    }
+
+
+def _set_json(s: SetRecord, cases: Any) -> dict[str, Any]:
+    return {
+        "eval_set_id": s.eval_set_id,
+        "file": s.file,
+        "dialect": s.dialect,
+        "metrics": {
+            "source": s.metrics.source,
+            "dialect": s.metrics.dialect,
+            "metrics": [
+                {
+                    "name": m.name,
+                    "threshold": m.threshold,
+                    "criterion": m.criterion,
+                    "evaluator": m.evaluator,
+                }
+                for m in (s.applied_metrics or s.metrics.metrics)
+            ],
+        },
+        "cases": cases,
+    }
+
+
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _case_json(c: CaseRecord) -> dict[str, Any]:
+    return {
+        "eval_id": c.eval_id,
+        "file": c.file,
+        "line": c.line,
+        "status": c.status,
+        "error": c.error,
+        "skipped": c.skipped,
+        "flaky": c.flaky,
+        "metrics": [_case_metric(m) for m in c.metrics],
+        "extensions": c.extensions,
+        "rubrics": c.rubrics,
+        "conversation_scenario": c.scenario,
+        "runs": [
             {
-                "eval_set_id": s.eval_set_id,
-                "file": s.file,
-                "dialect": s.dialect,
-                "metrics": {
-                    "source": s.metrics.source,
-                    "dialect": s.metrics.dialect,
-                    "metrics": [
-                        {
-                            "name": m.name,
-                            "threshold": m.threshold,
-                            "criterion": m.criterion,
-                            "evaluator": m.evaluator,
-                        }
-                        for m in (s.applied_metrics or s.metrics.metrics)
-                    ],
-                },
-                "cases": [
+                "run": r.run,
+                "error": r.error,
+                "duration_s": round(r.duration_s, 4),
+                "started_s": _seconds(r.started_s),
+                "retries": r.retries,
+                "metrics": [_run_metric(m) for m in r.metrics],
+                "simulation": r.simulation,
+                "invocations": [
                     {
-                        "eval_id": c.eval_id,
-                        "file": c.file,
-                        "line": c.line,
-                        "status": c.status,
-                        "error": c.error,
-                        "skipped": c.skipped,
-                        "flaky": c.flaky,
-                        "metrics": [_case_metric(m) for m in c.metrics],
-                        "extensions": c.extensions,
-                        "rubrics": c.rubrics,
-                        "conversation_scenario": c.scenario,
-                        "runs": [
-                            {
-                                "run": r.run,
-                                "error": r.error,
-                                "duration_s": round(r.duration_s, 4),
-                                "started_s": None if r.started_s is None else round(r.started_s, 4),
-                                "retries": r.retries,
-                                "metrics": [_run_metric(m) for m in r.metrics],
-                                "simulation": r.simulation,
-                                "invocations": [
-                                    {
-                                        "expected": _inv(i.expected),
-                                        "actual": _inv(i.actual),
-                                        "duration_s": None
-                                        if i.duration_s is None
-                                        else round(i.duration_s, 4),
-                                        "retries": i.retries,
-                                        "error": i.error,
-                                    }
-                                    for i in r.invocations
-                                ],
-                            }
-                            for r in c.runs
-                        ],
+                        "expected": _inv(i.expected),
+                        "actual": _inv(i.actual),
+                        "duration_s": _seconds(i.duration_s),
+                        "retries": i.retries,
+                        "error": i.error,
                     }
-                    for c in s.cases
+                    for i in r.invocations
                 ],
             }
-            for s in results.sets
+            for r in c.runs
         ],
     }
 
