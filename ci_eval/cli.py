@@ -71,7 +71,7 @@ def _install_redactor(env: Mapping[str, str]) -> None:
     each secret is masked in the log (``::add-mask::``) the moment it becomes known."""
     workflow = None
     if env.get("GITHUB_ACTIONS") == "true":
-        from ci_eval.github import Workflow
+        from ci_eval.publish.github import Workflow
 
         workflow = Workflow()
     redact.install(redact.Redactor(on_new=workflow.mask if workflow else None))
@@ -818,8 +818,8 @@ def run(
 def _report(results: RunResults, report: ReportSettings, env: dict[str, str] | None = None) -> None:
     """The terminal summary, then files and GitHub. Agent text in the log cannot issue
     workflow commands."""
-    from ci_eval.github import Workflow
     from ci_eval.publish import publish
+    from ci_eval.publish.github import Workflow
     from ci_eval.report.terminal import summary_lines
 
     env = dict(os.environ) if env is None else env
@@ -1144,7 +1144,7 @@ def action() -> None:
     comment). Exit codes as for `run`.
     """
     from ci_eval.action import run_action
-    from ci_eval.github import Workflow
+    from ci_eval.publish.github import Workflow
 
     try:
         stop = Cancellation(deadline.grace_from(os.environ))

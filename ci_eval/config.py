@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_eval.errors import InputError
-from ci_eval.jsonpos import read_regular_file
+from ci_eval.io.jsonpos import read_regular_file
 
 CONFIG_NAME = "ci-eval.toml"
 AGENT_KINDS = ("adk-http", "adk", "http", "command", "replay")

@@ -22,13 +22,13 @@ from ci_eval.criteria import MetricConfig
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import gate, parse_fail_on
+from ci_eval.io.files import write_json_atomic
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import NOT_COMPUTED, adk_judges, lookup
-from ci_eval.metrics.custom import register_custom, register_entry_points
+from ci_eval.metrics.custom import register_custom
 from ci_eval.metrics.judge import Judge
 from ci_eval.results import RunResults, write_results
 from ci_eval.runner import RunOptions, run_sets
-from ci_eval.runner import _selected as selected
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
 from ci_eval.simulate import build_simulator
 
@@ -59,17 +59,11 @@ def load_eval_sets(settings: RunSettings) -> list[LoadedEvalSet]:
     return sets
 
 
-def check_case_filters(sets: list[LoadedEvalSet], filters: list[str]) -> None:
+def check_case_filters(sets: list[LoadedEvalSet], filters: list[shard_spec.CaseFilter]) -> None:
     known = {(s.eval_set.eval_set_id, c.eval_id) for s in sets for c in s.eval_set.eval_cases}
-    set_ids = {k[0] for k in known}
-    for f in filters:
-        set_id, _, case_id = f.partition(":")
-        if (
-            case_id
-            and (set_id, case_id) not in known
-            and not (set_id == "*" and any(k[1] == case_id for k in known))
-        ) or (not case_id and set_id not in set_ids):
-            raise InputError(f"--case {f}: no such eval set or case (give SET_ID:CASE_ID)")
+    bad = shard_spec.unmatched(filters, known)
+    if bad is not None:
+        raise InputError(f"--case {bad.text}: no such eval set or case (give SET_ID:CASE_ID)")
 
 
 def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
@@ -107,7 +101,6 @@ def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
 def register_metrics(settings: RunSettings) -> None:
     """Custom metrics from ci-eval.toml and installed packages, before names are checked."""
     register_custom(settings.custom_metrics)
-    register_entry_points()
 
 
 def check_metric_names(sets: list[LoadedEvalSet], settings: RunSettings) -> None:
@@ -310,12 +303,14 @@ def update_baseline(results: RunResults, settings: RunSettings) -> str:
     )
 
 
-def _calls_the_agent(sets: list[LoadedEvalSet], settings: RunSettings) -> bool:
+def _calls_the_agent(
+    sets: list[LoadedEvalSet], settings: RunSettings, cases: list[shard_spec.CaseFilter]
+) -> bool:
     """Whether any selected case needs the agent (trace-mode cases score their recording)."""
     part = shard_spec.parse(settings.shard) if settings.shard else None
     return any(
         case.trace_actuals is None
-        and selected(s.eval_set.eval_set_id, case.eval_id, settings.cases)
+        and shard_spec.case_selected(cases, s.eval_set.eval_set_id, case.eval_id)
         and shard_spec.selected(s.eval_set.eval_set_id, case.eval_id, part)
         for s in sets
         for case in s.eval_set.eval_cases
@@ -336,7 +331,8 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     # what is loaded lives to the end: out of the cyclic collector's sight, which would
     # otherwise rescan it again and again (at 20,000 cases, a third of the run)
     gc.freeze()
-    check_case_filters(sets, settings.cases)
+    cases = shard_spec.parse_cases(settings.cases)
+    check_case_filters(sets, cases)
     for name, value, low in (
         ("--concurrency", settings.concurrency, 1),
         ("--num-runs", settings.num_runs, 1),
@@ -358,7 +354,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
         settings.retries,
         child_env=child_environment(settings, os.environ),
     )
-    if hasattr(connector, "verify") and _calls_the_agent(sets, settings):
+    if hasattr(connector, "verify") and _calls_the_agent(sets, settings, cases):
         try:
             connector.verify()
         except AgentError as exc:
@@ -374,7 +370,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
             RunOptions(
                 settings.concurrency,
                 settings.num_runs,
-                settings.cases,
+                cases,
                 shard_spec.parse(settings.shard) if settings.shard else None,
                 settings.timeout,
                 simulator,

@@ -14,12 +14,12 @@ from ci_eval.connectors.base import AgentError, Connector
 from ci_eval.errors import InputError
 
 if TYPE_CHECKING:
-    from ci_eval.connectors.http_client import HttpSettings
+    from ci_eval.http import HttpSettings
 
 
 def _http_settings(agent: AgentSettings, timeout: float, retries: int) -> HttpSettings:
     # requests loads only for the HTTP connectors
-    from ci_eval.connectors.http_client import HttpSettings
+    from ci_eval.http import HttpSettings
 
     headers = dict(agent.headers)
     if agent.token_env:
