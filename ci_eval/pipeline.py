@@ -22,7 +22,6 @@ from ci_eval.criteria import MetricConfig
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import gate, parse_fail_on
-from ci_eval.io.files import write_json_atomic
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import NOT_COMPUTED, adk_judges, lookup
 from ci_eval.metrics.custom import register_custom

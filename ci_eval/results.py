@@ -190,7 +190,7 @@ def to_json(results: RunResults) -> dict[str, Any]:
 def write_results(path: Path, results: RunResults) -> None:
     """The results file, written case by case: at 20,000 cases its data (hundreds of MB as
     Python objects) never exists whole."""
-    from ci_eval import jsonwrite
+    from ci_eval.io import jsonwrite
 
     write_json_atomic(path, _document(results, jsonwrite.Lazy))
 
