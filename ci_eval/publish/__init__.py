@@ -14,6 +14,7 @@ from ci_eval.deadline import Deadline
 from ci_eval.gate import verdict
 from ci_eval.inert import inert_line
 from ci_eval.io.files import write_json_atomic, write_text_atomic
+from ci_eval.model.status import Status
 from ci_eval.publish import github
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
@@ -43,20 +44,20 @@ def token_from(env: Mapping[str, str]) -> str | None:
 
 
 def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
-    scored = len(results.cases()) - results.count("SKIPPED")
+    scored = len(results.cases()) - results.count(Status.SKIPPED)
     decision = verdict(results)
     comparison = results.comparison
     return {
         "verdict": inert_line(decision.line),  # case ids are the eval files' text
         "gate": "passed" if decision.passed else "failed",
-        "passed": results.count("PASSED"),
-        "failed": results.count("FAILED"),
-        "errors": results.count("ERROR"),
+        "passed": results.count(Status.PASSED),
+        "failed": results.count(Status.FAILED),
+        "errors": results.count(Status.ERROR),
         "regressions": len(comparison.regressed_cases()) if comparison else 0,
         "known-failures": len(comparison.known_failures()) if comparison else 0,
-        "not-evaluated": results.count("NOT_EVALUATED"),
+        "not-evaluated": results.count(Status.NOT_EVALUATED),
         "total": len(results.cases()),
-        "score": round(results.count("PASSED") / scored, 4) if scored else 0,
+        "score": round(results.count(Status.PASSED) / scored, 4) if scored else 0,
         "junit-path": settings.junit or "",
         "results-path": settings.results or "",
         "summary-path": settings.summary or "",

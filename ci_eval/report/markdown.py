@@ -34,6 +34,7 @@ from markupsafe import Markup
 from ci_eval import __version__, templates
 from ci_eval.gate import gate, verdict
 from ci_eval.inert import ZWSP, inert, inert_line
+from ci_eval.model.status import Status
 from ci_eval.report.view import (
     error_reason,
     failing_metrics,
@@ -51,22 +52,29 @@ MARKER = "<!-- ci-eval report (id: {id}) -->"
 CODE_LIMIT = 2000  # characters of one response shown in a details block
 
 ICONS = {
-    "PASSED": "✅",
-    "FAILED": "❌",
-    "ERROR": "⚠️",
-    "NOT_EVALUATED": "⚠️",
-    "SKIPPED": "⏭",
-    "COMPLETED": "⚠️",
+    Status.PASSED: "✅",
+    Status.FAILED: "❌",
+    Status.ERROR: "⚠️",
+    Status.NOT_EVALUATED: "⚠️",
+    Status.SKIPPED: "⏭",
+    Status.COMPLETED: "⚠️",
 }
 WORDS = {
-    "PASSED": "passed",
-    "FAILED": "failed",
-    "ERROR": "error",
-    "NOT_EVALUATED": "not evaluated",
-    "SKIPPED": "skipped",
-    "COMPLETED": "not scored",
+    Status.PASSED: "passed",
+    Status.FAILED: "failed",
+    Status.ERROR: "error",
+    Status.NOT_EVALUATED: "not evaluated",
+    Status.SKIPPED: "skipped",
+    Status.COMPLETED: "not scored",
 }
-ORDER = {"FAILED": 0, "ERROR": 1, "NOT_EVALUATED": 2, "COMPLETED": 3, "PASSED": 4, "SKIPPED": 5}
+ORDER = {
+    Status.FAILED: 0,
+    Status.ERROR: 1,
+    Status.NOT_EVALUATED: 2,
+    Status.COMPLETED: 3,
+    Status.PASSED: 4,
+    Status.SKIPPED: 5,
+}
 
 # Markdown inline: what could start syntax. `_` only when it can open or close emphasis
 # (GFM never does that inside a word), so identifiers like weather_basic stay clean.
@@ -74,12 +82,14 @@ _MD_ESCAPE = re.compile(r"([\\`*\[\]|~$])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _BLOCK_START = re.compile(r"^(\s*)([#>+=-]|\d+(?=[.)](?:\s|$)))")
 
 
-PROBLEMS = ("FAILED", "ERROR", "NOT_EVALUATED", "COMPLETED")
+PROBLEMS = (Status.FAILED, Status.ERROR, Status.NOT_EVALUATED, Status.COMPLETED)
 
 
 def _failing_row(case: CaseRecord) -> bool:
     """Rows a reviewer must see: anything but a clean pass (skipped cases count as passing)."""
-    return case.status not in ("PASSED", "SKIPPED") or (case.status == "PASSED" and case.flaky)
+    return case.status not in (Status.PASSED, Status.SKIPPED) or (
+        case.status == Status.PASSED and case.flaky
+    )
 
 
 def _no_mentions(text: str) -> str:
@@ -174,7 +184,7 @@ def _title(s: SetRecord) -> str:
 def _runs_passed(case: CaseRecord) -> str:
     if len(case.runs) < 2:
         return ""
-    passed = sum(1 for r in case.runs if run_outcome(r) == "PASSED")
+    passed = sum(1 for r in case.runs if run_outcome(r) == Status.PASSED)
     return f"{passed}/{len(case.runs)}"
 
 
@@ -197,9 +207,9 @@ def _changes(results: RunResults) -> dict[tuple[str, str, str], Any]:
 
 
 def _problem(s: SetRecord, case: CaseRecord, clip: Clipper) -> dict[str, Any]:
-    if case.status == "FAILED":
+    if case.status == Status.FAILED:
         why = "; ".join(failing_metrics(case))
-    elif case.status == "ERROR":
+    elif case.status == Status.ERROR:
         why = error_reason(case)
     else:
         why = f"not evaluated: {not_evaluated_reason(case)}"
@@ -317,7 +327,9 @@ def _set_parts(s: SetRecord) -> tuple[list[str], list[CaseRecord], dict[str, Any
     ordered = sorted(s.cases, key=lambda c: (ORDER.get(c.status, 3), not c.flaky))
     status_counts = {k: sum(1 for c in s.cases if c.status == k) for k in ORDER}
     # errored cases did not pass; skipped and not-evaluated ones say nothing either way
-    evaluated = status_counts["PASSED"] + status_counts["FAILED"] + status_counts["ERROR"]
+    evaluated = (
+        status_counts[Status.PASSED] + status_counts[Status.FAILED] + status_counts[Status.ERROR]
+    )
     means = []
     for name in columns:
         values = [
@@ -335,7 +347,7 @@ def _set_parts(s: SetRecord) -> tuple[list[str], list[CaseRecord], dict[str, Any
             "means": means,
             "counts": status_counts,
             "total": len(s.cases),
-            "pass_rate": f"{status_counts['PASSED'] / evaluated:.0%}" if evaluated else "n/a",
+            "pass_rate": f"{status_counts[Status.PASSED] / evaluated:.0%}" if evaluated else "n/a",
             "no_scores": not columns and bool(names),
             "repeated": multi,
             "dialect": s.dialect,
@@ -349,8 +361,8 @@ def _chart(sets: list[SetRecord]) -> Markup | None:
         return None
     labels, values = [], []
     for s in sets:
-        evaluated = [c for c in s.cases if c.status in ("PASSED", "FAILED", "ERROR")]
-        passed = sum(1 for c in evaluated if c.status == "PASSED")
+        evaluated = [c for c in s.cases if c.status in (Status.PASSED, Status.FAILED, Status.ERROR)]
+        passed = sum(1 for c in evaluated if c.status == Status.PASSED)
         label = re.sub(r"[^A-Za-z0-9_./ -]", "_", Path(_title(s)).name)[:30] or "set"
         labels.append(f'"{label}"')
         values.append(str(round(100 * passed / len(evaluated))) if evaluated else "0")
@@ -425,7 +437,7 @@ def _fixed_context(results: RunResults, marker: str | None, artifact: str | None
             for c in comparison.regressions
             if (c.set_id, c.case_id) in comparison.regressed_cases()
         ]
-        from ci_eval.compare import Judgement
+        from ci_eval.model.comparison import Judgement
 
         def judged(kind: Judgement) -> list[dict[str, str]]:
             return [{"case": j.key, "why": j.describe()} for j in comparison.judged(kind)]
@@ -467,7 +479,7 @@ def _fixed_context(results: RunResults, marker: str | None, artifact: str | None
     skipped = [
         {"set": _title(s), "case": c.eval_id, "reason": c.skipped or "not run"}
         for s, c in results.cases()
-        if c.status == "SKIPPED"
+        if c.status == Status.SKIPPED
     ]
     fail_on = set(results.fail_on)
     return {
