@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
+import pydantic_core
+
 MASK = "***"
 MIN_SECRET = 6
 
@@ -286,18 +288,32 @@ class Redactor:
             return type(value)(self.data(v) for v in value)
         return value
 
-    def scrub(self, obj: Any) -> Any:
+    def scrub(self, obj: Any, units: tuple[type, ...] = ()) -> Any:
         """Redact every string reachable from ``obj`` (dataclasses, pydantic models, dicts,
         lists) in place, and return it: run results are scrubbed once before any report is
-        rendered, so no renderer can truncate a secret into a prefix that no longer matches."""
-        return _scrub(self, obj, set())
+        rendered, so no renderer can truncate a secret into a prefix that no longer matches.
+
+        Objects of the ``units`` types (a run's cases) are first serialised by pydantic-core
+        and searched once, as :meth:`text` searches a string; one without anything to redact
+        (nearly all) is not walked string by string. Sound because JSON writes every string
+        character by character (escapes included) and every secret is searched for in its
+        JSON-escaped forms too."""
+        return _scrub(self, obj, set(), units)
+
+    def _clean(self, obj: Any) -> bool:
+        """Nothing in ``obj`` to redact, by one search of its JSON text; False if unsure."""
+        try:
+            text = pydantic_core.to_json(obj, inf_nan_mode="null").decode()
+        except Exception:  # lone surrogates, types pydantic-core cannot write: walk it
+            return False
+        return not self._trigger.found(text.lower())
 
 
 _ATOMIC = (type(None), bool, int, float, bytes)
 _FIELDS: dict[type, tuple[str, ...] | None] = {}  # dataclass field names per type (None: not one)
 
 
-def _scrub(redactor: Redactor, obj: Any, seen: set[int]) -> Any:
+def _scrub(redactor: Redactor, obj: Any, seen: set[int], units: tuple[type, ...] = ()) -> Any:
     kind = type(obj)
     if kind is str:
         return redactor.text(obj)
@@ -306,24 +322,26 @@ def _scrub(redactor: Redactor, obj: Any, seen: set[int]) -> Any:
     if id(obj) in seen:
         return obj
     seen.add(id(obj))
+    if kind in units and redactor._clean(obj):
+        return obj
     if kind is list:
         for i, item in enumerate(obj):
-            obj[i] = _scrub(redactor, item, seen)
+            obj[i] = _scrub(redactor, item, seen, units)
     elif kind is dict:
         items = list(obj.items())
         obj.clear()
         for key, item in items:
-            obj[_scrub(redactor, key, seen)] = _scrub(redactor, item, seen)
+            obj[_scrub(redactor, key, seen, units)] = _scrub(redactor, item, seen, units)
     elif kind is tuple:
-        return tuple(_scrub(redactor, item, seen) for item in obj)
+        return tuple(_scrub(redactor, item, seen, units) for item in obj)
     elif hasattr(obj, "__pydantic_fields__"):
         state = obj.__dict__
         for name, value in state.items():
             if type(value) not in _ATOMIC:
-                state[name] = _scrub(redactor, value, seen)
+                state[name] = _scrub(redactor, value, seen, units)
         extra = getattr(obj, "__pydantic_extra__", None)
         if extra:
-            _scrub(redactor, extra, seen)
+            _scrub(redactor, extra, seen, units)
     else:
         names = _FIELDS.get(kind, ())
         if names == ():
@@ -335,7 +353,7 @@ def _scrub(redactor: Redactor, obj: Any, seen: set[int]) -> Any:
         for name in names or ():
             value = getattr(obj, name)
             if type(value) not in _ATOMIC:
-                new = _scrub(redactor, value, seen)
+                new = _scrub(redactor, value, seen, units)
                 if new is not value:
                     object.__setattr__(obj, name, new)
     return obj

@@ -19,7 +19,7 @@ from ci_eval.publish import github
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary
-from ci_eval.results import RunResults
+from ci_eval.results import CaseRecord, RunResults
 from ci_eval.text import scrub
 
 INTERRUPTED_COMMENT_S = 4.0
@@ -79,7 +79,7 @@ def publish(
     token = token_from(env)
     redact.current().add(token)  # masked in the log if it was not known yet
     # once, before anything renders: no renderer can cut a secret into an unmatched prefix
-    redact.current().scrub(results)
+    redact.current().scrub(results, units=(CaseRecord,))
     if settings.junit:
         write_text_atomic(Path(settings.junit), to_junit(results))
     summary_text = None

@@ -24,9 +24,9 @@ print messages raw into their own step's log.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import Any
 
 from ci_eval.inert import inert, inert_line
+from ci_eval.model.comparison import CaseJudgement, Judgement, MetricChange
 from ci_eval.model.status import Status
 from ci_eval.report.view import (
     error_reason,
@@ -137,8 +137,8 @@ def _reruns(parent: ET.Element, case: CaseRecord, skip: RunRecord | None, flaky:
 def _case(
     set_id: str,
     case: CaseRecord,
-    regressions: list[Any],
-    judged: Any = None,
+    regressions: list[MetricChange],
+    judged: CaseJudgement | None = None,
     failures_block: bool = True,
 ) -> ET.Element:
     el = ET.Element(
@@ -204,9 +204,7 @@ def _case(
     return el
 
 
-def _not_blocking(judged: Any, case: CaseRecord) -> str:
-    from ci_eval.model.comparison import Judgement
-
+def _not_blocking(judged: CaseJudgement, case: CaseRecord) -> str:
     if judged.judgement is Judgement.KNOWN_FAILURE:
         since = f" since {judged.failing_since}" if judged.failing_since else ""
         message = f"known failure on main{since}: {judged.history()}"
@@ -222,7 +220,7 @@ def _count(cases: list[ET.Element], tag: str) -> int:
 
 
 def to_junit(results: RunResults) -> str:
-    changes: dict[tuple[str, str], list[Any]] = {}
+    changes: dict[tuple[str, str], list[MetricChange]] = {}
     comparison = results.comparison
     judgements = {}
     if comparison is not None:
