@@ -1,4 +1,6 @@
-"""Agent connectors: one module each, registered here by kind."""
+"""Agent connectors: one module each, registered here by kind. Adding one is a module with a
+class following ``base.Connector`` plus one ``register(KIND, factory)`` call; ``--agent KIND``
+(``[agent] kind``) then builds it."""
 
 from __future__ import annotations
 
@@ -38,7 +40,9 @@ def _need(value: str | None, option: str, kind: str) -> str:
     return value
 
 
-def _adk_http(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+def _adk_http(
+    agent: AgentSettings, timeout: float, retries: int, child_env: Mapping[str, str] | None
+) -> Connector:
     from ci_eval.connectors.adk_http import AdkHttpConnector
 
     return AdkHttpConnector(
@@ -66,7 +70,9 @@ def adk_missing_message(env: Mapping[str, str]) -> str | None:
     return "agent adk needs google-adk: pip install 'ci-eval[adk]'"
 
 
-def _adk(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+def _adk(
+    agent: AgentSettings, timeout: float, retries: int, child_env: Mapping[str, str] | None
+) -> Connector:
     from ci_eval.connectors.adk_inproc import AdkInProcessConnector
 
     missing = adk_missing_message(os.environ)
@@ -78,7 +84,9 @@ def _adk(agent: AgentSettings, timeout: float, retries: int) -> Connector:
     )
 
 
-def _http(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+def _http(
+    agent: AgentSettings, timeout: float, retries: int, child_env: Mapping[str, str] | None
+) -> Connector:
     from ci_eval.connectors.http import HttpConnector
 
     return HttpConnector(
@@ -87,19 +95,21 @@ def _http(agent: AgentSettings, timeout: float, retries: int) -> Connector:
 
 
 def _command(
-    agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str] | None = None
+    agent: AgentSettings, timeout: float, retries: int, child_env: Mapping[str, str] | None
 ) -> Connector:
     from ci_eval.connectors.command import CommandConnector
 
     try:
         return CommandConnector(
-            _need(agent.command, "--agent-command", "command"), timeout, env=env
+            _need(agent.command, "--agent-command", "command"), timeout, env=child_env
         )
     except AgentError as exc:
         raise InputError(str(exc)) from None
 
 
-def _replay(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+def _replay(
+    agent: AgentSettings, timeout: float, retries: int, child_env: Mapping[str, str] | None
+) -> Connector:
     from ci_eval.connectors.replay import ReplayConnector
 
     if not agent.replay:
@@ -107,13 +117,24 @@ def _replay(agent: AgentSettings, timeout: float, retries: int) -> Connector:
     return ReplayConnector([Path(p) for p in agent.replay], pick=agent.replay_pick)
 
 
-CONNECTORS: dict[str, Callable[[AgentSettings, float, int], Connector]] = {
-    "adk-http": _adk_http,
-    "adk": _adk,
-    "http": _http,
-    "command": _command,
-    "replay": _replay,
-}
+# (the agent's settings, each turn's timeout in seconds, retries, the environment a child
+# process gets (None: ci-eval's own)) -> the connector
+ConnectorFactory = Callable[[AgentSettings, float, int, Mapping[str, str] | None], Connector]
+
+CONNECTORS: dict[str, ConnectorFactory] = {}
+
+
+def register(kind: str, factory: ConnectorFactory) -> ConnectorFactory:
+    """Make ``--agent KIND`` build its connector with ``factory``."""
+    CONNECTORS[kind] = factory
+    return factory
+
+
+register("adk-http", _adk_http)
+register("adk", _adk)
+register("http", _http)
+register("command", _command)
+register("replay", _replay)
 
 
 def build_connector(
@@ -134,6 +155,4 @@ def build_connector(
         raise InputError(
             f"unknown agent kind {agent.kind!r}; choose one of: " + ", ".join(CONNECTORS)
         )
-    if agent.kind == "command":
-        return _command(agent, timeout, retries, child_env)
-    return factory(agent, timeout, retries)
+    return factory(agent, timeout, retries, child_env)

@@ -1,16 +1,21 @@
 """Write what a run produced where people look: files (JUnit, Markdown summary, ADK-format
 results) and, on GitHub Actions, the job summary, step outputs, annotations and the PR comment.
-Used by ``ci-eval run`` and ``ci-eval report`` alike."""
+Used by ``ci-eval run`` and ``ci-eval report`` alike.
+
+A report file is a ``Reporter``: a name and a pure function from the results to the file's text
+(escaping agent text for its format is its job). Adding one is a module plus one
+``register_reporter`` call; ``ReportSettings.files`` maps reporter names to paths."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval import redact
 from ci_eval.deadline import Deadline
+from ci_eval.errors import InputError
 from ci_eval.gate import verdict
 from ci_eval.inert import inert_line
 from ci_eval.io.files import write_json_atomic, write_text_atomic
@@ -25,6 +30,25 @@ from ci_eval.text import scrub
 INTERRUPTED_COMMENT_S = 4.0
 
 
+@dataclass(frozen=True)
+class Reporter:
+    """A report file: ``render`` turns the (redacted) results into its text."""
+
+    name: str
+    render: Callable[[RunResults], str]
+
+
+REPORTERS: dict[str, Reporter] = {}
+
+
+def register_reporter(reporter: Reporter) -> Reporter:
+    REPORTERS[reporter.name] = reporter
+    return reporter
+
+
+register_reporter(Reporter("junit", to_junit))
+
+
 @dataclass
 class ReportSettings:
     junit: str | None = None
@@ -34,6 +58,18 @@ class ReportSettings:
     comment: bool = False
     comment_id: str | None = None
     template_dir: str | None = None
+    files: dict[str, str] = field(default_factory=dict)  # more reports: reporter name -> path
+
+    def report_files(self) -> dict[str, str]:
+        """Every reporter's file to write: JUnit's, then the others named in ``files``."""
+        return {**({"junit": self.junit} if self.junit else {}), **self.files}
+
+
+def check_reports(settings: ReportSettings) -> None:
+    """Every report named is a registered reporter (an input error before anything runs)."""
+    unknown = [name for name in settings.report_files() if name not in REPORTERS]
+    if unknown:
+        raise InputError(f"unknown report {unknown[0]!r}; known: " + ", ".join(sorted(REPORTERS)))
 
 
 def token_from(env: Mapping[str, str]) -> str | None:
@@ -78,10 +114,11 @@ def publish(
     on_actions = env.get("GITHUB_ACTIONS") == "true"
     token = token_from(env)
     redact.current().add(token)  # masked in the log if it was not known yet
+    check_reports(settings)
     # once, before anything renders: no renderer can cut a secret into an unmatched prefix
     redact.current().scrub(results, units=(CaseRecord,))
-    if settings.junit:
-        write_text_atomic(Path(settings.junit), to_junit(results))
+    for name, path in settings.report_files().items():
+        write_text_atomic(Path(path), REPORTERS[name].render(results))
     summary_text = None
     if settings.summary or (on_actions and env.get("GITHUB_STEP_SUMMARY")):
         summary_text = scrub(
