@@ -1011,7 +1011,7 @@ def compare_command(
     from ci_eval.config import RunSettings
     from ci_eval.gate import gate
     from ci_eval.publish import ReportSettings
-    from ci_eval.results import read_results, to_json, write_json_atomic
+    from ci_eval.results import read_results, write_results
 
     settings = RunSettings()
     for key, value in {
@@ -1035,7 +1035,7 @@ def compare_command(
         for notice in pipeline.apply_baseline(results, settings):
             _say(f"ci-eval: {notice}", err=True)
         if output:
-            write_json_atomic(output, to_json(results))
+            write_results(output, results)
     except InputError as exc:
         _fail(exc)
     except OSError as exc:
@@ -1126,12 +1126,12 @@ def merge(
     """
     from ci_eval import preflight
     from ci_eval.merge import merge as merge_results
-    from ci_eval.results import to_json, write_json_atomic
+    from ci_eval.results import write_results
 
     try:
         preflight.output_file(output, "-o")
         merged = merge_results(list(files))
-        write_json_atomic(output, to_json(merged))
+        write_results(output, merged)
     except InputError as exc:
         _fail(exc)
     except OSError as exc:
