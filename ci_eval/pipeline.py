@@ -15,7 +15,6 @@ from ci_eval import accept as accept_file
 from ci_eval import baseline as baseline_store
 from ci_eval import shard as shard_spec
 from ci_eval.compare import Acceptance, compare
-from ci_eval.config import CONFIG_NAME, RunSettings
 from ci_eval.connectors import build_connector
 from ci_eval.connectors.base import AgentError
 from ci_eval.criteria import MetricConfig
@@ -31,6 +30,7 @@ from ci_eval.results import RunResults, to_json
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.runner import _selected as selected
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
+from ci_eval.settings import CONFIG_NAME, RunSettings, check_gate
 from ci_eval.simulate import build_simulator
 
 
@@ -60,7 +60,9 @@ def load_eval_sets(settings: RunSettings) -> list[LoadedEvalSet]:
     return sets
 
 
-def check_case_filters(sets: list[LoadedEvalSet], filters: list[str]) -> None:
+def check_case_filters(
+    sets: list[LoadedEvalSet], filters: list[str], option: str = "--case"
+) -> None:
     known = {(s.eval_set.eval_set_id, c.eval_id) for s in sets for c in s.eval_set.eval_cases}
     set_ids = {k[0] for k in known}
     for f in filters:
@@ -70,7 +72,7 @@ def check_case_filters(sets: list[LoadedEvalSet], filters: list[str]) -> None:
             and (set_id, case_id) not in known
             and not (set_id == "*" and any(k[1] == case_id for k in known))
         ) or (not case_id and set_id not in set_ids):
-            raise InputError(f"--case {f}: no such eval set or case (give SET_ID:CASE_ID)")
+            raise InputError(f"{option} {f}: no such eval set or case (give SET_ID:CASE_ID)")
 
 
 def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
@@ -133,23 +135,22 @@ def check_metric_names(sets: list[LoadedEvalSet], settings: RunSettings) -> None
         raise ValidationFailed(problems)
 
 
-def score_options(settings: RunSettings) -> ScoreOptions:
+def score_options(settings: RunSettings, env: Mapping[str, str]) -> ScoreOptions:
     """Metric overrides, the repository's metric table, custom metrics and the judge."""
+    option = settings.names.name("metric")
     try:
-        overrides = [parse_metric_option(m) for m in settings.metric]
+        overrides = [parse_metric_option(m, option) for m in settings.metric]
         repo = parse_metric_table(settings.metrics)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     register_metrics(settings)
     unknown = [m.name for m in overrides if lookup(m.name) is None]
     if unknown:
-        raise InputError(f"--metric: unknown metric(s) {', '.join(unknown)}; see `ci-eval metrics`")
-    if settings.min_pass is not None and not 1 <= settings.min_pass <= settings.num_runs:
-        raise InputError(f"--min-pass must be between 1 and --num-runs ({settings.num_runs})")
-    return ScoreOptions(overrides, repo, settings.min_pass, make_judge(settings))
+        raise InputError(f"{option}: unknown metric(s) {', '.join(unknown)}; see `ci-eval metrics`")
+    return ScoreOptions(overrides, repo, settings.min_pass, make_judge(settings, env))
 
 
-def make_judge(settings: RunSettings) -> Judge | None:
+def make_judge(settings: RunSettings, env: Mapping[str, str]) -> Judge | None:
     config = settings.judge
     if not config.base_url and not config.model:
         return None
@@ -157,7 +158,7 @@ def make_judge(settings: RunSettings) -> Judge | None:
         raise InputError("the judge needs both a base URL and a model")
     key = None
     if config.api_key_env:
-        key = os.environ.get(config.api_key_env)
+        key = env.get(config.api_key_env)
         if not key:
             raise InputError(
                 f"the environment variable {config.api_key_env} (the judge's API key) is not set"
@@ -206,15 +207,7 @@ def _read_baseline(
 
 def check_gate_options(settings: RunSettings) -> list[Acceptance]:
     """The gate's options and the acceptance file, checked before the first agent call."""
-    if not 0 < settings.significance < 1:
-        raise InputError("--significance must be between 0 and 1")
-    if settings.tolerance < 0:
-        raise InputError("--tolerance must not be negative")
-    if settings.min_history < 1:
-        raise InputError("--min-history must be at least 1")
-    if settings.baseline_window < 1:
-        raise InputError("--window must be at least 1")
-    parse_fail_on(settings.fail_on)
+    check_gate(settings)
     return accept_file.load(
         Path(settings.accept or accept_file.DEFAULT_PATH), required=settings.accept is not None
     )
@@ -228,10 +221,9 @@ class LoadedBaseline:
     accepted: list[Acceptance]
 
 
-def load_baseline(settings: RunSettings, env: Mapping[str, str] | None = None) -> LoadedBaseline:
+def load_baseline(settings: RunSettings, env: Mapping[str, str]) -> LoadedBaseline:
     """Everything the gate reads, before the agent is called: a shallow clone without the merge
     base fails now, not after the run."""
-    env = os.environ if env is None else env
     accepted = check_gate_options(settings)
     data, where, notices = _read_baseline(settings, env)
     return LoadedBaseline(data, where, notices, accepted)
@@ -240,14 +232,14 @@ def load_baseline(settings: RunSettings, env: Mapping[str, str] | None = None) -
 def apply_baseline(
     results: RunResults,
     settings: RunSettings,
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str],
     loaded: LoadedBaseline | None = None,
 ) -> list[str]:
     """Compare with the baseline's history (a file, or the file at a git ref) and set the
     gate's --fail-on default. Returns notices for the terminal; warnings also go to the
     summary."""
     loaded = loaded or load_baseline(settings, env)
-    explicit = parse_fail_on(settings.fail_on)
+    explicit = parse_fail_on(settings.fail_on, settings.names.name("fail_on"))
     data, where, notices = loaded.data, loaded.where, list(loaded.notices)
     if data is None:
         results.fail_on = explicit or ("failure", "error", "not-evaluated")
@@ -331,33 +323,30 @@ def child_environment(settings: RunSettings, env: Mapping[str, str]) -> dict[str
     return redact.child_environment(env, drop=drop, keep=settings.agent.env)
 
 
-def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
-    redact.register_settings(settings, os.environ)
+def run(
+    settings: RunSettings, stop: threading.Event | None = None, env: Mapping[str, str] | None = None
+) -> Outcome:
+    """Evaluate: every check before the first agent call, then replay, score, compare and
+    write the results file. ``env`` is the job's environment (default: the process's)."""
+    env = os.environ if env is None else env
+    redact.register_settings(settings, env)
     sets = load_eval_sets(settings)
     # what is loaded lives to the end: out of the cyclic collector's sight, which would
     # otherwise rescan it again and again (at 20,000 cases, a third of the run)
     gc.freeze()
-    check_case_filters(sets, settings.cases)
-    for name, value, low in (
-        ("--concurrency", settings.concurrency, 1),
-        ("--num-runs", settings.num_runs, 1),
-        ("--retries", settings.retries, 0),
-    ):
-        if value < low:
-            raise InputError(f"{name} must be at least {low}")
-    preflight.run(settings, os.environ)  # options and output paths: before any agent call
-    options = score_options(settings)
-    simulator = build_simulator(settings.simulator, settings.judge)
+    check_case_filters(sets, settings.cases, settings.names.name("cases"))
+    preflight.run(settings)  # settings and output paths: before any agent call
+    options = score_options(settings, env)
+    simulator = build_simulator(settings.simulator, settings.judge, env)
     if not settings.metric:  # --metric replaces the sets' own metrics
         check_metric_names(sets, settings)
-    loaded = load_baseline(settings)
-    if settings.shard:
-        shard_spec.parse(settings.shard)  # a bad --shard is a usage error before any work
+    loaded = load_baseline(settings, env)
     connector = build_connector(
         settings.agent,
         settings.timeout,
         settings.retries,
-        child_env=child_environment(settings, os.environ),
+        child_env=child_environment(settings, env),
+        env=env,
     )
     if hasattr(connector, "verify") and _calls_the_agent(sets, settings):
         try:
@@ -403,7 +392,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     score_results(results, options)
     notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
     # compare first (against the baseline as it was), then write
-    notices += apply_baseline(results, settings, loaded=loaded)
+    notices += apply_baseline(results, settings, env, loaded)
     if settings.results:
         write_json_atomic(Path(settings.results), to_json(results))
     if settings.update_baseline:

@@ -5,12 +5,12 @@ Used by ``ci-eval run`` and ``ci-eval report`` alike."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ci_eval import github, redact
 from ci_eval.deadline import Deadline
+from ci_eval.errors import InputError
 from ci_eval.files import write_json_atomic, write_text_atomic
 from ci_eval.gate import verdict
 from ci_eval.inert import inert_line
@@ -18,27 +18,10 @@ from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary
 from ci_eval.results import RunResults
+from ci_eval.settings import ReportSettings
 from ci_eval.text import scrub
 
 INTERRUPTED_COMMENT_S = 4.0
-
-
-@dataclass
-class ReportSettings:
-    junit: str | None = None
-    summary: str | None = None
-    results: str | None = None  # where the results JSON is (for outputs and pointers)
-    adk_results: str | None = None
-    comment: bool = False
-    comment_id: str | None = None
-    template_dir: str | None = None
-
-
-def token_from(env: Mapping[str, str]) -> str | None:
-    for name in ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN"):
-        if env.get(name):
-            return env[name]
-    return None
 
 
 def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
@@ -62,6 +45,35 @@ def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
     }
 
 
+def report(
+    results: RunResults,
+    settings: ReportSettings,
+    env: Mapping[str, str],
+    say: Callable[..., None],
+) -> None:
+    """The report stage: the terminal summary through ``say(line, err=False)``, then files and
+    GitHub (warnings through ``say(line, err=True)``). Agent text in the log cannot issue
+    workflow commands. A report that cannot be written is an InputError."""
+    from ci_eval.report.terminal import summary_lines
+
+    workflow = github.Workflow()
+    lines = summary_lines(results)
+    if env.get("GITHUB_ACTIONS") == "true":
+        with workflow.untrusted():
+            for line in lines:
+                say(line)
+    else:
+        for line in lines:
+            say(line)
+    try:
+        for warning in publish(results, settings, env=env, workflow=workflow):
+            say(f"ci-eval: warning: {warning}", err=True)
+    except OSError as exc:
+        raise InputError(
+            f"cannot write a report: {exc.strerror or exc}", path=getattr(exc, "filename", None)
+        ) from None
+
+
 def publish(
     results: RunResults,
     settings: ReportSettings,
@@ -74,14 +86,15 @@ def publish(
     template_dir = Path(settings.template_dir) if settings.template_dir else None
     warnings: list[str] = []
     on_actions = env.get("GITHUB_ACTIONS") == "true"
-    token = token_from(env)
+    token = settings.token
     redact.current().add(token)  # masked in the log if it was not known yet
     # once, before anything renders: no renderer can cut a secret into an unmatched prefix
     redact.current().scrub(results)
     if settings.junit:
         write_text_atomic(Path(settings.junit), to_junit(results))
     summary_text = None
-    if settings.summary or (on_actions and env.get("GITHUB_STEP_SUMMARY")):
+    job_summary = env.get("GITHUB_STEP_SUMMARY") if on_actions and settings.job_summary else None
+    if settings.summary or job_summary:
         summary_text = scrub(
             render_summary(results, template_dir, artifact=settings.results, problems=warnings)
         )
@@ -91,8 +104,8 @@ def publish(
         for name, data in to_adk_results(results).items():
             write_json_atomic(Path(settings.adk_results) / name, data)
     if on_actions:
-        if env.get("GITHUB_STEP_SUMMARY") and summary_text is not None:
-            github.append_summary(env["GITHUB_STEP_SUMMARY"], summary_text)
+        if job_summary and summary_text is not None:
+            github.append_summary(job_summary, summary_text)
         if env.get("GITHUB_OUTPUT"):
             github.write_outputs(env["GITHUB_OUTPUT"], outputs(results, settings))
         github.annotate(results, workflow)

@@ -242,7 +242,7 @@ def test_a_bad_input_is_one_error_line(tmp_path: Path) -> None:
         text=True,
         check=False,
     )
-    assert proc.returncode == 2 and "input agent is required" in proc.stdout
+    assert proc.returncode == 2 and "no agent: give input agent (adk-http" in proc.stdout
 
 
 def test_underscore_input_names_work_too(tmp_path: Path) -> None:

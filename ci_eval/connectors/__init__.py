@@ -9,21 +9,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ci_eval import ACTION_REPO, IMAGE, __version__
-from ci_eval.config import AgentSettings
 from ci_eval.connectors.base import AgentError, Connector
 from ci_eval.errors import InputError
+from ci_eval.settings import AgentSettings
 
 if TYPE_CHECKING:
     from ci_eval.connectors.http_client import HttpSettings
 
 
-def _http_settings(agent: AgentSettings, timeout: float, retries: int) -> HttpSettings:
+def _http_settings(
+    agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str]
+) -> HttpSettings:
     # requests loads only for the HTTP connectors
     from ci_eval.connectors.http_client import HttpSettings
 
     headers = dict(agent.headers)
     if agent.token_env:
-        token = os.environ.get(agent.token_env)
+        token = env.get(agent.token_env)
         if not token:
             raise InputError(
                 f"the environment variable {agent.token_env} (the agent's token) is not set"
@@ -32,18 +34,21 @@ def _http_settings(agent: AgentSettings, timeout: float, retries: int) -> HttpSe
     return HttpSettings(timeout=timeout, retries=retries, headers=headers)
 
 
-def _need(value: str | None, option: str, kind: str) -> str:
+def _need(agent: AgentSettings, key: str) -> str:
+    value = getattr(agent, key)
     if not value:
-        raise InputError(f"--agent {kind} needs {option}")
+        raise InputError(f"{agent.name('kind')} {agent.kind} needs {agent.name(key)}")
     return value
 
 
-def _adk_http(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+def _adk_http(
+    agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str]
+) -> Connector:
     from ci_eval.connectors.adk_http import AdkHttpConnector
 
     return AdkHttpConnector(
-        _need(agent.url, "--agent-url", "adk-http"),
-        _http_settings(agent, timeout, retries),
+        _need(agent, "url"),
+        _http_settings(agent, timeout, retries, env),
         agent.app_name,
         agent.user_id,
     )
@@ -66,48 +71,45 @@ def adk_missing_message(env: Mapping[str, str]) -> str | None:
     return "agent adk needs google-adk: pip install 'ci-eval[adk]'"
 
 
-def _adk(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+def _adk(agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str]) -> Connector:
     from ci_eval.connectors.adk_inproc import AdkInProcessConnector
 
-    missing = adk_missing_message(os.environ)
+    missing = adk_missing_message(env)
     if missing:
         raise InputError(missing)
 
-    return AdkInProcessConnector(
-        _need(agent.module, "--agent-module", "adk"), timeout, agent.app_name, agent.user_id
-    )
+    return AdkInProcessConnector(_need(agent, "module"), timeout, agent.app_name, agent.user_id)
 
 
-def _http(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+def _http(agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str]) -> Connector:
     from ci_eval.connectors.http import HttpConnector
 
-    return HttpConnector(
-        _need(agent.url, "--agent-url", "http"), _http_settings(agent, timeout, retries)
-    )
+    return HttpConnector(_need(agent, "url"), _http_settings(agent, timeout, retries, env))
 
 
 def _command(
-    agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str] | None = None
+    agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str]
 ) -> Connector:
     from ci_eval.connectors.command import CommandConnector
 
     try:
-        return CommandConnector(
-            _need(agent.command, "--agent-command", "command"), timeout, env=env
-        )
+        return CommandConnector(_need(agent, "command"), timeout, env=env)
     except AgentError as exc:
         raise InputError(str(exc)) from None
 
 
-def _replay(agent: AgentSettings, timeout: float, retries: int) -> Connector:
+def _replay(
+    agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str]
+) -> Connector:
     from ci_eval.connectors.replay import ReplayConnector
 
-    if not agent.replay:
-        raise InputError("--agent replay needs --replay FILE")
+    _need(agent, "replay")
     return ReplayConnector([Path(p) for p in agent.replay], pick=agent.replay_pick)
 
 
-CONNECTORS: dict[str, Callable[[AgentSettings, float, int], Connector]] = {
+# each factory takes the agent's settings, the turn timeout, the retries and the environment
+# (what a command agent sees; where tokens are read)
+CONNECTORS: dict[str, Callable[[AgentSettings, float, int, Mapping[str, str]], Connector]] = {
     "adk-http": _adk_http,
     "adk": _adk,
     "http": _http,
@@ -121,19 +123,28 @@ def build_connector(
     timeout: float,
     retries: int,
     child_env: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Connector:
-    """``child_env`` is the environment a child-process agent gets (default: ci-eval's own)."""
+    """``env`` is the job's environment (tokens are read there; default: ci-eval's own),
+    ``child_env`` what a child-process agent gets (default: ``env``)."""
+    env = os.environ if env is None else env
     if not agent.kind:
-        raise InputError(
-            "no agent: give --agent KIND ("
-            + ", ".join(CONNECTORS)
-            + ") or set [agent] kind in ci-eval.toml"
-        )
+        raise InputError(no_agent_message(agent))
     factory = CONNECTORS.get(agent.kind)
     if factory is None:
         raise InputError(
             f"unknown agent kind {agent.kind!r}; choose one of: " + ", ".join(CONNECTORS)
         )
     if agent.kind == "command":
-        return _command(agent, timeout, retries, child_env)
-    return factory(agent, timeout, retries)
+        return _command(agent, timeout, retries, env if child_env is None else child_env)
+    return factory(agent, timeout, retries, env)
+
+
+def no_agent_message(agent: AgentSettings) -> str:
+    """What to set when no agent kind is given, in the words of the settings' source."""
+    name = agent.name("kind")
+    return (
+        f"no agent: give {name}{' KIND' if name.startswith('--') else ''} ("
+        + ", ".join(CONNECTORS)
+        + ") or set [agent] kind in ci-eval.toml"
+    )
