@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ci_eval.connectors.http import HttpConnector  # noqa: E402
-from ci_eval.connectors.http_client import HttpSettings  # noqa: E402
 from ci_eval.discover import discover  # noqa: E402
+from ci_eval.http import HttpSettings  # noqa: E402
 from ci_eval.load import LoadedEvalSet, load_all  # noqa: E402
 from ci_eval.runner import RunOptions, run_sets  # noqa: E402
 

@@ -42,8 +42,8 @@ from typing import Any
 
 from ci_eval import __version__
 from ci_eval.errors import InputError
-from ci_eval.files import write_text_atomic
-from ci_eval.jsonpos import max_results_bytes, read_regular_file
+from ci_eval.io.files import write_text_atomic
+from ci_eval.io.jsonpos import max_results_bytes, read_regular_file
 from ci_eval.results import RunResults
 
 DEFAULT_PATH = ".ci-eval/baseline.json"
@@ -299,7 +299,7 @@ def _from_format_1(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse(text: str, where: str) -> dict[str, Any]:
-    from ci_eval.jsonpos import parse_json
+    from ci_eval.io.jsonpos import parse_json
 
     # lone surrogates out, as in every JSON we read; NaN/Infinity refused with their place
     data = parse_json(text, where).data

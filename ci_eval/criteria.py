@@ -16,9 +16,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from ci_eval.dialects._common import validation_failed
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.jsonpos import JsonDocument, json_path
+from ci_eval.io.jsonpos import JsonDocument, json_path
+from ci_eval.io.validation import validation_failed
 
 ADK_DEFAULT_CRITERIA: dict[str, float] = {
     "tool_trajectory_avg_score": 1.0,

@@ -21,7 +21,7 @@ class ChatClient:
     temperature: float = 0.0
 
     def __post_init__(self) -> None:
-        from ci_eval.connectors.http_client import HttpSettings, make_session  # requests: lazily
+        from ci_eval.http import HttpSettings, make_session  # requests: lazily
 
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         self._http = make_session(HttpSettings(self.timeout, self.retries, headers=headers))
@@ -29,14 +29,13 @@ class ChatClient:
 
     def complete(self, messages: list[dict[str, Any]]) -> str:
         """The text of one completion of ``messages``; raises LlmError."""
-        from ci_eval.connectors.base import AgentError
-        from ci_eval.connectors.http_client import post_json
+        from ci_eval.http import HttpError, post_json
 
         body = {"model": self.model, "temperature": self.temperature, "messages": messages}
         try:
             data, _ = post_json(self._http, self.url, body, self.timeout, self.retries)
             text = data["choices"][0]["message"]["content"]
-        except AgentError as exc:
+        except HttpError as exc:
             raise LlmError(str(exc)) from None
         except (KeyError, IndexError, TypeError):
             raise LlmError("the answer is not a chat completion") from None

@@ -10,12 +10,10 @@ from typing import Any
 
 from ci_eval import criteria
 from ci_eval.criteria import MetricConfig
-from ci_eval.dialects import LoadContext, sniff
-from ci_eval.dialects.adk import reject_empty_list
-from ci_eval.dialects.other import looks_like
+from ci_eval.dialects import LoadContext, looks_like, sniff
 from ci_eval.discover import Candidate, display_path, repo_root, safe_resolve
 from ci_eval.errors import InputError, NotAnEvalSet, ValidationFailed
-from ci_eval.jsonpos import JsonDocument, read_json_file
+from ci_eval.io.jsonpos import JsonDocument, read_json_file
 from ci_eval.model import EvalSet
 
 
@@ -93,7 +91,7 @@ def parse_document(
     if other:
         raise NotAnEvalSet(f"not an eval set (looks like {other})", path=rel, json_path="$")
     if data == []:
-        empty = reject_empty_list(doc)
+        empty = doc.error("empty list: no eval cases (a legacy ADK .test.json lists turns)")
         raise NotAnEvalSet(
             empty.message,
             path=empty.path,

@@ -20,15 +20,14 @@ from ci_eval.connectors.base import AgentError
 from ci_eval.criteria import MetricConfig
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.files import write_json_atomic
 from ci_eval.gate import gate, parse_fail_on
+from ci_eval.io.files import write_json_atomic
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import NOT_COMPUTED, adk_judges, lookup
-from ci_eval.metrics.custom import register_custom, register_entry_points
+from ci_eval.metrics.custom import register_custom
 from ci_eval.metrics.judge import Judge
 from ci_eval.results import RunResults, to_json
 from ci_eval.runner import RunOptions, run_sets
-from ci_eval.runner import _selected as selected
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
 from ci_eval.settings import CONFIG_NAME, RunSettings, check_gate
 from ci_eval.simulate import build_simulator
@@ -61,18 +60,12 @@ def load_eval_sets(settings: RunSettings) -> list[LoadedEvalSet]:
 
 
 def check_case_filters(
-    sets: list[LoadedEvalSet], filters: list[str], option: str = "--case"
+    sets: list[LoadedEvalSet], filters: list[shard_spec.CaseFilter], option: str = "--case"
 ) -> None:
     known = {(s.eval_set.eval_set_id, c.eval_id) for s in sets for c in s.eval_set.eval_cases}
-    set_ids = {k[0] for k in known}
-    for f in filters:
-        set_id, _, case_id = f.partition(":")
-        if (
-            case_id
-            and (set_id, case_id) not in known
-            and not (set_id == "*" and any(k[1] == case_id for k in known))
-        ) or (not case_id and set_id not in set_ids):
-            raise InputError(f"{option} {f}: no such eval set or case (give SET_ID:CASE_ID)")
+    bad = shard_spec.unmatched(filters, known)
+    if bad is not None:
+        raise InputError(f"{option} {bad.text}: no such eval set or case (give SET_ID:CASE_ID)")
 
 
 def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
@@ -110,7 +103,6 @@ def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
 def register_metrics(settings: RunSettings) -> None:
     """Custom metrics from ci-eval.toml and installed packages, before names are checked."""
     register_custom(settings.custom_metrics)
-    register_entry_points()
 
 
 def check_metric_names(sets: list[LoadedEvalSet], settings: RunSettings) -> None:
@@ -303,12 +295,14 @@ def update_baseline(results: RunResults, settings: RunSettings) -> str:
     )
 
 
-def _calls_the_agent(sets: list[LoadedEvalSet], settings: RunSettings) -> bool:
+def _calls_the_agent(
+    sets: list[LoadedEvalSet], settings: RunSettings, cases: list[shard_spec.CaseFilter]
+) -> bool:
     """Whether any selected case needs the agent (trace-mode cases score their recording)."""
     part = shard_spec.parse(settings.shard) if settings.shard else None
     return any(
         case.trace_actuals is None
-        and selected(s.eval_set.eval_set_id, case.eval_id, settings.cases)
+        and shard_spec.case_selected(cases, s.eval_set.eval_set_id, case.eval_id)
         and shard_spec.selected(s.eval_set.eval_set_id, case.eval_id, part)
         for s in sets
         for case in s.eval_set.eval_cases
@@ -334,7 +328,8 @@ def run(
     # what is loaded lives to the end: out of the cyclic collector's sight, which would
     # otherwise rescan it again and again (at 20,000 cases, a third of the run)
     gc.freeze()
-    check_case_filters(sets, settings.cases, settings.names.name("cases"))
+    cases = shard_spec.parse_cases(settings.cases)
+    check_case_filters(sets, cases, settings.names.name("cases"))
     preflight.run(settings)  # settings and output paths: before any agent call
     options = score_options(settings, env)
     simulator = build_simulator(settings.simulator, settings.judge, env)
@@ -348,7 +343,7 @@ def run(
         child_env=child_environment(settings, env),
         env=env,
     )
-    if hasattr(connector, "verify") and _calls_the_agent(sets, settings):
+    if hasattr(connector, "verify") and _calls_the_agent(sets, settings, cases):
         try:
             connector.verify()
         except AgentError as exc:
@@ -364,7 +359,7 @@ def run(
             RunOptions(
                 settings.concurrency,
                 settings.num_runs,
-                settings.cases,
+                cases,
                 shard_spec.parse(settings.shard) if settings.shard else None,
                 settings.timeout,
                 simulator,

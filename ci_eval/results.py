@@ -14,7 +14,7 @@ from typing import Any
 from ci_eval import __version__
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
-from ci_eval.files import write_json_atomic as write_json_atomic  # re-exported
+from ci_eval.io.files import write_json_atomic as write_json_atomic  # re-exported
 from ci_eval.model import Invocation
 
 SCHEMA_VERSION = 1
@@ -261,7 +261,7 @@ def to_json(results: RunResults) -> dict[str, Any]:
 def read_results(path: Path) -> RunResults:
     """Read a results file ``--results`` wrote (input of report, compare, merge). InputError
     names the file and what is wrong; nothing here trusts the file's shape."""
-    from ci_eval.jsonpos import max_results_bytes, read_json_file
+    from ci_eval.io.jsonpos import max_results_bytes, read_json_file
 
     # errors name no line: the C scanner parses
     doc = read_json_file(path, str(path), positions_wanted=False, limit=max_results_bytes())

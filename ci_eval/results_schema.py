@@ -14,7 +14,7 @@ from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationE
 from pydantic import FiniteFloat as Number
 from typing_extensions import TypedDict
 
-from ci_eval.jsonpos import JsonDocument
+from ci_eval.io.jsonpos import JsonDocument
 
 STRICT = ConfigDict(strict=True, extra="allow")
 

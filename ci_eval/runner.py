@@ -33,16 +33,10 @@ from ci_eval.simulate.conversation import replay_simulated, run_simulated
 class RunOptions:
     concurrency: int = 4
     num_runs: int = 1
-    cases: list[str] = field(default_factory=list)  # SET_ID:CASE_ID or SET_ID filters
+    cases: list[shard.CaseFilter] = field(default_factory=list)  # --case: none selects all
     shard: tuple[int, int] | None = None  # (I, N): only this shard's cases
     timeout: float = 60.0  # each turn's wall-clock deadline, seconds
     simulator: Any = None  # ci_eval.simulate.SimulatorFactory: plays the user of scenario cases
-
-
-def _selected(eval_set_id: str, case_id: str, filters: list[str]) -> bool:
-    if not filters:
-        return True
-    return any(f in (eval_set_id, f"{eval_set_id}:{case_id}", f"*:{case_id}") for f in filters)
 
 
 def actual_invocation(expected: Invocation, turn: ActualTurn, duration: float) -> Invocation:
@@ -333,7 +327,7 @@ def run_sets(
         es = loaded.eval_set
         set_record = SetRecord(es.eval_set_id, loaded.path, loaded.dialect, loaded.metrics)
         for case in es.eval_cases:
-            if not _selected(es.eval_set_id, case.eval_id, options.cases) or not (
+            if not shard.case_selected(options.cases, es.eval_set_id, case.eval_id) or not (
                 shard.selected(es.eval_set_id, case.eval_id, options.shard)
             ):
                 continue

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from ci_eval.errors import InputError
-from ci_eval.jsonpos import read_regular_file
+from ci_eval.io.jsonpos import read_regular_file
 
 CONFIG_NAME = "ci-eval.toml"
 # the connectors' kinds (ci_eval.connectors.CONNECTORS registers one factory each), here for the

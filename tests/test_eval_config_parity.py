@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ci_eval.criteria import load_adk_config
 from ci_eval.errors import InputError
-from ci_eval.jsonpos import parse_json
+from ci_eval.io.jsonpos import parse_json
 
 adk_config = pytest.importorskip("google.adk.evaluation.eval_config")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval.files import current_umask, write_json_atomic, write_text_atomic
+from ci_eval.io.files import current_umask, write_json_atomic, write_text_atomic
 from tests.conftest import SAMPLES
 
 COMMAND = f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}"

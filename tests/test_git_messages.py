@@ -11,7 +11,7 @@ import pytest
 
 from ci_eval import baseline
 from ci_eval.errors import InputError
-from ci_eval.github import CommentError, CommentPoster, Workflow
+from ci_eval.publish.github import CommentError, CommentPoster, Workflow
 
 
 def _git(cwd: Path, *args: str) -> None:

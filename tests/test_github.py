@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ci_eval import github
+from ci_eval.publish import github
 from tests.conftest import REPO, SAMPLES
 from tests.github_server import GitHubServer
 

@@ -23,13 +23,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import ci_eval.runner  # noqa: F401  (imported before CliRunner swaps sys.stderr: Progress binds it)
-from ci_eval import github
 from ci_eval.cli import app
-from ci_eval.connectors.base import AgentError
-from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
-from ci_eval.jsonpos import parse_json
+from ci_eval.http import HttpError, HttpSettings, make_session, post_json
+from ci_eval.io.jsonpos import parse_json
+from ci_eval.publish import github
 from ci_eval.report.adk_results import file_names
 from ci_eval.report.markdown import render_summary
 from ci_eval.results import RunResults, SetRecord, read_results, write_json_atomic
@@ -370,7 +369,7 @@ def test_a_cut_off_body_is_not_counted_as_retries() -> None:
     server = CutOff()
     try:
         session = make_session(HttpSettings(timeout=5, retries=3, backoff=0))
-        with pytest.raises(AgentError) as caught:
+        with pytest.raises(HttpError) as caught:
             post_json(session, server.url, {"message": "hi"}, 5, 3)
     finally:
         server.server.shutdown()

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ci_eval import jsonwrite
+from ci_eval.io import jsonwrite
 
 scalars = (
     st.none()

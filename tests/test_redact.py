@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ci_eval import redact
-from ci_eval.github import Workflow, escape_data, escape_property
 from ci_eval.inert import strip_ansi
 from ci_eval.model import Content, Part
+from ci_eval.publish.github import Workflow, escape_data, escape_property
 from ci_eval.report.markdown import code, md
 
 ENCODERS = {

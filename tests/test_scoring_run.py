@@ -14,9 +14,10 @@ import pytest
 
 from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.base import ScoreContext
-from ci_eval.metrics.judge import Judge, JudgeSettings
+from ci_eval.metrics.judge import Judge
 from ci_eval.metrics.judge_metrics import final_response_match_v2
 from ci_eval.model import Content, Invocation, Part
+from ci_eval.settings import JudgeConfig
 from ci_eval.simulate import adk_prompts
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli
@@ -191,7 +192,7 @@ def test_judge_majority_vote_and_one_call_per_identical_prompt(
         return f'{{"reasoning": "r", "is_the_agent_response_valid": "{label}"}}'
 
     with JudgeServer(answer) as server:
-        judge = Judge(JudgeSettings(server.url, "m"), api_key="sk-test")
+        judge = Judge(JudgeConfig(server.url, "m"), api_key="sk-test")
         e1, a1 = _inv("It is sunny.", "Sunny in Paris.")
         spec = MetricSpec(
             "final_response_match_v2", 0.8, {"judge_model_options": {"num_samples": 3}}

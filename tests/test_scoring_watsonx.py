@@ -14,7 +14,7 @@ import pytest
 
 from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.base import NotApplicable, ScoreContext
-from ci_eval.metrics.judge import Judge, JudgeSettings
+from ci_eval.metrics.judge import Judge
 from ci_eval.metrics.watsonx import (
     arguments_match,
     is_topological,
@@ -24,6 +24,7 @@ from ci_eval.metrics.watsonx import (
     tool_call_recall,
 )
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
+from ci_eval.settings import JudgeConfig
 from tests.conftest import SAMPLES
 from tests.judge_server import JudgeServer
 from tests.simulated_user import scripted_user
@@ -151,7 +152,7 @@ def test_text_goals_need_the_judge() -> None:
 
 def test_journey_with_the_judge_checking_text_goals() -> None:
     with JudgeServer(lambda prompt, n: "true") as server:
-        judge = Judge(JudgeSettings(server.url, "judge-model"))
+        judge = Judge(JudgeConfig(server.url, "judge-model"))
         assert _score(journey_success, RIGHT, judge=judge) == 1.0
         assert _score(journey_completion, RIGHT, judge=judge) == 1.0
         # the second tool call has the wrong arguments: no success, 2 of 3 goals reached
@@ -159,7 +160,7 @@ def test_journey_with_the_judge_checking_text_goals() -> None:
         assert _score(journey_success, wrong, judge=judge) == 0.0
         assert _score(journey_completion, wrong, judge=judge) == round(2 / 3, 2)
     with JudgeServer(lambda prompt, n: "false") as server:
-        judge = Judge(JudgeSettings(server.url, "judge-model"))
+        judge = Judge(JudgeConfig(server.url, "judge-model"))
         assert _score(journey_success, RIGHT, judge=judge) == 0.0
 
 

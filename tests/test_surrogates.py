@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from ci_eval.connectors.adk_http import AdkHttpConnector
 from ci_eval.connectors.command import CommandConnector
 from ci_eval.connectors.http import HttpConnector
-from ci_eval.connectors.http_client import HttpSettings
 from ci_eval.criteria import MetricConfig
-from ci_eval.github import Workflow, append_summary, write_outputs
-from ci_eval.jsonpos import parse_json
+from ci_eval.http import HttpSettings
+from ci_eval.io.jsonpos import parse_json
 from ci_eval.model import Content, EvalCase, Invocation, Part
 from ci_eval.publish import ReportSettings, publish
+from ci_eval.publish.github import Workflow, append_summary, write_outputs
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary

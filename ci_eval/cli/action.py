@@ -16,7 +16,7 @@ def action() -> None:
     from ci_eval import deadline
     from ci_eval.action import run_action
     from ci_eval.deadline import Cancellation
-    from ci_eval.github import Workflow
+    from ci_eval.publish.github import Workflow
 
     env = environment()
     try:

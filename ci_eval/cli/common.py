@@ -81,7 +81,7 @@ def install_redactor(env: Mapping[str, str]) -> None:
     each secret is masked in the log (``::add-mask::``) the moment it becomes known."""
     workflow = None
     if env.get("GITHUB_ACTIONS") == "true":
-        from ci_eval.github import Workflow
+        from ci_eval.publish.github import Workflow
 
         workflow = Workflow()
     redact.install(redact.Redactor(on_new=workflow.mask if workflow else None))

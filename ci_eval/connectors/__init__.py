@@ -14,14 +14,14 @@ from ci_eval.errors import InputError
 from ci_eval.settings import AgentSettings
 
 if TYPE_CHECKING:
-    from ci_eval.connectors.http_client import HttpSettings
+    from ci_eval.http import HttpSettings
 
 
 def _http_settings(
     agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str]
 ) -> HttpSettings:
     # requests loads only for the HTTP connectors
-    from ci_eval.connectors.http_client import HttpSettings
+    from ci_eval.http import HttpSettings
 
     headers = dict(agent.headers)
     if agent.token_env:

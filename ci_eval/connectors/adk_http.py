@@ -7,8 +7,9 @@ from urllib.parse import quote
 
 from ci_eval import redact
 from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
-from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
+from ci_eval.connectors.http import post
 from ci_eval.deadline import Deadline
+from ci_eval.http import HttpSettings, make_session
 from ci_eval.model import Content, EvalCase
 
 DEFAULT_USER = "test_user_id"  # what ADK's eval service uses when session_input has none
@@ -42,7 +43,7 @@ class AdkHttpConnector:
         if si and si.session_id:
             # a fixed id may only be used once per server; runs after the first get their own
             request["session_id"] = si.session_id if run == 1 else f"{si.session_id}-run{run}"
-        body, _ = post_json(self._session, url, request, self.http.timeout, self.http.retries)
+        body, _ = post(self._session, url, request, self.http)
         if not isinstance(body, dict) or not isinstance(body.get("id"), str):
             raise AgentError(f"POST {url}: the answer has no session id")
         return _AdkHttpSession(self, app, user, body["id"])
@@ -66,9 +67,7 @@ class _AdkHttpSession:
             "session_id": self.session_id,
             "new_message": user_content.model_dump(mode="json", exclude_none=True),
         }
-        events, retries = post_json(
-            c._session, f"{c.base_url}/run", body, c.http.timeout, c.http.retries, deadline
-        )
+        events, retries = post(c._session, f"{c.base_url}/run", body, c.http, deadline)
         turn = events_to_turn(events)
         turn.retries = retries
         return turn

@@ -3,13 +3,31 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ci_eval import redact
 from ci_eval.connectors import contract
-from ci_eval.connectors.base import ActualTurn
-from ci_eval.connectors.http_client import HttpSettings, make_session, post_json
+from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.deadline import Deadline
+from ci_eval.http import HttpError, HttpSettings, make_session, post_json
 from ci_eval.model import Content, EvalCase
+
+if TYPE_CHECKING:
+    import requests
+
+
+def post(
+    session: requests.Session,
+    url: str,
+    body: Any,
+    http: HttpSettings,
+    deadline: Deadline | None = None,
+) -> tuple[Any, int]:
+    """``post_json`` to an agent: a failed request is the agent's failure (AgentError)."""
+    try:
+        return post_json(session, url, body, http.timeout, http.retries, deadline)
+    except HttpError as exc:
+        raise AgentError(str(exc), exc.retries) from None
 
 
 @dataclass
@@ -46,7 +64,7 @@ class _HttpSession:
         body = contract.request(
             self.case, self.eval_set_id, self.run, self.turns, self.session_id, user_content
         )
-        data, retries = post_json(c._session, c.url, body, c.http.timeout, c.http.retries, deadline)
+        data, retries = post(c._session, c.url, body, c.http, deadline)
         turn = contract.parse_reply(data)
         turn.retries = retries
         return turn

@@ -28,9 +28,9 @@ from pydantic import ValidationError
 
 from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.deadline import Deadline
-from ci_eval.dialects.trpc import TrpcDialect
+from ci_eval.dialects import trpc
 from ci_eval.errors import InputError
-from ci_eval.jsonpos import JsonDocument, max_results_bytes, read_json_file
+from ci_eval.io.jsonpos import JsonDocument, max_results_bytes, read_json_file
 from ci_eval.model import (
     Content,
     EvalCase,
@@ -85,25 +85,6 @@ def _adk_runs(data: dict[str, Any], path: str) -> dict[tuple[str, str], list[Rec
             raise InputError(
                 f"case {key[1]!r}: unreadable actual invocation ({exc})", path=path
             ) from None
-        runs.setdefault(key, []).append(invocations)
-    return runs
-
-
-def _trpc_runs(data: dict[str, Any], doc: JsonDocument) -> dict[tuple[str, str], list[Recording]]:
-    runs: dict[tuple[str, str], list[Recording]] = {}
-    dialect = TrpcDialect()
-    for i, result in enumerate(data.get("evalCaseResults") or []):
-        key = (result.get("evalSetId") or data.get("evalSetId") or "", result["evalId"])
-        per = result.get("evalMetricResultPerInvocation") or []
-        invocations = [
-            dialect._invocation(
-                doc,
-                p["actualInvocation"],
-                ["evalCaseResults", i, "evalMetricResultPerInvocation", n, "actualInvocation"],
-            )
-            for n, p in enumerate(per)
-            if p.get("actualInvocation")
-        ]
         runs.setdefault(key, []).append(invocations)
     return runs
 
@@ -178,8 +159,7 @@ def load_recordings(
             if "eval_case_results" in data:
                 found = _adk_runs(data, doc.path)
             elif "evalCaseResults" in data:
-                doc = JsonDocument(data=data, text=doc.text, path=doc.path)
-                found = _trpc_runs(data, doc)
+                found = trpc.recorded_runs(doc, data)
             elif "schema_version" in data and "sets" in data:
                 found = _ci_eval_runs(data, doc.path)
             else:

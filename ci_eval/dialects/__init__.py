@@ -1,11 +1,11 @@
 """Eval-set dialects: each recognises its files from content and loads them into the canonical
-model. Adding a dialect is one module plus one line in ``DIALECTS``."""
+model. Adding a dialect is one module (a class with ``name``, ``sniff`` and ``load``, and
+``dump`` if it can be written too) plus one ``register`` call below."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
-from ci_eval.dialects._common import LoadContext
 from ci_eval.dialects.adk import (
     AdkCamelDialect,
     AdkDialect,
@@ -13,45 +13,48 @@ from ci_eval.dialects.adk import (
     AdkLegacyTestDialect,
 )
 from ci_eval.dialects.adk_rs import AdkRsDialect
+from ci_eval.dialects.base import Dialect, LoadContext, Writer
+from ci_eval.dialects.other import looks_like
 from ci_eval.dialects.trpc import TrpcDialect
 from ci_eval.dialects.watsonx import WatsonxDialect
-from ci_eval.jsonpos import JsonDocument
-from ci_eval.model import EvalSet
-
-
-class Dialect(Protocol):
-    name: str
-    label: str
-
-    def sniff(self, data: Any) -> bool: ...
-
-    def load(self, doc: JsonDocument, ctx: LoadContext) -> EvalSet: ...
-
-
-class Writer(Protocol):
-    name: str
-
-    def dump(self, eval_set: EvalSet) -> tuple[Any, list[str]]:
-        """The dialect's JSON for ``eval_set`` and what it could not represent."""
-        ...
-
 
 # order matters: the first whose sniff() accepts the document loads it
-DIALECTS: list[Dialect] = [
-    AdkDialect(),
-    AdkRsDialect(),
-    AdkCamelDialect(),
-    TrpcDialect(),
-    AdkLegacyTestDialect(),
-    AdkLegacyEvalSetDialect(),
-    WatsonxDialect(),
-]
+DIALECTS: list[Dialect] = []
+# ``ci-eval convert --to NAME``: the first registered dialect of each name that can dump
+WRITERS: dict[str, Writer] = {}
 
-WRITERS: dict[str, Writer] = {"adk": AdkDialect(), "trpc": TrpcDialect()}
+
+def register(dialect: Dialect, first: bool = False) -> Dialect:
+    """Add a dialect: after the others (``first``: before them, for a shape a built-in dialect
+    would otherwise claim)."""
+    if first:
+        DIALECTS.insert(0, dialect)
+    else:
+        DIALECTS.append(dialect)
+    if callable(getattr(dialect, "dump", None)) and (first or dialect.name not in WRITERS):
+        WRITERS[dialect.name] = dialect  # type: ignore[assignment]
+    return dialect
 
 
 def sniff(data: Any) -> Dialect | None:
     return next((d for d in DIALECTS if d.sniff(data)), None)
 
 
-__all__ = ["DIALECTS", "WRITERS", "Dialect", "LoadContext", "Writer", "sniff"]
+register(AdkDialect())
+register(AdkRsDialect())
+register(AdkCamelDialect())
+register(TrpcDialect())
+register(AdkLegacyTestDialect())
+register(AdkLegacyEvalSetDialect())
+register(WatsonxDialect())
+
+__all__ = [
+    "DIALECTS",
+    "WRITERS",
+    "Dialect",
+    "LoadContext",
+    "Writer",
+    "looks_like",
+    "register",
+    "sniff",
+]

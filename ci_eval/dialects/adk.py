@@ -12,14 +12,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ci_eval.dialects._common import (
-    LoadContext,
-    attach_sources,
-    check_unique_ids,
-    validate,
-)
-from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.jsonpos import JsonDocument
+from ci_eval.dialects.base import LoadContext, attach_sources, check_unique_ids
+from ci_eval.errors import ValidationFailed
+from ci_eval.io.jsonpos import JsonDocument
+from ci_eval.io.validation import validate
 from ci_eval.model import (
     Content,
     EvalCase,
@@ -46,7 +42,6 @@ def _agentevals_hint(err: Any) -> str:
 
 class AdkDialect:
     name = "adk"
-    label = "Google ADK EvalSet"
 
     def sniff(self, data: Any) -> bool:
         return (
@@ -185,7 +180,6 @@ class AdkCamelDialect:
     snake_case at the top level; the nested camelCase keys it accepts as aliases."""
 
     name = "adk-camel"
-    label = "Google ADK EvalSet, camelCase"
 
     def sniff(self, data: Any) -> bool:
         if not isinstance(data, dict) or "evalCases" not in data or "eval_cases" in data:
@@ -268,7 +262,6 @@ class AdkLegacyTestDialect:
     """``[{"query", "expected_tool_use", "reference"}, …]``: the whole file is one case."""
 
     name = "adk-legacy"
-    label = "Google ADK legacy .test.json"
 
     def sniff(self, data: Any) -> bool:
         return (
@@ -296,7 +289,6 @@ class AdkLegacyEvalSetDialect:
     """``[{"name", "data": [turns], "initial_session"}, …]``: one case per element."""
 
     name = "adk-legacy-evalset"
-    label = "Google ADK legacy eval-set list"
 
     def sniff(self, data: Any) -> bool:
         return (
@@ -343,7 +335,3 @@ class AdkLegacyEvalSetDialect:
 
 def _not_an_object(doc: JsonDocument, index: int) -> Any:
     raise doc.error("expected an object in the legacy eval list", [index])
-
-
-def reject_empty_list(doc: JsonDocument) -> InputError:
-    return doc.error("empty list: no eval cases (a legacy ADK .test.json lists turns)")

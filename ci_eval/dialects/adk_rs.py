@@ -10,8 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ci_eval.dialects._common import LoadContext, check_unique_ids, validate
-from ci_eval.jsonpos import JsonDocument
+from ci_eval.dialects.base import LoadContext, check_unique_ids
+from ci_eval.io.jsonpos import JsonDocument
+from ci_eval.io.validation import validate
 from ci_eval.model import (
     Content,
     EvalCase,
@@ -61,7 +62,6 @@ class _Set(_Serde):
 
 class AdkRsDialect:
     name = "adk-rs"
-    label = "adk-rs eval set (id keys)"
 
     def sniff(self, data: Any) -> bool:
         return (

@@ -13,8 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ci_eval.dialects._common import LoadContext, validate
-from ci_eval.jsonpos import JsonDocument
+from ci_eval.dialects.base import LoadContext
+from ci_eval.io.jsonpos import JsonDocument
+from ci_eval.io.validation import validate
 from ci_eval.model import (
     Content,
     ConversationScenario,
@@ -53,7 +54,6 @@ class _TestCase(BaseModel):
 
 class WatsonxDialect:
     name = "watsonx"
-    label = "watsonx Orchestrate dataset"
 
     def sniff(self, data: Any) -> bool:
         return isinstance(data, dict) and (

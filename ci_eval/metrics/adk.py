@@ -96,10 +96,8 @@ def tool_trajectory(
 
 
 def text_of(content: Content | None) -> str:
-    """ADK's ``_get_text_from_content``: text parts joined by newlines (thoughts included)."""
-    if content and content.parts:
-        return "\n".join(p.text for p in content.parts if p.text)
-    return ""
+    """ADK's ``_get_text_from_content`` (``Content.text()``), "" for no content."""
+    return content.text() if content is not None else ""
 
 
 def response_match(

@@ -70,23 +70,33 @@ def load_function(target: str, name: str) -> Callable[..., Any]:
     return fn
 
 
+def _builtin(name: str) -> Metric | None:
+    """The built-in metric a custom metric's name would shadow (``trpc/name`` included)."""
+    for key, metric in REGISTRY.items():
+        if metric.origin != "custom" and key.split("/")[-1] == name:
+            return metric
+    return None
+
+
 def register_custom(table: dict[str, str]) -> None:
+    """This run's custom metrics: ``[custom_metrics]`` in ci-eval.toml, then the entry points of
+    the ``ci_eval.metrics`` group, replacing the previous run's. One rule for every name: a
+    custom metric may not take a built-in metric's name, and two custom metrics may not share
+    one (the same ``module:function`` twice is one metric) — either is an input error naming
+    both, before anything runs."""
+    for key in [k for k, m in REGISTRY.items() if m.origin == "custom"]:
+        del REGISTRY[key]
+    sources: dict[str, tuple[str, str]] = {}  # name -> (where it was named, module:function)
     for name, target in table.items():
         if not isinstance(target, str):
             raise InputError(f'[custom_metrics] {name}: expected "module:function"')
-        register(
-            Metric(
-                name,
-                f"custom metric {target}",
-                _wrap(load_function(target, name), name),
-                origin="custom",
-            )
-        )
-
-
-def register_entry_points() -> None:
+        _claim(name, f"[custom_metrics] {name} = {target!r}", target, sources)
+        fn = load_function(target, name)
+        register(Metric(name, f"custom metric {target}", _wrap(fn, name), origin="custom"))
     for entry in entry_points(group=ENTRY_POINT_GROUP):
-        if entry.name in REGISTRY:
+        if not _claim(
+            entry.name, f"the entry point {entry.name} = {entry.value!r}", entry.value, sources
+        ):
             continue
         try:
             fn = entry.load()
@@ -94,11 +104,24 @@ def register_entry_points() -> None:
             raise InputError(
                 f"custom metric {entry.name}: cannot load {entry.value}: {exc}"
             ) from None
-        register(
-            Metric(
-                entry.name,
-                f"custom metric {entry.value} (entry point)",
-                _wrap(fn, entry.name),
-                origin="custom",
-            )
+        description = f"custom metric {entry.value} (entry point)"
+        register(Metric(entry.name, description, _wrap(fn, entry.name), origin="custom"))
+
+
+def _claim(name: str, where: str, target: str, sources: dict[str, tuple[str, str]]) -> bool:
+    """Record that ``where`` defines ``name``; False when the same function already does."""
+    builtin = _builtin(name)
+    if builtin is not None:
+        raise InputError(
+            f"custom metric {name}: {where} has the name of the built-in metric {name} "
+            f"({builtin.origin}); give the custom metric another name"
         )
+    if name in sources:
+        first, first_target = sources[name]
+        if first_target == target:
+            return False
+        raise InputError(
+            f"custom metric {name} is defined twice: by {first} and by {where}; rename one"
+        )
+    sources[name] = (where, target)
+    return True

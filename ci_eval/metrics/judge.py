@@ -14,12 +14,10 @@ from typing import Any
 from ci_eval.metrics.base import MetricFailure
 from ci_eval.settings import JudgeConfig
 
-JudgeSettings = JudgeConfig  # where the judge is and how to call it ([judge] in ci-eval.toml)
-
 
 @dataclass
 class Judge:
-    settings: JudgeSettings
+    settings: JudgeConfig  # where the judge is and how to call it ([judge] in ci-eval.toml)
     api_key: str | None = None
     template_dir: Path | None = None
     calls: int = 0

@@ -25,10 +25,7 @@ NAME = "per_turn_user_simulator_quality_v1"
 
 def _text(inv: Invocation) -> str | None:
     """ADK's ``get_text_from_content``: None without parts, else the text parts joined."""
-    parts = inv.user_content.parts
-    if not parts:
-        return None
-    return "\n".join(p.text for p in parts if p.text)
+    return inv.user_content.text() if inv.user_content.parts else None
 
 
 def _status(score: float | None, threshold: float) -> str:

@@ -389,7 +389,7 @@ def rouge_match(actual: str, expected: str, crit: dict[str, Any], notes: set[str
 def _content(inv: Invocation) -> str | None:
     if inv.final_response is None:
         return None
-    return "\n".join(p.text for p in inv.final_response.parts or [] if p.text is not None)
+    return inv.final_response.text()
 
 
 def final_response_match(

@@ -19,28 +19,39 @@ from ci_eval.metrics.adk import text_of
 from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
 from ci_eval.model import Invocation
 
-IGNORE = os.environ.get("RESERVED_KEYWORD_FOR_GROUND_TRUTH_ARGS", "<IGNORE>")
+IGNORE_ENV = "RESERVED_KEYWORD_FOR_GROUND_TRUTH_ARGS"
 DUMMY = "__dummy__"
 
 
-def _normalise(value: Any) -> str:
+def ignore_keyword() -> str:
+    """IBM's "any value" placeholder: its environment variable, read when scoring (not at
+    import, so a run sees the environment it was started with)."""
+    return os.environ.get(IGNORE_ENV, "<IGNORE>")
+
+
+def _normalise(value: Any, ignore: str) -> str:
     """IBM's ``normalize_args``: ``str()`` of the decoded JSON value, lower-cased."""
     text = str(value)
-    return text if text == IGNORE else text.lower()
+    return text if text == ignore else text.lower()
 
 
 def arguments_match(
-    expected: dict[str, Any] | None, actual: dict[str, Any], strategies: dict[str, str]
+    expected: dict[str, Any] | None,
+    actual: dict[str, Any],
+    strategies: dict[str, str],
+    ignore: str | None = None,
 ) -> bool:
-    """``agentops.extractors.utils.argument_matching`` without its LLM/fuzzy branch."""
+    """``agentops.extractors.utils.argument_matching`` without its LLM/fuzzy branch.
+    ``ignore``: the placeholder (default: ``ignore_keyword()``)."""
+    ignore = ignore_keyword() if ignore is None else ignore
     if expected is None:
         return not actual
     if expected == {"IGNORE": None}:
         return True
     for name in expected:
         strategy = strategies.get(name, "strict")
-        got, want = _normalise(actual.get(name)), _normalise(expected.get(name))
-        if strategy == "ignore" or want == IGNORE:
+        got, want = _normalise(actual.get(name), ignore), _normalise(expected.get(name), ignore)
+        if strategy == "ignore" or want == ignore:
             continue
         if strategy == "optional":
             if name not in actual:
@@ -76,6 +87,7 @@ def tool_analysis(data: dict[str, Any], actual: list[Invocation]) -> dict[str, A
     calls = [c for inv in actual for c in inv.tool_calls()]
     correct: dict[str, None] = {}  # goal names, in the order first matched
     relevant = incorrect = 0
+    ignore = ignore_keyword()
     for call in calls:
         name = (call.name or "").strip()
         candidates = [g for g in goals.values() if (g.get("tool_name") or "").strip() == name]
@@ -87,7 +99,8 @@ def tool_analysis(data: dict[str, Any], actual: list[Invocation]) -> dict[str, A
         for goal in candidates:
             if goal["name"] in correct:
                 continue
-            if arguments_match(goal.get("args"), call.args or {}, goal.get("arg_matching") or {}):
+            strategies = goal.get("arg_matching") or {}
+            if arguments_match(goal.get("args"), call.args or {}, strategies, ignore):
                 correct[goal["name"]] = None
                 break
         else:

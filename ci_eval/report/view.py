@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ci_eval.inert import strip_ansi
-from ci_eval.metrics.adk import text_of
 from ci_eval.model import FunctionCall, Invocation
 from ci_eval.results import CaseRecord, RunRecord
 
@@ -50,19 +49,21 @@ class InvocationDiff:
         return self.actual_calls is not None and self.actual_calls != self.expected_calls
 
 
-def _text(inv: Invocation | None) -> str | None:
-    return None if inv is None else text_of(inv.final_response)
+def _response(inv: Invocation | None) -> str | None:
+    if inv is None:
+        return None
+    return inv.final_response.text() if inv.final_response is not None else ""
 
 
 def invocation_diffs(run: RunRecord) -> list[InvocationDiff]:
     return [
         InvocationDiff(
             n,
-            text_of(i.expected.user_content),
+            i.expected.user_content.text(),
             [fmt_call(c) for c in i.expected.tool_calls()],
             None if i.actual is None else [fmt_call(c) for c in i.actual.tool_calls()],
-            text_of(i.expected.final_response),
-            _text(i.actual),
+            _response(i.expected),
+            _response(i.actual),
             i.error,
         )
         for n, i in enumerate(run.invocations, 1)
@@ -129,7 +130,3 @@ def not_evaluated_reason(case: CaseRecord) -> str:
         f"{m.name}: {m.reason}" for m in case.metrics if m.status == "NOT_EVALUATED" and m.reason
     ]
     return "; ".join(reasons) or "no metric could be evaluated"
-
-
-def scores(case: CaseRecord) -> dict[str, Any]:
-    return {m.name: m.score for m in case.metrics}

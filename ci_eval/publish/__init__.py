@@ -8,12 +8,13 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ci_eval import github, redact
+from ci_eval import redact
 from ci_eval.deadline import Deadline
 from ci_eval.errors import InputError
-from ci_eval.files import write_json_atomic, write_text_atomic
 from ci_eval.gate import verdict
 from ci_eval.inert import inert_line
+from ci_eval.io.files import write_json_atomic, write_text_atomic
+from ci_eval.publish import github
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary

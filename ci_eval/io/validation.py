@@ -1,40 +1,20 @@
-"""Helpers shared by the dialect loaders: validation errors with places, case sources."""
+"""Pydantic validation of a JSON document's parts, its errors placed in the file: one
+``InputError`` per problem with ``file:line:col`` and the JSON path, at most ``MAX_PROBLEMS``.
+Used by the dialects and by the eval-config loader."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_snake
 
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.jsonpos import JsonDocument, json_path
-from ci_eval.model import EvalCase, EvalSet, SourceRef
+from ci_eval.io.jsonpos import JsonDocument, json_path
 
 MAX_PROBLEMS = 20
 M = TypeVar("M", bound=BaseModel)
-
-
-@dataclass
-class LoadContext:
-    """What a loader knows besides the JSON: the repo-relative path and where to put warnings."""
-
-    rel_path: str
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def stem(self) -> str:
-        name = self.rel_path.rsplit("/", 1)[-1]
-        for suffix in (".evalset.json", ".test.json", ".json"):
-            if name.endswith(suffix):
-                return name[: -len(suffix)]
-        return name
-
-    @property
-    def path_without_json(self) -> str:
-        return self.rel_path[:-5] if self.rel_path.endswith(".json") else self.rel_path
 
 
 def validation_failed(
@@ -131,43 +111,3 @@ def validate(
         raise validation_failed(
             exc, doc, base=base, base_loc=base_loc, hint=hint, snake=snake
         ) from None
-
-
-def attach_sources(
-    eval_set: EvalSet, raw_cases: Sequence[Any], doc: JsonDocument, rel_path: str
-) -> None:
-    for case, raw in zip(eval_set.eval_cases, raw_cases, strict=True):
-        case._source = SourceRef(rel_path, doc.line_of(raw))
-
-
-def check_unique_ids(
-    eval_set: EvalSet, doc: JsonDocument, raw_cases: Sequence[Any], key: str, prefix: Sequence[Any]
-) -> None:
-    """Results and baselines key on case ids, so a set may not repeat one."""
-    seen: dict[str, int] = {}
-    problems: list[InputError] = []
-    for i, case in enumerate(eval_set.eval_cases):
-        if case.eval_id in seen:
-            first = seen[case.eval_id]
-            first_line = doc.line_of(raw_cases[first])
-            problem = doc.error(
-                f"duplicate case id '{case.eval_id}' (first at line {first_line}); case ids "
-                "must be unique within an eval set",
-                [*prefix, i, key],
-            )
-            problems.append(problem)
-        else:
-            seen[case.eval_id] = i
-    if problems:
-        raise ValidationFailed(problems)
-
-
-def new_case(
-    case: EvalCase,
-    source: SourceRef,
-    extensions: dict[str, Any] | None = None,
-) -> EvalCase:
-    case._source = source
-    if extensions:
-        case._extensions.update(extensions)
-    return case

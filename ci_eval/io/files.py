@@ -81,7 +81,7 @@ def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
     """``json.dump(indent=2)``'s text and a final newline, as :func:`write_text_atomic` writes
     text, streamed in pieces (a large results file is never one string in memory); no lone
     surrogate, and no line of it can be read as a CI service message."""
-    from ci_eval import jsonwrite
+    from ci_eval.io import jsonwrite
 
     def write(handle: TextIO) -> None:
         # strict: NaN/Infinity become null, as strict JSON parsers (jq) require

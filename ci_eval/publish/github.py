@@ -199,6 +199,10 @@ class CommentError(Exception):
     pass
 
 
+class CommentForbidden(CommentError):
+    """HTTP 403: the token may not comment (read-only, as on pull requests from forks)."""
+
+
 MAX_PAGES = 50  # 5,000 comments: a PR with more is not one a server means seriously
 
 
@@ -243,7 +247,7 @@ class CommentPoster:
     session: requests.Session = field(init=False)
 
     def __post_init__(self) -> None:
-        from ci_eval.connectors.http_client import HttpSettings, make_session
+        from ci_eval.http import HttpSettings, make_session
 
         self.api_url = self.api_url.rstrip("/")
         self.session = make_session(
@@ -261,7 +265,7 @@ class CommentPoster:
     def _call(self, method: str, url: str, **kwargs: object) -> requests.Response:
         import requests  # loaded with the session, only when commenting
 
-        from ci_eval.connectors.http_client import (
+        from ci_eval.http import (
             DeadlinePassed,
             failure_reason,
             timeouts,
@@ -308,7 +312,7 @@ class CommentPoster:
         for page in range(1, MAX_PAGES + 1):
             response = self._call("GET", url, params={"per_page": 100, "page": page})
             if response.status_code == 403:
-                raise PermissionError(response.text[:200])
+                raise CommentForbidden(response.text[:200])
             if not response.ok:
                 raise CommentError(f"GET {url}: HTTP {response.status_code}")
             comments = _json(response, url)
@@ -347,11 +351,11 @@ class CommentPoster:
                 response = self._call("POST", url, json={"body": body})
                 action = "created"
             if response.status_code == 403:
-                raise PermissionError(response.text[:200])
+                raise CommentForbidden(response.text[:200])
             if not response.ok:
                 raise CommentError(f"{url}: HTTP {response.status_code}")
             return action
-        except PermissionError:
+        except CommentForbidden:
             self.workflow.warning(
                 "ci-eval could not comment on the pull request (403: the token is read-only, "
                 "as on pull requests from forks, or lacks pull-requests: write); the job "

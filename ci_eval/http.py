@@ -1,4 +1,5 @@
-"""HTTP for the connectors: one requests session with urllib3's retry policy.
+"""HTTP for whoever calls out (agent connectors, the LLM judge and simulator, the GitHub API):
+one requests session with urllib3's retry policy.
 
 Connection errors, 5xx and 429 are retried with exponential backoff and jitter, honouring
 ``Retry-After`` (capped, so a hostile or confused server cannot park the run). POST is retried
@@ -25,7 +26,6 @@ from urllib3.exceptions import InvalidHeader, ReadTimeoutError
 from urllib3.util.retry import Retry
 
 from ci_eval import redact
-from ci_eval.connectors.base import AgentError
 from ci_eval.deadline import Deadline
 from ci_eval.text import loads as loads_json
 
@@ -36,6 +36,19 @@ logging.getLogger("urllib3").propagate = False
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER = 60.0
+
+
+class HttpError(Exception):
+    """A request failed for good (unreachable, timed out, HTTP error, not JSON).
+
+    ``retries`` counts the retries spent before giving up; the message is one line and never
+    holds a secret (it is redacted here, whoever builds it). Callers turn it into their own
+    error (an agent's, the judge's).
+    """
+
+    def __init__(self, message: str, retries: int = 0) -> None:
+        super().__init__(redact.text(message))
+        self.retries = retries
 
 
 class DeadlinePassed(Exception):
@@ -183,7 +196,7 @@ def post_json(
     deadline: Deadline | None = None,
 ) -> tuple[Any, int]:
     """POST JSON and return (decoded body, retries spent), all within ``deadline`` (by default
-    ``timeout`` seconds from now, wall clock). Raises AgentError, one line."""
+    ``timeout`` seconds from now, wall clock). Raises HttpError, one line."""
     deadline = deadline or Deadline(timeout)
     shown = redact.text(url)  # no credentials of the URL in any message
     _call.spent = 0
@@ -195,24 +208,22 @@ def post_json(
         if deadline.fired:
             raise DeadlinePassed
     except DeadlinePassed:
-        raise AgentError(f"POST {shown}: {deadline.message()}", retries) from None
+        raise HttpError(f"POST {shown}: {deadline.message()}", retries) from None
     except requests.exceptions.RetryError:
-        raise AgentError(
-            f"POST {shown}: still failing after {_retries(retries)}", retries
-        ) from None
+        raise HttpError(f"POST {shown}: still failing after {_retries(retries)}", retries) from None
     except requests.exceptions.RequestException as exc:
         if deadline.expired():
-            raise AgentError(f"POST {shown}: {deadline.message()}", retries) from None
+            raise HttpError(f"POST {shown}: {deadline.message()}", retries) from None
         timed_out = isinstance(exc, requests.exceptions.Timeout) or isinstance(
             getattr(exc.args[0] if exc.args else None, "reason", None), ReadTimeoutError
         )  # read timeouts, retried, end up as a ConnectionError
         if timed_out:
-            raise AgentError(
+            raise HttpError(
                 f"POST {shown}: no answer within {timeout:g} s (after {_retries(retries)})", retries
             ) from None
         if isinstance(exc, requests.exceptions.ConnectionError):
             why = failure_reason(exc)
-            raise AgentError(
+            raise HttpError(
                 f"POST {shown}: cannot connect ({why}) after {_retries(retries)}", retries
             ) from None
         spent = _call.spent  # e.g. a body cut off after one attempt: no retries were made
@@ -221,25 +232,25 @@ def post_json(
             exc,
             requests.exceptions.ChunkedEncodingError | requests.exceptions.ContentDecodingError,
         ):
-            raise AgentError(
+            raise HttpError(
                 f"POST {shown}: the answer was cut off or garbled{more}", spent
             ) from None
-        raise AgentError(f"POST {shown}: {type(exc).__name__}{more}", spent) from None
+        raise HttpError(f"POST {shown}: {type(exc).__name__}{more}", spent) from None
     history = getattr(getattr(response.raw, "retries", None), "history", ()) or ()
     spent = len(history)
     if response.status_code >= 400:
         # redacted before it is cut short, so no prefix of a secret survives
         detail = redact.text(response.text.strip()).replace("\n", " ")[:200]
         more = f" after {_retries(spent)}" if spent else ""
-        raise AgentError(f"POST {shown}: HTTP {response.status_code}{more}: {detail}", spent)
+        raise HttpError(f"POST {shown}: HTTP {response.status_code}{more}: {detail}", spent)
     try:
         # lone surrogates (a JavaScript agent's cut emoji) become U+FFFD here, at the boundary
         return loads_json(_body_text(response)), spent
     except (json.JSONDecodeError, ValueError):
         snippet = redact.text(_body_text(response).strip()).replace("\n", " ")[:80]
-        raise AgentError(f"POST {shown}: the answer is not JSON ({snippet!r})", spent) from None
+        raise HttpError(f"POST {shown}: the answer is not JSON ({snippet!r})", spent) from None
     except RecursionError:
-        raise AgentError(f"POST {shown}: the answer is JSON nested too deeply", spent) from None
+        raise HttpError(f"POST {shown}: the answer is JSON nested too deeply", spent) from None
 
 
 def _body_text(response: requests.Response) -> str:
