@@ -14,16 +14,15 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from ci_eval import shard
-from ci_eval.connectors.base import ActualTurn, AgentError, Connector
+from ci_eval.connectors.base import AgentError, Connector
 from ci_eval.deadline import Cancellation, Deadline
 from ci_eval.load import LoadedEvalSet
-from ci_eval.model import EvalCase, IntermediateData, Invocation
+from ci_eval.model import EvalCase, Invocation
 from ci_eval.results import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
 from ci_eval.simulate import NO_SIMULATOR, scenario_of
 from ci_eval.simulate.conversation import replay_simulated, run_simulated
@@ -37,20 +36,6 @@ class RunOptions:
     shard: tuple[int, int] | None = None  # (I, N): only this shard's cases
     timeout: float = 60.0  # each turn's wall-clock deadline, seconds
     simulator: Any = None  # ci_eval.simulate.SimulatorFactory: plays the user of scenario cases
-
-
-def actual_invocation(expected: Invocation, turn: ActualTurn, duration: float) -> Invocation:
-    return Invocation(
-        invocation_id=expected.invocation_id,
-        user_content=expected.user_content,
-        final_response=turn.final_response,
-        duration=round(duration, 6),
-        intermediate_data=IntermediateData(
-            tool_uses=turn.tool_uses,
-            tool_responses=turn.tool_responses,
-            intermediate_responses=turn.intermediate_responses,
-        ),
-    )
 
 
 def _skip_reason(
@@ -185,7 +170,7 @@ def run_case(
             record.invocations.append(
                 InvocationRecord(
                     expected=exp,
-                    actual=actual_invocation(exp, turn, elapsed),
+                    actual=turn.to_invocation(exp, elapsed),
                     duration_s=elapsed,
                     retries=turn.retries,
                 )
@@ -315,8 +300,6 @@ def run_sets(
     connector: Connector,
     options: RunOptions,
     stop: threading.Event | None = None,
-    agent: str | None = None,
-    progress: Callable[[int], Progress] | None = None,
 ) -> RunResults:
     stop = stop or threading.Event()
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -363,7 +346,7 @@ def run_sets(
                 jobs.append((es.eval_set_id, case, case_record, run, loaded))
         records.append(set_record)
 
-    bar = (progress or (lambda total: Progress(total)))(len(jobs))
+    bar = Progress(len(jobs))
     work = [_Job(*job) for job in jobs]
     _execute(work, connector, options, stop, bar, t0)
     for job in work:
@@ -375,7 +358,7 @@ def run_sets(
             case_record.runs.sort(key=lambda r: r.run)
     return RunResults(
         sets=records,
-        agent=agent or connector.describe(),
+        agent=connector.describe(),
         started=started_at,
         duration_s=time.monotonic() - t0,
         interrupted=stop.is_set(),

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from ci_eval.metrics.trpc import Mismatch, json_match, text_match, trajectory_match
+from ci_eval.metrics.trpc import trajectory_match
+from ci_eval.metrics.trpc_criteria import Mismatch, json_match, text_match
 from tests.conftest import CORPUS
 
 EXAMPLES = [

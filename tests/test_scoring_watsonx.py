@@ -213,3 +213,10 @@ def _run_story(tmp_path: Path, out: Path, llm_url: str) -> subprocess.CompletedP
         check=False,
         cwd=tmp_path,
     )
+
+
+def test_the_ignore_keyword_is_read_from_the_environment_when_scoring(monkeypatch) -> None:
+    """IBM's RESERVED_KEYWORD_FOR_GROUND_TRUTH_ARGS, as the run's environment has it."""
+    assert not arguments_match({"a": "<ANY>"}, {"a": "anything"}, {})
+    monkeypatch.setenv("RESERVED_KEYWORD_FOR_GROUND_TRUTH_ARGS", "<ANY>")
+    assert arguments_match({"a": "<ANY>"}, {"a": "anything"}, {})

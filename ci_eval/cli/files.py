@@ -102,7 +102,7 @@ def list_metrics() -> None:
 
     Example: ci-eval metrics
     """
-    from ci_eval.metrics import REGISTRY, display_name
+    from ci_eval.metrics.registry import REGISTRY, display_name
 
     for key, m in REGISTRY.items():
         flags = [m.origin, m.value_range]

@@ -1,7 +1,10 @@
-"""Agent connectors: one module each, registered here by kind."""
+"""Agent connectors: one module each, registered here by kind. Adding one is a module with a
+class following ``base.Connector`` plus one ``register(KIND, factory)`` call; ``--agent KIND``
+(``[agent] kind``) then builds it."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 from collections.abc import Callable, Mapping
@@ -17,21 +20,15 @@ if TYPE_CHECKING:
     from ci_eval.http import HttpSettings
 
 
-def _http_settings(
-    agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str]
-) -> HttpSettings:
+def _http_settings(agent: AgentSettings, timeout: float, retries: int) -> HttpSettings:
     # requests loads only for the HTTP connectors
     from ci_eval.http import HttpSettings
 
-    headers = dict(agent.headers)
-    if agent.token_env:
-        token = env.get(agent.token_env)
-        if not token:
-            raise InputError(
-                f"the environment variable {agent.token_env} (the agent's token) is not set"
-            )
-        headers["Authorization"] = f"Bearer {token}"
-    return HttpSettings(timeout=timeout, retries=retries, headers=headers)
+    if agent.token_env:  # build_connector found no such variable in the environment
+        raise InputError(
+            f"the environment variable {agent.token_env} (the agent's token) is not set"
+        )
+    return HttpSettings(timeout=timeout, retries=retries, headers=dict(agent.headers))
 
 
 def _need(agent: AgentSettings, key: str) -> str:
@@ -42,13 +39,13 @@ def _need(agent: AgentSettings, key: str) -> str:
 
 
 def _adk_http(
-    agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str]
+    agent: AgentSettings, timeout: float, retries: int, child_env: Mapping[str, str] | None
 ) -> Connector:
     from ci_eval.connectors.adk_http import AdkHttpConnector
 
     return AdkHttpConnector(
         _need(agent, "url"),
-        _http_settings(agent, timeout, retries, env),
+        _http_settings(agent, timeout, retries),
         agent.app_name,
         agent.user_id,
     )
@@ -71,35 +68,39 @@ def adk_missing_message(env: Mapping[str, str]) -> str | None:
     return "agent adk needs google-adk: pip install 'ci-eval[adk]'"
 
 
-def _adk(agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str]) -> Connector:
+def _adk(
+    agent: AgentSettings, timeout: float, retries: int, child_env: Mapping[str, str] | None
+) -> Connector:
     from ci_eval.connectors.adk_inproc import AdkInProcessConnector
 
-    missing = adk_missing_message(env)
+    missing = adk_missing_message(os.environ)
     if missing:
         raise InputError(missing)
 
     return AdkInProcessConnector(_need(agent, "module"), timeout, agent.app_name, agent.user_id)
 
 
-def _http(agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str]) -> Connector:
+def _http(
+    agent: AgentSettings, timeout: float, retries: int, child_env: Mapping[str, str] | None
+) -> Connector:
     from ci_eval.connectors.http import HttpConnector
 
-    return HttpConnector(_need(agent, "url"), _http_settings(agent, timeout, retries, env))
+    return HttpConnector(_need(agent, "url"), _http_settings(agent, timeout, retries))
 
 
 def _command(
-    agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str]
+    agent: AgentSettings, timeout: float, retries: int, child_env: Mapping[str, str] | None
 ) -> Connector:
     from ci_eval.connectors.command import CommandConnector
 
     try:
-        return CommandConnector(_need(agent, "command"), timeout, env=env)
+        return CommandConnector(_need(agent, "command"), timeout, env=child_env)
     except AgentError as exc:
         raise InputError(str(exc)) from None
 
 
 def _replay(
-    agent: AgentSettings, timeout: float, retries: int, env: Mapping[str, str]
+    agent: AgentSettings, timeout: float, retries: int, child_env: Mapping[str, str] | None
 ) -> Connector:
     from ci_eval.connectors.replay import ReplayConnector
 
@@ -107,15 +108,24 @@ def _replay(
     return ReplayConnector([Path(p) for p in agent.replay], pick=agent.replay_pick)
 
 
-# each factory takes the agent's settings, the turn timeout, the retries and the environment
-# (what a command agent sees; where tokens are read)
-CONNECTORS: dict[str, Callable[[AgentSettings, float, int, Mapping[str, str]], Connector]] = {
-    "adk-http": _adk_http,
-    "adk": _adk,
-    "http": _http,
-    "command": _command,
-    "replay": _replay,
-}
+# (the agent's settings, each turn's timeout in seconds, retries, the environment a child
+# process gets (None: ci-eval's own)) -> the connector
+ConnectorFactory = Callable[[AgentSettings, float, int, Mapping[str, str] | None], Connector]
+
+CONNECTORS: dict[str, ConnectorFactory] = {}
+
+
+def register(kind: str, factory: ConnectorFactory) -> ConnectorFactory:
+    """Make ``--agent KIND`` build its connector with ``factory``."""
+    CONNECTORS[kind] = factory
+    return factory
+
+
+register("adk-http", _adk_http)
+register("adk", _adk)
+register("http", _http)
+register("command", _command)
+register("replay", _replay)
 
 
 def build_connector(
@@ -125,19 +135,20 @@ def build_connector(
     child_env: Mapping[str, str] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Connector:
-    """``env`` is the job's environment (tokens are read there; default: ci-eval's own),
-    ``child_env`` what a child-process agent gets (default: ``env``)."""
-    env = os.environ if env is None else env
+    """``child_env`` is the environment a child-process agent gets (default: ci-eval's own);
+    the agent's token (``token_env``) is read from ``env`` (default: ci-eval's own)."""
     if not agent.kind:
         raise InputError(no_agent_message(agent))
+    token = (os.environ if env is None else env).get(agent.token_env or "")
+    if agent.token_env and token:
+        auth = {"Authorization": f"Bearer {token}"}
+        agent = dataclasses.replace(agent, headers={**agent.headers, **auth}, token_env=None)
     factory = CONNECTORS.get(agent.kind)
     if factory is None:
         raise InputError(
             f"unknown agent kind {agent.kind!r}; choose one of: " + ", ".join(CONNECTORS)
         )
-    if agent.kind == "command":
-        return _command(agent, timeout, retries, env if child_env is None else child_env)
-    return factory(agent, timeout, retries, env)
+    return factory(agent, timeout, retries, child_env)
 
 
 def no_agent_message(agent: AgentSettings) -> str:

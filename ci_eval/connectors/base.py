@@ -10,7 +10,15 @@ from pydantic import ValidationError
 
 from ci_eval import redact
 from ci_eval.deadline import Deadline
-from ci_eval.model import Content, EvalCase, FunctionCall, FunctionResponse, Part
+from ci_eval.model import (
+    Content,
+    EvalCase,
+    FunctionCall,
+    FunctionResponse,
+    IntermediateData,
+    Invocation,
+    Part,
+)
 
 
 class AgentError(Exception):
@@ -39,6 +47,20 @@ class ActualTurn:
     events: list[Any] | None = None
     author: str | None = None
     recorded_duration_s: float | None = None  # replay: how long the recorded turn took
+
+    def to_invocation(self, expected: Invocation, duration: float) -> Invocation:
+        """The actual invocation this turn makes of ``expected`` (its id and user content)."""
+        return Invocation(
+            invocation_id=expected.invocation_id,
+            user_content=expected.user_content,
+            final_response=self.final_response,
+            duration=round(duration, 6),
+            intermediate_data=IntermediateData(
+                tool_uses=self.tool_uses,
+                tool_responses=self.tool_responses,
+                intermediate_responses=self.intermediate_responses,
+            ),
+        )
 
 
 class AgentSession(Protocol):

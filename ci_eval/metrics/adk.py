@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ci_eval.criteria import MetricSpec
-from ci_eval.metrics.base import NotApplicable, ScoreContext
+from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
+from ci_eval.metrics.registry import register
 from ci_eval.metrics.rouge import rouge1_fmeasure
 from ci_eval.model import Content, FunctionCall, Invocation
 
@@ -135,3 +136,44 @@ def invocation_duration(
 def _mean(values: list[float | None]) -> float:
     known = [v for v in values if v is not None]
     return sum(known) / len(known) if known else 0.0
+
+
+register(
+    Metric(
+        "tool_trajectory_avg_score",
+        "Tool calls per invocation against the expected ones: 1 or 0 per invocation, mean over "
+        "invocations. Criterion: match_type EXACT (default) | IN_ORDER | ANY_ORDER | ADK_RS "
+        "(adk-rs: in-order matches / max(len), a fraction), ignore_args.",
+        tool_trajectory,
+        default_threshold=1.0,
+    )
+)
+register(
+    Metric(
+        "response_match_score",
+        "ROUGE-1 F-measure of the final response against the expected one, with ADK's "
+        "Unicode-aware tokenizer and Porter stemming; mean over invocations.",
+        response_match,
+        default_threshold=0.8,
+    )
+)
+register(
+    Metric(
+        "tool_call_count_v1",
+        "Tool calls per invocation, averaged (informational).",
+        tool_call_count,
+        value_range="[0, ∞)",
+        informational=True,
+        needs_expected=False,
+    )
+)
+register(
+    Metric(
+        "invocation_duration_v1",
+        "Seconds per timed turn, averaged (informational).",
+        invocation_duration,
+        value_range="[0, ∞) s",
+        informational=True,
+        needs_expected=False,
+    )
+)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from ci_eval.criteria import MetricSpec
-from ci_eval.metrics import register
 from ci_eval.metrics.adk import _lengths, text_of
 from ci_eval.metrics.base import Metric, ScoreContext
+from ci_eval.metrics.registry import register
 from ci_eval.model import Invocation
 
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ci_eval.criteria import MetricSpec
 from ci_eval.model import Invocation
+
+if TYPE_CHECKING:
+    from ci_eval.metrics.judge import Judge
 
 PASSED, FAILED, NOT_EVALUATED, ERROR, INFO = ("PASSED", "FAILED", "NOT_EVALUATED", "ERROR", "INFO")
 
@@ -38,7 +41,7 @@ class ScoreContext:
     extensions: dict[str, Any] = field(default_factory=dict)  # the case's dialect data
     rubrics: list[dict[str, Any]] | None = None  # the case's rubrics (ADK shape)
     set_dialect: str = "adk"
-    judge: Any = None  # ci_eval.metrics.judge.Judge, when one is configured
+    judge: Judge | None = None  # when one is configured
     scenario: dict[str, Any] | None = None  # a simulated case's brief (starting prompt, plan)
 
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from ci_eval.criteria import MetricSpec
 from ci_eval.errors import InputError
-from ci_eval.metrics import REGISTRY, register
 from ci_eval.metrics.base import Metric, ScoreContext
+from ci_eval.metrics.registry import REGISTRY, register, reset
 from ci_eval.model import Invocation
 
 ENTRY_POINT_GROUP = "ci_eval.metrics"
@@ -84,8 +84,7 @@ def register_custom(table: dict[str, str]) -> None:
     custom metric may not take a built-in metric's name, and two custom metrics may not share
     one (the same ``module:function`` twice is one metric) — either is an input error naming
     both, before anything runs."""
-    for key in [k for k, m in REGISTRY.items() if m.origin == "custom"]:
-        del REGISTRY[key]
+    reset()
     sources: dict[str, tuple[str, str]] = {}  # name -> (where it was named, module:function)
     for name, target in table.items():
         if not isinstance(target, str):

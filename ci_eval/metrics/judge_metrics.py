@@ -7,10 +7,11 @@ import json
 from typing import Any
 
 from ci_eval.criteria import MetricSpec
-from ci_eval.metrics import adk_judges, register
+from ci_eval.metrics import adk_judges
 from ci_eval.metrics.adk import _lengths, text_of
 from ci_eval.metrics.base import Metric, MetricFailure, NotApplicable, ScoreContext
 from ci_eval.metrics.judge import Judge
+from ci_eval.metrics.registry import register
 from ci_eval.model import IntermediateData, Invocation
 
 NO_JUDGE = (

@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from ci_eval.criteria import MetricSpec
-from ci_eval.metrics import adk_judges, register
+from ci_eval.metrics import adk_judges
 from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
 from ci_eval.metrics.judge_metrics import _judge, _samples
+from ci_eval.metrics.registry import register
 from ci_eval.model import Invocation
 from ci_eval.simulate import adk_prompts
 

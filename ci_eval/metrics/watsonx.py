@@ -14,9 +14,9 @@ import os
 from typing import Any
 
 from ci_eval.criteria import MetricSpec
-from ci_eval.metrics import register
 from ci_eval.metrics.adk import text_of
 from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
+from ci_eval.metrics.registry import register
 from ci_eval.model import Invocation
 
 IGNORE_ENV = "RESERVED_KEYWORD_FOR_GROUND_TRUTH_ARGS"

@@ -1,11 +1,16 @@
 """Write what a run produced where people look: files (JUnit, Markdown summary, ADK-format
 results) and, on GitHub Actions, the job summary, step outputs, annotations and the PR comment.
-Used by ``ci-eval run`` and ``ci-eval report`` alike."""
+Used by ``ci-eval run`` and ``ci-eval report`` alike.
+
+A report file is a ``Reporter``: a name and a pure function from the results to the file's text
+(escaping agent text for its format is its job). Adding one is a module plus one
+``register_reporter`` call; ``ReportSettings.files`` maps reporter names to paths."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from ci_eval import redact
@@ -23,6 +28,32 @@ from ci_eval.settings import ReportSettings
 from ci_eval.text import scrub
 
 INTERRUPTED_COMMENT_S = 4.0
+
+
+@dataclass(frozen=True)
+class Reporter:
+    """A report file: ``render`` turns the (redacted) results into its text."""
+
+    name: str
+    render: Callable[[RunResults], str]
+
+
+REPORTERS: dict[str, Reporter] = {}
+
+
+def register_reporter(reporter: Reporter) -> Reporter:
+    REPORTERS[reporter.name] = reporter
+    return reporter
+
+
+register_reporter(Reporter("junit", to_junit))
+
+
+def check_reports(settings: ReportSettings) -> None:
+    """Every report named is a registered reporter (an input error before anything runs)."""
+    unknown = [name for name in settings.report_files() if name not in REPORTERS]
+    if unknown:
+        raise InputError(f"unknown report {unknown[0]!r}; known: " + ", ".join(sorted(REPORTERS)))
 
 
 def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
@@ -89,10 +120,11 @@ def publish(
     on_actions = env.get("GITHUB_ACTIONS") == "true"
     token = settings.token
     redact.current().add(token)  # masked in the log if it was not known yet
+    check_reports(settings)
     # once, before anything renders: no renderer can cut a secret into an unmatched prefix
     redact.current().scrub(results)
-    if settings.junit:
-        write_text_atomic(Path(settings.junit), to_junit(results))
+    for name, path in settings.report_files().items():
+        write_text_atomic(Path(path), REPORTERS[name].render(results))
     summary_text = None
     job_summary = env.get("GITHUB_STEP_SUMMARY") if on_actions and settings.job_summary else None
     if settings.summary or job_summary:

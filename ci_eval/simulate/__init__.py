@@ -15,15 +15,15 @@ record it, repeat, in one agent session.
 
 from __future__ import annotations
 
-import enum
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ci_eval.errors import InputError
 from ci_eval.model import EvalCase
 from ci_eval.settings import JudgeConfig, SimulatorConfig
+from ci_eval.simulate.base import Event, NextTurn, SimulatorError, Status, UserSimulator
 
 if TYPE_CHECKING:
     from ci_eval.llm import ChatClient
@@ -50,43 +50,6 @@ def scenario_of(case: EvalCase, dialect: str) -> dict[str, Any] | None:
             "conversation_plan": data["story"],
         }
     return None
-
-
-class Status(enum.StrEnum):
-    """ADK's ``simulation.user_simulator.Status``, value for value."""
-
-    SUCCESS = "success"
-    TURN_LIMIT_REACHED = "turn_limit_reached"
-    STOP_SIGNAL_DETECTED = "stop_signal_detected"
-    NO_MESSAGE_GENERATED = "no_message_generated"
-
-
-@dataclass
-class NextTurn:
-    status: Status
-    text: str | None = None  # the user's message, when status is SUCCESS
-    said: str | None = None  # what the LLM answered when it stopped (kept for the record)
-
-
-class SimulatorError(Exception):
-    """The simulated user could not produce a turn (LLM unreachable, empty answer)."""
-
-
-# An agent event as ADK's api_server serialises it: {"author": …, "content": {genai Content}}
-Event = dict[str, Any]
-
-
-class UserSimulator(Protocol):
-    """One simulated user for one (case, run): ``next_turn`` gets the whole conversation so far
-    as events (the user's own turns authored ``user``)."""
-
-    llm_calls: int
-
-    def next_turn(self, events: list[Event]) -> NextTurn: ...
-
-    def describe(self) -> dict[str, Any]:
-        """What played the user, for the results (model, instructions' source, limits)."""
-        ...
 
 
 @dataclass
@@ -149,3 +112,16 @@ def build_simulator(
         resolved.temperature or 0.0,
     )
     return SimulatorFactory(resolved, client)
+
+
+__all__ = [
+    "NO_SIMULATOR",
+    "Event",
+    "NextTurn",
+    "SimulatorError",
+    "SimulatorFactory",
+    "Status",
+    "UserSimulator",
+    "build_simulator",
+    "scenario_of",
+]

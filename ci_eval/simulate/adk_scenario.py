@@ -17,7 +17,8 @@ from typing import Any
 
 from ci_eval.llm import ChatClient, LlmError
 from ci_eval.model import EvalCase
-from ci_eval.simulate import Event, NextTurn, SimulatorError, Status, adk_prompts
+from ci_eval.simulate import adk_prompts
+from ci_eval.simulate.base import Event, NextTurn, SimulatorError, Status
 
 DEFAULT_MAX_INVOCATIONS = 20  # LlmBackedUserSimulatorConfig.max_allowed_invocations
 

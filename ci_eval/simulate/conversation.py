@@ -17,7 +17,7 @@ from typing import Any
 from ci_eval.connectors.base import ActualTurn, AgentError, Connector
 from ci_eval.model import Content, Invocation, Part
 from ci_eval.results import InvocationRecord, RunRecord
-from ci_eval.simulate import Event, SimulatorError, Status, UserSimulator
+from ci_eval.simulate.base import Event, SimulatorError, Status, UserSimulator
 
 
 def turn_events(turn: ActualTurn) -> list[Event]:
@@ -69,11 +69,7 @@ def turn_events(turn: ActualTurn) -> list[Event]:
 
 
 def _invocation(n: int, user: Content, turn: ActualTurn, duration: float) -> Invocation:
-    from ci_eval.runner import actual_invocation
-
-    return actual_invocation(
-        Invocation(invocation_id=f"sim-{n}", user_content=user), turn, duration
-    )
+    return turn.to_invocation(Invocation(invocation_id=f"sim-{n}", user_content=user), duration)
 
 
 def run_simulated(

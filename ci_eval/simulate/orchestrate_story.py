@@ -25,8 +25,8 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from ci_eval.llm import ChatClient, LlmError
 from ci_eval.model import EvalCase
-from ci_eval.simulate import Event, NextTurn, SimulatorError, Status
 from ci_eval.simulate.adk_prompts import render
+from ci_eval.simulate.base import Event, NextTurn, SimulatorError, Status
 
 END = "END"
 DEFAULT_MAX_USER_TURNS = 25  # agentops.arg_configs.DEFAULT_MAX_USER_TURNS
