@@ -1,29 +1,103 @@
 """Whole-process measurements for the benchmarks: wall time, CPU time and peak RSS of a command
-(``os.wait4``'s rusage for that child and its descendants), best of N, with the load average."""
+(``os.wait4``'s rusage for that child and its descendants), the median of N runs, with the load
+average; and :func:`figure`, which prints a figure beside its reference and records it for the
+table ``run.py`` prints at the end."""
 
 from __future__ import annotations
 
+import compileall
+import json
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent  # ci-eval and adk of the interpreter running the benchmark
+RECORD_ENV = "CI_EVAL_BENCH_RECORD"  # run.py's file of figures, one JSON object a line
+
+# What is measured is ci-eval as installed: pip compiles every module to bytecode at install
+# time (as it did google-adk's), but this editable checkout's modules are compiled from source
+# on every start when PYTHONDONTWRITEBYTECODE is set (0.5-1 s of a run on this machine).
+# So the sources are compiled once here, and no measured command is told not to use bytecode.
+compileall.compile_dir(ROOT / "ci_eval", quiet=1)
 
 
 @dataclass
 class Sample:
-    wall: float  # seconds, best of the repetitions
-    cpu: float  # user + system seconds of that best repetition
+    wall: float  # seconds, the median of the repetitions
+    cpu: float  # user + system seconds of the median repetition
     rss_mb: float  # peak resident set size, the largest over the repetitions
     code: int
+    walls: list[float] = field(default_factory=list)  # every repetition, in order
 
     def __str__(self) -> str:
-        return f"{self.wall:.2f} s (cpu {self.cpu:.2f} s, peak {self.rss_mb:.0f} MB)"
+        spread = (
+            f"median of {len(self.walls)}, {min(self.walls):.2f}–{max(self.walls):.2f}; "
+            if len(self.walls) > 1
+            else ""
+        )
+        return f"{self.wall:.2f} s ({spread}cpu {self.cpu:.2f} s, peak {self.rss_mb:.0f} MB)"
+
+
+def _once(
+    cmd: Sequence[str], cwd: Path, env: Mapping[str, str] | None, ok: Sequence[int]
+) -> tuple[float, float, float, int]:
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        list(cmd),
+        cwd=cwd,
+        env={
+            k: v
+            for k, v in (os.environ if env is None else env).items()
+            if k != "PYTHONDONTWRITEBYTECODE"
+        },
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code not in ok:
+        sys.exit(
+            f"benchmark command failed ({code}): {' '.join(cmd)}\n"
+            + err.decode(errors="replace")[-2000:]
+        )
+    # ru_maxrss is KiB on Linux
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code
+
+
+def _summary(runs: list[tuple[float, float, float, int]]) -> Sample:
+    ordered = sorted(runs)
+    wall, cpu, _, code = ordered[(len(ordered) - 1) // 2]  # the lower median: a real run
+    return Sample(wall, cpu, max(r[2] for r in runs), code, [r[0] for r in runs])
+
+
+def summarize(samples: Sequence[Sample]) -> Sample:
+    """One sample of several (each of one run or more): the median run, the largest peak."""
+    return _summary([(w, s.cpu, s.rss_mb, s.code) for s in samples for w in s.walls])
+
+
+def interleaved(
+    cmds: Sequence[Sequence[str]],
+    repeat: int = 3,
+    cwd: Path = ROOT,
+    env: Mapping[str, str] | None = None,
+    ok: Sequence[int] = (0, 1),
+) -> list[Sample]:
+    """Run the commands in turn, ``repeat`` rounds (A B A B ...), so a figure and its
+    reference meet the same load; one :class:`Sample` per command. Output is discarded; an exit
+    code outside ``ok`` stops the benchmark with its stderr."""
+    runs: list[list[tuple[float, float, float, int]]] = [[] for _ in cmds]
+    for _ in range(repeat):
+        for i, cmd in enumerate(cmds):
+            runs[i].append(_once(cmd, cwd, env, ok))
+    return [_summary(r) for r in runs]
 
 
 def run(
@@ -33,37 +107,8 @@ def run(
     env: Mapping[str, str] | None = None,
     ok: Sequence[int] = (0, 1),
 ) -> Sample:
-    """Run ``cmd`` ``repeat`` times; the fastest run's wall and CPU time, the largest peak RSS.
-    Output is discarded; an exit code outside ``ok`` stops the benchmark with its stderr."""
-    best: Sample | None = None
-    peak = 0.0
-    for _ in range(repeat):
-        start = time.perf_counter()
-        proc = subprocess.Popen(
-            list(cmd),
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        assert proc.stderr is not None
-        err = proc.stderr.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode not in ok:
-            sys.exit(
-                f"benchmark command failed ({proc.returncode}): {' '.join(cmd)}\n"
-                + err.decode(errors="replace")[-2000:]
-            )
-        rss = usage.ru_maxrss / 1024  # KiB on Linux
-        peak = max(peak, rss)
-        sample = Sample(wall, usage.ru_utime + usage.ru_stime, rss, proc.returncode)
-        if best is None or wall < best.wall:
-            best = sample
-    assert best is not None
-    best.rss_mb = peak
-    return best
+    """Run ``cmd`` ``repeat`` times: the median run's wall and CPU time, the largest peak RSS."""
+    return interleaved([cmd], repeat, cwd, env, ok)[0]
 
 
 def load() -> str:
@@ -73,3 +118,29 @@ def load() -> str:
 
 def verdict(value: float, target: float) -> str:
     return "ok" if value <= target else "MISSED"
+
+
+def figure(
+    name: str, value: str, reference: str, target: str, met: bool | None, command: str
+) -> None:
+    """Print one figure beside its reference and target, and record it for run.py's table.
+    ``met`` None: no verdict (nothing to compare with)."""
+    mark = "" if met is None else (": ok" if met else ": MISSED")
+    print(f"{name}: {value} | reference: {reference} | target {target}{mark} [{load()}]")
+    record = os.environ.get(RECORD_ENV)
+    if record:
+        with open(record, "a", encoding="utf-8") as out:
+            out.write(
+                json.dumps(
+                    {
+                        "name": name,
+                        "value": value,
+                        "reference": reference,
+                        "target": target,
+                        "met": met,
+                        "command": command,
+                        "load": os.getloadavg()[0],
+                    }
+                )
+                + "\n"
+            )

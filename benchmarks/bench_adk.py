@@ -25,7 +25,7 @@ EVALSET = _measure.ROOT / "samples/evals/weather_basic.evalset.json"
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     if importlib.util.find_spec("google.adk") is None:
         print("adk: google-adk is not installed (pip install -e '.[test]'); skipped")
@@ -33,32 +33,33 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         agent = Path(tmp) / "weather_agent"  # adk eval writes .adk/ beside the agent
         shutil.copytree(AGENT, agent, ignore=shutil.ignore_patterns("__pycache__", ".adk"))
-        floor = _measure.run(
-            [sys.executable, str(HERE / "adk_floor.py"), str(agent), str(EVALSET)],
-            repeat=args.repeat,
-            cwd=Path(tmp),
-            ok=(0,),
-        )
-        ours = _measure.run(
+        floor, ours, theirs = _measure.interleaved(
             [
-                str(_measure.BIN / "ci-eval"), "run", str(EVALSET), "--agent", "adk",
-                "--agent-module", str(agent), "--results", str(Path(tmp) / "results.json"),
+                [sys.executable, str(HERE / "adk_floor.py"), str(agent), str(EVALSET)],
+                [
+                    str(_measure.BIN / "ci-eval"), "run", str(EVALSET), "--agent", "adk",
+                    "--agent-module", str(agent), "--results", str(Path(tmp) / "results.json"),
+                ],
+                [str(_measure.BIN / "adk"), "eval", str(agent), str(EVALSET)],
             ],
             repeat=args.repeat,
             cwd=Path(tmp),
         )  # fmt: skip
-        theirs = _measure.run(
-            [str(_measure.BIN / "adk"), "eval", str(agent), str(EVALSET)],
-            repeat=args.repeat,
-            cwd=Path(tmp),
-        )
-    print(
-        f"adk: ci-eval run --agent adk, whole process: {ours}; floor (import the agent, "
-        f"InMemoryRunner, same turns): {floor}; adk eval: {theirs}. ci-eval / floor "
-        f"{ours.wall / floor.wall:.2f} (target <= 1.3: "
-        f"{_measure.verdict(ours.wall / floor.wall, 1.3)}), adk eval / ci-eval "
-        f"{theirs.wall / ours.wall:.1f}x (target >= 4x: "
-        f"{'ok' if theirs.wall / ours.wall >= 4 else 'MISSED'}) [{_measure.load()}]"
+    _measure.figure(
+        "--agent adk on weather_basic, whole process, against the floor",
+        f"{ours} = {ours.wall / floor.wall:.2f} x the floor",
+        f"floor (import the agent, play the same turns with InMemoryRunner) {floor}",
+        "<= 1.3 x the floor",
+        ours.wall <= 1.3 * floor.wall,
+        "python benchmarks/run.py adk",
+    )
+    _measure.figure(
+        "--agent adk on weather_basic, whole process, against adk eval",
+        f"{ours} = {theirs.wall / ours.wall:.1f}x faster",
+        f"adk eval {theirs}",
+        ">= 4x faster",
+        theirs.wall >= 4 * ours.wall,
+        "python benchmarks/run.py adk",
     )
 
 

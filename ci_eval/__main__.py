@@ -1,3 +1,3 @@
 from ci_eval.cli import main
 
-main()
+raise SystemExit(main())

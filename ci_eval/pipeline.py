@@ -127,7 +127,7 @@ def check_metric_names(sets: list[LoadedEvalSet], settings: RunSettings) -> None
         raise ValidationFailed(problems)
 
 
-def score_options(settings: RunSettings, env: Mapping[str, str]) -> ScoreOptions:
+def score_options(settings: RunSettings, env: Mapping[str, str] | None = None) -> ScoreOptions:
     """Metric overrides, the repository's metric table, custom metrics and the judge."""
     option = settings.names.name("metric")
     try:
@@ -142,7 +142,10 @@ def score_options(settings: RunSettings, env: Mapping[str, str]) -> ScoreOptions
     return ScoreOptions(overrides, repo, settings.min_pass, make_judge(settings, env))
 
 
-def make_judge(settings: RunSettings, env: Mapping[str, str]) -> Judge | None:
+def make_judge(settings: RunSettings, env: Mapping[str, str] | None = None) -> Judge | None:
+    """The LLM judge the settings describe (None: none); its key read from ``env`` (default:
+    the process's environment)."""
+    env = os.environ if env is None else env
     config = settings.judge
     if not config.base_url and not config.model:
         return None

@@ -14,6 +14,7 @@ import queue
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
@@ -36,6 +37,9 @@ class RunOptions:
     shard: tuple[int, int] | None = None  # (I, N): only this shard's cases
     timeout: float = 60.0  # each turn's wall-clock deadline, seconds
     simulator: Any = None  # ci_eval.simulate.SimulatorFactory: plays the user of scenario cases
+    # work for the main thread while the agent's turns are in flight (it only waits then):
+    # whatever the steps after the run will need and can prepare now, off the critical path
+    meanwhile: Callable[[], object] | None = None
 
 
 def _skip_reason(
@@ -72,7 +76,9 @@ class Progress:
     """A progress line on stderr for long runs: rewritten in place on a terminal, a line every
     few seconds in CI logs."""
 
-    def __init__(self, total: int, stream: TextIO = sys.stderr, quiet_for: float = 2.0) -> None:
+    def __init__(self, total: int, stream: TextIO | None = None, quiet_for: float = 2.0) -> None:
+        # sys.stderr now, not at import: a run in-process writes where stderr points then
+        stream = sys.stderr if stream is None else stream
         self.total, self.stream, self.quiet_for = total, stream, quiet_for
         self.done = self.errors = 0
         self.start = time.monotonic()
@@ -277,6 +283,12 @@ def _execute(
     ]
     for thread in workers:
         thread.start()
+    failure: Exception | None = None
+    if options.meanwhile is not None:
+        try:
+            options.meanwhile()
+        except Exception as exc:  # raised once every job has its record, not mid-run
+            failure = exc
     # short waits, so the main thread runs the signal handlers promptly
     while not all_done.wait(0.2):
         if abandoned.is_set():
@@ -293,6 +305,8 @@ def _execute(
                 job.record = RunRecord(run=job.run, error="not run: the run was interrupted")
                 job.record.invocations = _not_run(expected)
             job.finished = True
+    if failure is not None:
+        raise failure
 
 
 def run_sets(

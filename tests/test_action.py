@@ -22,6 +22,7 @@ from ci_eval.shard import shard_of
 from tests.adk_server import adk_api_server
 from tests.conftest import REPO, SAMPLES
 from tests.github_server import GitHubServer
+from tests.helpers import run_cli, run_process
 
 TOKEN = "ghs_actionTokenValue123"
 
@@ -186,13 +187,7 @@ def test_the_action_end_to_end(adk_server: str, tmp_path: Path) -> None:
             agent_url=adk_server,
             paths="evals/weather_basic.evalset.json",
         )
-        proc = subprocess.run(
-            [sys.executable, "-m", "ci_eval", "action"],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        proc = run_process("action", env=env)
         posted = [body for method, _, body in hub.requests if method == "POST"]
     assert proc.returncode == 1, proc.stdout + proc.stderr  # berlin fails; no baseline
     junit = (workspace / "ci-eval-junit.xml").read_text()
@@ -225,23 +220,11 @@ def test_the_action_end_to_end(adk_server: str, tmp_path: Path) -> None:
 def test_a_bad_input_is_one_error_line(tmp_path: Path) -> None:
     workspace = _workspace(tmp_path)
     env = _job(workspace, "http://127.0.0.1:9", agent="command", num_runs="many")
-    proc = subprocess.run(
-        [sys.executable, "-m", "ci_eval", "action"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = run_cli("action", env=env)
     assert proc.returncode == 2
     assert "::error title=ci-eval::input num-runs: 'many' is not an integer" in proc.stdout
     env = _job(workspace, "http://127.0.0.1:9")  # no agent input and no ci-eval.toml
-    proc = subprocess.run(
-        [sys.executable, "-m", "ci_eval", "action"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = run_cli("action", env=env)
     assert proc.returncode == 2 and "no agent: give input agent (adk-http" in proc.stdout
 
 
@@ -268,23 +251,15 @@ def test_merging_shards_gives_the_unsharded_verdict(tmp_path: Path) -> None:
     command = "python samples/agents/weather_agent/command_agent.py"
 
     def run(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "ci_eval",
-                "run",
-                "samples/evals",
-                "samples/orchestrate/weather_paris.json",
-                "--agent",
-                "command",
-                "--agent-command",
-                command,
-                *extra,
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
+        return run_cli(
+            "run",
+            "samples/evals",
+            "samples/orchestrate/weather_paris.json",
+            "--agent",
+            "command",
+            "--agent-command",
+            command,
+            *extra,
             cwd=REPO,
         )
 
@@ -293,12 +268,7 @@ def test_merging_shards_gives_the_unsharded_verdict(tmp_path: Path) -> None:
     for i, path in enumerate(shards, 1):
         run("--shard", f"{i}/3", "--results", str(path))
     merged = tmp_path / "merged.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "ci_eval", "merge", *map(str, shards), "-o", str(merged)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = run_cli("merge", *map(str, shards), "-o", str(merged))
     assert proc.returncode == 0, proc.stderr
 
     def verdicts(path: Path) -> dict:
@@ -317,32 +287,15 @@ def test_merging_shards_gives_the_unsharded_verdict(tmp_path: Path) -> None:
         json.loads(merged.read_text())["totals"]
         == json.loads((tmp_path / "whole.json").read_text())["totals"]
     )
-    again = subprocess.run(
-        [sys.executable, "-m", "ci_eval", "report", str(merged)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    again = run_cli("report", str(merged))
     assert again.returncode == whole.returncode == 1
-    dup = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ci_eval",
-            "merge",
-            str(shards[0]),
-            str(shards[0]),
-            "-o",
-            str(tmp_path / "x.json"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    dup = run_cli("merge", str(shards[0]), str(shards[0]), "-o", str(tmp_path / "x.json"))
     assert dup.returncode == 2 and "were the shards run with different" in dup.stderr
 
 
-def test_agent_adk_in_the_slim_image_stops_at_once_naming_the_image(tmp_path: Path) -> None:
+def test_agent_adk_in_the_slim_image_stops_at_once_naming_the_image(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The slim image has no google-adk: one line, exit 2, before any case (hidden here by
     blocking the import, as the image lacks the package)."""
     from ci_eval import IMAGE, __version__
@@ -350,18 +303,8 @@ def test_agent_adk_in_the_slim_image_stops_at_once_naming_the_image(tmp_path: Pa
     workspace = _workspace(tmp_path)
     env = _job(workspace, "http://127.0.0.1:9", agent="adk", agent_module="agents/x")
     env["CI_EVAL_IMAGE"] = "slim"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; sys.modules['google.adk'] = None; "
-            "sys.argv = ['ci-eval', 'action']; from ci_eval.cli import main; main()",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    monkeypatch.setitem(sys.modules, "google.adk", None)
+    proc = run_cli("action", env=env)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     [line] = [x for x in proc.stdout.splitlines() if x.startswith("::error")]
     assert f"{IMAGE}:v{__version__}-adk" in line and "adk/action" not in line.split("uses: ")[0]

@@ -69,6 +69,19 @@ def test_a_guarded_block_is_aborted_at_its_deadline() -> None:
     assert deadline.message() == "no reply within 0.2 s"
 
 
+def test_deadlines_fire_in_their_order_whatever_order_they_were_guarded_in() -> None:
+    # the watchdog sleeps until the earliest deadline it knows: one guarded later but due
+    # sooner must wake it, one due later must still fire after the sooner one has
+    events = {name: threading.Event() for name in ("late", "soon", "later")}
+    late, soon, later = Deadline(600), Deadline(0.5), Deadline(0.7)
+    with late.guard(events["late"].set):
+        time.sleep(0.2)  # the watchdog settles into sleeping until the late one
+        with soon.guard(events["soon"].set), later.guard(events["later"].set):
+            assert events["soon"].wait(30) and events["later"].wait(30)
+    assert soon.fired and later.fired
+    assert not late.fired and not events["late"].is_set()
+
+
 def test_a_block_that_ends_in_time_is_not_aborted() -> None:
     aborted = threading.Event()
     deadline = Deadline(30)

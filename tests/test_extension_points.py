@@ -12,16 +12,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from ci_eval import connectors, dialects
-from ci_eval import runner as _runner  # noqa: F401  (binds its stream before CliRunner swaps it)
-from ci_eval.cli import app
 from ci_eval.errors import InputError
 from ci_eval.metrics import REGISTRY, reset
 from ci_eval.metrics.custom import register_custom
 from ci_eval.publish import REPORTERS, ReportSettings, check_reports, publish
 from ci_eval.results import read_results
+from tests.helpers import run_cli
 
 # an agent that answers every turn with the user's own words: registered as --agent echo
 ECHO_CONNECTOR = """
@@ -163,9 +161,9 @@ def _eval_set(path: Path, answers: dict[str, str]) -> Path:
 
 
 def _run(*args: str) -> tuple[int, dict]:
-    result = CliRunner().invoke(app, ["run", *args, "--results", "r.json"])
+    result = run_cli("run", *args, "--results", "r.json")
     data = json.loads(Path("r.json").read_text()) if Path("r.json").exists() else {}
-    return result.exit_code, data
+    return result.returncode, data
 
 
 def _statuses(results: dict) -> dict[str, str]:
@@ -245,12 +243,12 @@ def test_a_custom_metric_may_not_take_a_built_in_name(plugin, tmp_path: Path) ->
         '[custom_metrics]\nresponse_match_score = "team_metrics:loud"\n'
     )
     _eval_set(tmp_path / "echo.evalset.json", {"hello": "hello"})
-    result = CliRunner().invoke(app, ["run", "echo.evalset.json", "--agent", "echo"])
-    assert result.exit_code == 2
+    result = run_cli("run", "echo.evalset.json", "--agent", "echo")
+    assert result.returncode == 2
     assert (
         "custom metric response_match_score: [custom_metrics] response_match_score = "
         "'team_metrics:loud' has the name of the built-in metric response_match_score (ADK)"
-    ) in result.output
+    ) in result.stderr
     assert REGISTRY["response_match_score"].origin == "ADK"  # not overwritten
 
 

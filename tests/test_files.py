@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,8 +12,7 @@ import pytest
 
 from ci_eval.io.files import current_umask, write_json_atomic, write_text_atomic
 from tests.conftest import SAMPLES
-
-COMMAND = f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}"
+from tests.helpers import run_sample_agent
 
 
 def mode(path: Path) -> int:
@@ -66,36 +63,22 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp_file(tmp_path: Pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
 
 
-def test_every_report_and_the_baseline_are_readable_by_others(tmp_path: Path) -> None:
+def test_every_report_and_the_baseline_are_readable_by_others(tmp_path: Path, umask: None) -> None:
     """The Docker action runs as root; the runner's next steps run as uid 1001 and need to
     read what it wrote."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ci_eval",
-            "run",
-            str(SAMPLES / "evals"),
-            "--agent",
-            "command",
-            "--agent-command",
-            COMMAND,
-            "--results",
-            "out/results.json",
-            "--junit",
-            "out/junit.xml",
-            "--summary",
-            "out/summary.md",
-            "--adk-results",
-            "out/adk",
-            "--update-baseline",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    proc = run_sample_agent(
+        str(SAMPLES / "evals"),
+        "--results",
+        "out/results.json",
+        "--junit",
+        "out/junit.xml",
+        "--summary",
+        "out/summary.md",
+        "--adk-results",
+        "out/adk",
+        "--update-baseline",
         cwd=tmp_path,
-        preexec_fn=lambda: os.umask(0o022),
-    )
+    )  # under the umask fixture's 022
     assert proc.returncode in (0, 1), proc.stderr
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     names = {p.name for p in written}

@@ -7,18 +7,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ci_eval.publish import github
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import REPO
 from tests.github_server import GitHubServer
+from tests.helpers import run_cli, run_sample_agent
 
 TOKEN = "ghs_s3cretT0kenValue"
-COMMAND = f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}"
 
 
 @pytest.fixture(scope="module")
@@ -26,24 +25,11 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("gh")
     out = {"failing": folder / "failing.json", "passing": folder / "passing.json"}
     for name, extra in (("failing", []), ("passing", ["--metric", "response_match_score=0.2"])):
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "ci_eval",
-                "run",
-                "samples/evals/weather_basic.evalset.json",
-                "--agent",
-                "command",
-                "--agent-command",
-                COMMAND,
-                "--results",
-                str(out[name]),
-                *extra,
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
+        run_sample_agent(
+            "samples/evals/weather_basic.evalset.json",
+            "--results",
+            str(out[name]),
+            *extra,
             cwd=REPO,
         )
     return out
@@ -78,13 +64,7 @@ def _report(
     env: dict[str, str],
     *extra: str,
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ci_eval", "report", str(results_file), "--comment", *extra],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-    )
+    return run_cli("report", str(results_file), "--comment", *extra, env=env)
 
 
 def _no_leak(proc: subprocess.CompletedProcess[str], *files: Path) -> None:

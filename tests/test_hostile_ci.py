@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from ci_eval.inert import inert, inert_json, inert_line
 from ci_eval.report.markdown import render_comment
 from ci_eval.results import read_results
 from tests.ci_matchers import Match, azure, commands, github_v1, github_v2, teamcity
+from tests.helpers import run_cli
 
 HOSTILE = (
     "::set-output name=pwned::1\n  ::add-mask::x\n::stop-commands::pwned\n::error::fake\n"
@@ -76,42 +76,32 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | str]:
         "GITHUB_STEP_SUMMARY": str(folder / "step-summary.md"),
         "GITHUB_OUTPUT": str(folder / "outputs.txt"),
     }
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ci_eval",
-            "run",
-            "hostile.evalset.json",
-            "--agent",
-            "command",
-            "--agent-command",
-            f"{sys.executable} agent.py",
-            "--metric",
-            "response_match_score",
-            "--num-runs",
-            "2",
-            "--junit",
-            "junit.xml",
-            "--summary",
-            "summary.md",
-            "--results",
-            "results.json",
-            "--adk-results",
-            "adk",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    proc = run_cli(
+        "run",
+        "hostile.evalset.json",
+        "--agent",
+        "command",
+        "--agent-command",
+        f"{sys.executable} agent.py",
+        "--metric",
+        "response_match_score",
+        "--num-runs",
+        "2",
+        "--junit",
+        "junit.xml",
+        "--summary",
+        "summary.md",
+        "--results",
+        "results.json",
+        "--adk-results",
+        "adk",
         cwd=folder,
         env=env,
     )
     assert proc.returncode == 3, proc.stdout + proc.stderr  # the dying case is an error
-    plain = subprocess.run(  # the same report outside GitHub Actions
-        [sys.executable, "-m", "ci_eval", "report", "results.json"],
-        capture_output=True,
-        text=True,
-        check=False,
+    plain = run_cli(
+        "report",
+        "results.json",
         cwd=folder,
         env={k: v for k, v in env.items() if not k.startswith("GITHUB_")},
     )

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from ci_eval.model import (
     SessionInput,
     canonical_form,
 )
+from tests.helpers import run_cli
 
 SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -46,6 +45,7 @@ json_value = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ident, inner, max_size=3),
     max_leaves=8,
 )
+
 args = st.none() | st.dictionaries(ident, json_value, max_size=4)
 
 
@@ -201,12 +201,7 @@ def test_arbitrary_json_only_raises_input_errors(data: Any, tmp_path: Path) -> N
 def test_the_command_exits_2_with_one_line_for_garbage(tmp_path: Path) -> None:
     path = tmp_path / "broken.evalset.json"
     path.write_bytes(b'{"eval_set_id": "s", "eval_cases": [{"eval_id": 1,')
-    result = subprocess.run(
-        [sys.executable, "-m", "ci_eval", "validate", str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_cli("validate", str(path))
     assert result.returncode == 2
     assert "Traceback" not in result.stdout + result.stderr
     [line] = result.stdout.splitlines()

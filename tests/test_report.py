@@ -4,7 +4,6 @@ that renders as tables with hostile agent text inert, size caps, ADK-format resu
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from ci_eval.results import (
     read_results,
 )
 from tests.conftest import REPO, SHARED
+from tests.helpers import run_cli
 
 HOSTILE = (
     "</testcase>]]><![CDATA[ \x00 \x1b[31mred\x1b[0m 🤖 <script>alert(1)</script> "
@@ -74,31 +74,23 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "results": folder / "results.json",
         "adk": folder / "adk",
     }
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ci_eval",
-            "run",
-            str(evals),
-            "--agent",
-            "command",
-            "--agent-command",
-            f"{sys.executable} {folder / 'agent.py'}",
-            "--metric",
-            "response_match_score",
-            "--junit",
-            str(out["junit"]),
-            "--summary",
-            str(out["summary"]),
-            "--results",
-            str(out["results"]),
-            "--adk-results",
-            str(out["adk"]),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    proc = run_cli(
+        "run",
+        str(evals),
+        "--agent",
+        "command",
+        "--agent-command",
+        f"{sys.executable} {folder / 'agent.py'}",
+        "--metric",
+        "response_match_score",
+        "--junit",
+        str(out["junit"]),
+        "--summary",
+        str(out["summary"]),
+        "--results",
+        str(out["results"]),
+        "--adk-results",
+        str(out["adk"]),
         cwd=folder,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -178,20 +170,7 @@ def test_report_renders_the_same_junit_from_saved_results(
     hostile_run: dict[str, Path], tmp_path: Path
 ) -> None:
     again = tmp_path / "junit.xml"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ci_eval",
-            "report",
-            str(hostile_run["results"]),
-            "--junit",
-            str(again),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = run_cli("report", str(hostile_run["results"]), "--junit", str(again))
     assert proc.returncode == 1
     assert again.read_text() == hostile_run["junit"].read_text()
 
@@ -199,12 +178,7 @@ def test_report_renders_the_same_junit_from_saved_results(
 def test_report_on_a_bad_file_is_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "r.json"
     bad.write_text('{"sets": []}')
-    proc = subprocess.run(
-        [sys.executable, "-m", "ci_eval", "report", str(bad)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = run_cli("report", str(bad))
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
         f"ci-eval: {bad}: not a ci-eval results file (no schema_version and sets); write one "

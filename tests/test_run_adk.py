@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import pytest
 
 from ci_eval.connectors.replay import invocation_to_turn, load_recordings
 from tests.adk_server import AGENTS, adk_api_server, adk_executable
+from tests.helpers import run_cli
 
 pytest.importorskip("google.adk")
 
@@ -59,13 +59,7 @@ def adk_eval_recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, lis
 
 def _ours(args: list[str], tmp_path: Path) -> dict[str, list[Any]]:
     results = tmp_path / "results.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "ci_eval", "run", str(EVALSET), *args, "--results", str(results)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-    )
+    proc = run_cli("run", str(EVALSET), *args, "--results", str(results), cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # berlin fails, as in adk eval
     assert "FAILED berlin_expected_to_fail" in proc.stdout
     data = json.loads(results.read_text())
@@ -135,25 +129,17 @@ def test_adk_http_uses_session_state_and_ids(adk_server: str, tmp_path: Path) ->
         )
     )
     results = tmp_path / "r.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ci_eval",
-            "run",
-            str(evals),
-            "--agent",
-            "adk-http",
-            "--agent-url",
-            adk_server,
-            "--num-runs",
-            "2",
-            "--results",
-            str(results),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    proc = run_cli(
+        "run",
+        str(evals),
+        "--agent",
+        "adk-http",
+        "--agent-url",
+        adk_server,
+        "--num-runs",
+        "2",
+        "--results",
+        str(results),
         cwd=tmp_path,
     )
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr  # ran; scores aside
@@ -168,25 +154,17 @@ def test_adk_http_uses_session_state_and_ids(adk_server: str, tmp_path: Path) ->
 
 
 def test_unknown_app_is_an_error_not_a_crash(adk_server: str, tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ci_eval",
-            "run",
-            str(EVALSET),
-            "--agent",
-            "adk-http",
-            "--agent-url",
-            adk_server,
-            "--app-name",
-            "no_such_app",
-            "--retries",
-            "0",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    proc = run_cli(
+        "run",
+        str(EVALSET),
+        "--agent",
+        "adk-http",
+        "--agent-url",
+        adk_server,
+        "--app-name",
+        "no_such_app",
+        "--retries",
+        "0",
         cwd=tmp_path,
     )
     assert proc.returncode == 3

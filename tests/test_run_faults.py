@@ -4,13 +4,12 @@ as configured, exit code 3, never a traceback."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import run_cli
 from tests.loopback_agent import LoopbackAgent
 
 FAULTS = {
@@ -45,29 +44,21 @@ def run_against_faults(tmp_path_factory: pytest.TempPathFactory) -> dict:
     evals = _eval_set(folder)
     with LoopbackAgent() as agent:
         started = time.monotonic()
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "ci_eval",
-                "run",
-                str(evals),
-                "--agent",
-                "http",
-                "--agent-url",
-                agent.url,
-                "--retries",
-                "2",
-                "--timeout",
-                "2",  # each turn's wall-clock deadline, retries and Retry-After included
-                "--concurrency",
-                "9",
-                "--results",
-                str(folder / "results.json"),
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
+        proc = run_cli(
+            "run",
+            str(evals),
+            "--agent",
+            "http",
+            "--agent-url",
+            agent.url,
+            "--retries",
+            "2",
+            "--timeout",
+            "2",
+            "--concurrency",
+            "9",
+            "--results",
+            str(folder / "results.json"),
             cwd=folder,
         )
         elapsed = time.monotonic() - started
@@ -135,25 +126,17 @@ def test_the_summary_names_the_errors(run_against_faults: dict) -> None:
 
 def test_unreachable_agent_is_an_error_per_case(tmp_path: Path) -> None:
     evals = _eval_set(tmp_path)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ci_eval",
-            "run",
-            str(evals),
-            "--agent",
-            "http",
-            "--agent-url",
-            "http://127.0.0.1:9/turn",
-            "--retries",
-            "1",
-            "--results",
-            str(tmp_path / "r.json"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    proc = run_cli(
+        "run",
+        str(evals),
+        "--agent",
+        "http",
+        "--agent-url",
+        "http://127.0.0.1:9/turn",
+        "--retries",
+        "1",
+        "--results",
+        str(tmp_path / "r.json"),
         cwd=tmp_path,
     )
     assert proc.returncode == 3

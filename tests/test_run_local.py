@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import CORPUS, REPO, SAMPLES, SHARED
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_sample_agent
 from tests.loopback_agent import LoopbackAgent
 
 COMMAND = f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}"
@@ -42,17 +42,7 @@ def test_the_readme_main_job_runs_the_samples_with_the_embedded_agent() -> None:
 
 def test_results_hold_expected_actual_and_timings(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    proc = ci_eval(
-        "run",
-        str(SAMPLES / "evals"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
-        "--results",
-        str(out),
-        cwd=tmp_path,
-    )
+    proc = run_sample_agent(str(SAMPLES / "evals"), "--results", str(out), cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     data = json.loads(out.read_text())
     assert data["schema_version"] == 1
@@ -70,17 +60,7 @@ def test_results_hold_expected_actual_and_timings(tmp_path: Path) -> None:
 def test_replay_of_our_own_results_reproduces_them(tmp_path: Path) -> None:
     first, second = tmp_path / "a.json", tmp_path / "b.json"
     assert (
-        ci_eval(
-            "run",
-            str(SAMPLES / "evals"),
-            "--agent",
-            "command",
-            "--agent-command",
-            COMMAND,
-            "--results",
-            str(first),
-            cwd=tmp_path,
-        ).returncode
+        run_sample_agent(str(SAMPLES / "evals"), "--results", str(first), cwd=tmp_path).returncode
         == 1  # berlin fails
     )
     proc = ci_eval(
@@ -197,13 +177,8 @@ def test_replay_without_a_recording_for_a_case_is_an_error(tmp_path: Path) -> No
 
 def test_case_filter_and_unknown_filter(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    proc = ci_eval(
-        "run",
+    proc = run_sample_agent(
         str(SAMPLES / "evals"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
         "--case",
         "weather_basic:paris_weather",
         "--results",
@@ -212,30 +187,15 @@ def test_case_filter_and_unknown_filter(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0
     assert list(results_of(out)) == [("weather_basic", "paris_weather")]
-    proc = ci_eval(
-        "run",
-        str(SAMPLES / "evals"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
-        "--case",
-        "weather_basic:nope",
-        cwd=tmp_path,
-    )
+    proc = run_sample_agent(str(SAMPLES / "evals"), "--case", "weather_basic:nope", cwd=tmp_path)
     assert proc.returncode == 2
     assert "--case weather_basic:nope: no such eval set or case" in proc.stderr
 
 
 def test_num_runs_gives_each_run_a_record(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    ci_eval(
-        "run",
+    run_sample_agent(
         str(SAMPLES / "evals/weather_basic.evalset.json"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
         "--num-runs",
         "3",
         "--results",
@@ -265,17 +225,7 @@ def test_scenario_cases_are_skipped_with_a_reason(tmp_path: Path) -> None:
         )
     )
     out = tmp_path / "r.json"
-    proc = ci_eval(
-        "run",
-        str(evals),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
-        "--results",
-        str(out),
-        cwd=tmp_path,
-    )
+    proc = run_sample_agent(str(evals), "--results", str(out), cwd=tmp_path)
     # the only case was skipped: nothing was evaluated, which never passes
     assert proc.returncode == 1
     assert "nothing was evaluated (1 case)" in proc.stdout.splitlines()[-1]
@@ -337,27 +287,19 @@ def test_no_agent_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_token_comes_from_the_environment_and_is_never_printed(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ci_eval",
-            "run",
-            str(SAMPLES / "evals"),
-            "--agent",
-            "http",
-            "--agent-url",
-            "http://127.0.0.1:9/",
-            "--agent-token-env",
-            "AGENT_TOKEN",
-            "--retries",
-            "0",
-            "--results",
-            str(tmp_path / "r.json"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    proc = run_cli(
+        "run",
+        str(SAMPLES / "evals"),
+        "--agent",
+        "http",
+        "--agent-url",
+        "http://127.0.0.1:9/",
+        "--agent-token-env",
+        "AGENT_TOKEN",
+        "--retries",
+        "0",
+        "--results",
+        str(tmp_path / "r.json"),
         cwd=tmp_path,
         env={"PATH": "/usr/bin:/bin", "AGENT_TOKEN": "s3cr3t-t0ken"},
     )

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,9 @@ from ci_eval.model import Content, Invocation, Part
 from ci_eval.settings import JudgeConfig
 from ci_eval.simulate import adk_prompts
 from tests.conftest import SAMPLES
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_sample_agent
 from tests.judge_server import JudgeServer
 from tests.loopback_agent import LoopbackAgent
-
-COMMAND = f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}"
-
 
 ci_eval = run_cli
 
@@ -36,16 +32,8 @@ def _cases(path: Path) -> dict[str, Any]:
 
 def test_a_failing_case_exits_1_and_names_its_metrics(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    proc = ci_eval(
-        "run",
-        str(SAMPLES / "evals/weather_basic.evalset.json"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
-        "--results",
-        str(out),
-        cwd=tmp_path,
+    proc = run_sample_agent(
+        str(SAMPLES / "evals/weather_basic.evalset.json"), "--results", str(out), cwd=tmp_path
     )
     assert proc.returncode == 1
     assert (
@@ -60,29 +48,14 @@ def test_a_failing_case_exits_1_and_names_its_metrics(tmp_path: Path) -> None:
 
 
 def test_metric_option_replaces_the_sets_metrics(tmp_path: Path) -> None:
-    proc = ci_eval(
-        "run",
+    proc = run_sample_agent(
         str(SAMPLES / "evals/weather_basic.evalset.json"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
         "--metric",
         "response_match_score=0.2",
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stdout
-    proc = ci_eval(
-        "run",
-        str(SAMPLES / "evals"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
-        "--metric",
-        "no_such_metric",
-        cwd=tmp_path,
-    )
+    proc = run_sample_agent(str(SAMPLES / "evals"), "--metric", "no_such_metric", cwd=tmp_path)
     assert proc.returncode == 2
     assert "unknown metric(s) no_such_metric" in proc.stderr
 
@@ -154,17 +127,7 @@ def test_repeated_runs(tmp_path: Path, extra: list[str], status: str, code: int)
 
 
 def test_min_pass_above_num_runs_is_a_usage_error(tmp_path: Path) -> None:
-    proc = ci_eval(
-        "run",
-        str(SAMPLES / "evals"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
-        "--min-pass",
-        "2",
-        cwd=tmp_path,
-    )
+    proc = run_sample_agent(str(SAMPLES / "evals"), "--min-pass", "2", cwd=tmp_path)
     assert proc.returncode == 2
     assert "--min-pass must be between 1 and --num-runs (1)" in proc.stderr
 
@@ -209,16 +172,12 @@ def test_judge_majority_vote_and_one_call_per_identical_prompt(
 def test_judge_errors_are_that_metrics_error_not_the_runs(tmp_path: Path) -> None:
     (tmp_path / "ci-eval.toml").write_text(
         "[metrics]\ntool_trajectory_avg_score = 1.0\nfinal_response_match_v2 = 0.5\n"
+        "[judge]\nretries = 1\n"  # the retry without the back-off before the second one
     )
     out = tmp_path / "r.json"
     with JudgeServer(lambda prompt, n: 500) as server:
-        proc = ci_eval(
-            "run",
+        proc = run_sample_agent(
             str(SAMPLES / "evals/weather_basic.evalset.json"),
-            "--agent",
-            "command",
-            "--agent-command",
-            COMMAND,
             "--judge-url",
             server.url,
             "--judge-model",
@@ -233,18 +192,18 @@ def test_judge_errors_are_that_metrics_error_not_the_runs(tmp_path: Path) -> Non
     assert statuses["tool_trajectory_avg_score"] == "PASSED"
     assert statuses["final_response_match_v2"] == "ERROR"
     assert paris["status"] == "ERROR"
-    assert "judge: POST" in proc.stdout and "HTTP 500" in proc.stdout
+    assert "judge: POST" in proc.stdout and "HTTP 500 after 1 retry" in proc.stdout
+    assert "Traceback" not in proc.stderr  # ADK's log of each failed sample is not shown
+    # one failed call (its retries included) per case ends that case's metric: no judge call for
+    # the other samples and invocations of a metric that is an ERROR already
+    asked = Counter(server.prompts)
+    assert len(asked) == len(_cases(out)) and set(asked.values()) == {2}
 
 
 def test_llm_metrics_without_a_judge_are_not_evaluated(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    proc = ci_eval(
-        "run",
+    proc = run_sample_agent(
         str(SAMPLES / "evals/weather_basic.evalset.json"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
         "--metric",
         "final_response_match_v2",
         "--results",
@@ -287,13 +246,8 @@ def test_rubric_metric_through_the_judge(tmp_path: Path, prompts: str) -> None:
         config = tmp_path / "ci-eval.toml"
         config.write_text(config.read_text().replace("{URL}", server.url))
         out = tmp_path / "r.json"
-        proc = ci_eval(
-            "run",
+        proc = run_sample_agent(
             str(SAMPLES / "evals/weather_basic.evalset.json"),
-            "--agent",
-            "command",
-            "--agent-command",
-            COMMAND,
             "--results",
             str(out),
             cwd=tmp_path,
@@ -324,16 +278,8 @@ def test_custom_metric_from_the_config(tmp_path: Path) -> None:
         "broken = 0.5\n"
     )
     out = tmp_path / "r.json"
-    proc = ci_eval(
-        "run",
-        str(SAMPLES / "evals/weather_basic.evalset.json"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
-        "--results",
-        str(out),
-        cwd=tmp_path,
+    proc = run_sample_agent(
+        str(SAMPLES / "evals/weather_basic.evalset.json"), "--results", str(out), cwd=tmp_path
     )
     cases = _cases(out)
     paris = {m["name"]: m for m in cases["paris_weather"]["metrics"]}
@@ -345,23 +291,13 @@ def test_custom_metric_from_the_config(tmp_path: Path) -> None:
 
 def test_bad_custom_metric_target_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "ci-eval.toml").write_text('[custom_metrics]\nx = "no_such_module:fn"\n')
-    proc = ci_eval(
-        "run",
-        str(SAMPLES / "evals"),
-        "--agent",
-        "command",
-        "--agent-command",
-        COMMAND,
-        cwd=tmp_path,
-    )
+    proc = run_sample_agent(str(SAMPLES / "evals"), cwd=tmp_path)
     assert proc.returncode == 2
     assert "custom metric x: cannot load no_such_module:fn" in proc.stderr
 
 
 def test_metrics_lists_every_metric() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "ci_eval", "metrics"], capture_output=True, text=True, check=False
-    )
+    proc = run_cli("metrics")
     assert proc.returncode == 0
     for name in (
         "tool_trajectory_avg_score",

@@ -5,8 +5,6 @@ case by case, as trpc-agent-go's evaluation/metric/criterion code states them.""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import pytest
 from ci_eval.metrics.trpc import trajectory_match
 from ci_eval.metrics.trpc_criteria import Mismatch, json_match, text_match
 from tests.conftest import CORPUS
+from tests.helpers import run_cli
 
 EXAMPLES = [
     "trpc-group-trpc-agent-go/examples/evaluation/" + name
@@ -64,23 +63,15 @@ def test_rescoring_reproduces_recorded_scores(example: str, tmp_path: Path) -> N
         pytest.skip("../shared/corpus is not here")
     base = CORPUS / "trpc-agent-go" / example
     results = tmp_path / "r.json"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ci_eval",
-            "run",
-            str(base / "data"),
-            "--agent",
-            "replay",
-            "--replay",
-            str(base / "output"),
-            "--results",
-            str(results),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    run_cli(
+        "run",
+        str(base / "data"),
+        "--agent",
+        "replay",
+        "--replay",
+        str(base / "output"),
+        "--results",
+        str(results),
         cwd=tmp_path,
     )
     data = json.loads(results.read_text())

@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from ci_eval.metrics.watsonx import (
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
 from ci_eval.settings import JudgeConfig
 from tests.conftest import SAMPLES
+from tests.helpers import run_cli
 from tests.judge_server import JudgeServer
 from tests.simulated_user import scripted_user
 
@@ -190,27 +190,19 @@ def test_an_orchestrate_dataset_through_ci_eval_run(tmp_path: Path) -> None:
 
 
 def _run_story(tmp_path: Path, out: Path, llm_url: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ci_eval",
-            "run",
-            str(SAMPLES / "orchestrate/weather_paris.json"),
-            "--agent",
-            "command",
-            "--agent-command",
-            f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}",
-            "--results",
-            str(out),
-            "--simulator-url",
-            llm_url,
-            "--simulator-model",
-            "loopback",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    return run_cli(
+        "run",
+        str(SAMPLES / "orchestrate/weather_paris.json"),
+        "--agent",
+        "command",
+        "--agent-command",
+        f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}",
+        "--results",
+        str(out),
+        "--simulator-url",
+        llm_url,
+        "--simulator-model",
+        "loopback",
         cwd=tmp_path,
     )
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ import pytest
 
 from tests.conftest import SAMPLES
 from tests.github_server import GitHubServer
+from tests.helpers import run_cli
 
 GITHUB_TOKEN = "ghs_plantedGithubToken4711xyz"
 JUDGE_KEY = "judgeKey-Planted-8c1e5a"
@@ -129,49 +129,41 @@ def planted_run(tmp_path: Path) -> Iterator[dict[str, Any]]:
     with EchoServer() as echo, GitHubServer() as hub:
         env["GITHUB_API_URL"] = hub.url
         url = f"http://bot:{URL_PASSWORD}@127.0.0.1:{echo.port}/turn?api_key={QUERY_SECRET}"
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "ci_eval",
-                "run",
-                "evals",
-                "--agent",
-                "http",
-                "--agent-url",
-                url,
-                "--agent-token-env",
-                "AGENT_TOKEN",
-                "--header",
-                f"X-Api-Key={HEADER_VALUE}",
-                "--retries",
-                "0",
-                "--metric",
-                "final_response_match_v2",
-                "--judge-url",
-                f"http://127.0.0.1:{echo.port}/v1",
-                "--judge-model",
-                "m",
-                "--judge-key-env",
-                "JUDGE_KEY",
-                "--results",
-                str(out / "results.json"),
-                "--junit",
-                str(out / "junit.xml"),
-                "--summary",
-                str(out / "summary.md"),
-                "--adk-results",
-                str(out / "adk"),
-                "--baseline",
-                str(out / "baseline.json"),
-                "--update-baseline",
-                "--comment",
-            ],
+        proc = run_cli(
+            "run",
+            "evals",
+            "--agent",
+            "http",
+            "--agent-url",
+            url,
+            "--agent-token-env",
+            "AGENT_TOKEN",
+            "--header",
+            f"X-Api-Key={HEADER_VALUE}",
+            "--retries",
+            "0",
+            "--metric",
+            "final_response_match_v2",
+            "--judge-url",
+            f"http://127.0.0.1:{echo.port}/v1",
+            "--judge-model",
+            "m",
+            "--judge-key-env",
+            "JUDGE_KEY",
+            "--results",
+            str(out / "results.json"),
+            "--junit",
+            str(out / "junit.xml"),
+            "--summary",
+            str(out / "summary.md"),
+            "--adk-results",
+            str(out / "adk"),
+            "--baseline",
+            str(out / "baseline.json"),
+            "--update-baseline",
+            "--comment",
             cwd=tmp_path,
             env=env,
-            capture_output=True,
-            text=True,
-            check=False,
         )
         yield {"proc": proc, "out": out, "hub": hub}
 
@@ -249,28 +241,20 @@ def test_a_command_agent_gets_no_tokens_unless_passed_explicitly(
         "OPENAI_API_KEY": "the-agent-needs-this",
     }
     args = [f"--agent-env={name}" for name in passed]
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ci_eval",
-            "run",
-            str(SAMPLES / "evals/weather_basic.evalset.json"),
-            "--case",
-            "weather_basic:paris_weather",
-            "--agent",
-            "command",
-            "--agent-command",
-            _env_dump_agent(tmp_path),
-            "--judge-key-env",
-            "JUDGE_KEY",
-            *args,
-        ],
+    proc = run_cli(
+        "run",
+        str(SAMPLES / "evals/weather_basic.evalset.json"),
+        "--case",
+        "weather_basic:paris_weather",
+        "--agent",
+        "command",
+        "--agent-command",
+        _env_dump_agent(tmp_path),
+        "--judge-key-env",
+        "JUDGE_KEY",
+        *args,
         cwd=tmp_path,
         env=env,
-        capture_output=True,
-        text=True,
-        check=False,
     )
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     seen = json.loads((tmp_path / "env.json").read_text())

@@ -19,7 +19,7 @@ from ci_eval.settings import RunSettings
 from ci_eval.simulate import NO_SIMULATOR, adk_prompts
 from ci_eval.simulate.orchestrate_story import END
 from tests.conftest import SAMPLES
-from tests.helpers import run_cli
+from tests.helpers import run_sample_agent
 from tests.judge_server import JudgeServer
 from tests.loopback_agent import LoopbackAgent
 from tests.simulated_user import scripted_user
@@ -204,9 +204,7 @@ def test_a_judge_that_rejects_the_turns_fails_the_quality_metric(
 
 
 def test_the_cli_says_why_scenario_cases_were_skipped(tmp_path: Path) -> None:
-    proc = run_cli(
-        "run", str(SCENARIOS), "--agent", "command", "--agent-command", COMMAND, cwd=tmp_path
-    )
+    proc = run_sample_agent(str(SCENARIOS), cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr  # nothing was evaluated: the gate does not pass
     assert "SKIPPED weather_without_a_city" in proc.stdout and "[simulator]" in proc.stdout
 

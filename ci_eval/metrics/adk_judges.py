@@ -11,7 +11,6 @@ templates (``templates/judge/``) are used; the results' ``settings.adk_prompts``
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import warnings
 from collections import Counter
@@ -57,6 +56,11 @@ class _JudgeAsAdkLlm:
             if part.text
         )
         with self.lock:
+            if self.failure is not None:
+                # the metric is an ERROR already: ADK would go on asking for every other sample
+                # and invocation, each call spending its retries and back-off on a judge that
+                # just failed after all of them
+                raise self.failure.with_traceback(None)
             sample = self.seen[prompt] % self.samples
             self.seen[prompt] += 1
         try:
@@ -125,6 +129,15 @@ def evaluate(
         from google.adk.evaluation.conversation_scenarios import ConversationScenario
 
         scenario = ConversationScenario.model_validate(ctx.scenario)
+    import asyncio  # here, not at import: only a run that asks ADK's evaluators needs it
+    import logging
+
+    # ADK logs every failed judge sample with its traceback (on stderr, for want of a handler);
+    # the failure is reported by ci-eval, once, as the metric's ERROR
+    adk_log = logging.getLogger("google_adk.google.adk.evaluation.llm_as_judge")
+    if not adk_log.handlers:
+        adk_log.addHandler(logging.NullHandler())
+
     try:
         result = asyncio.run(
             evaluator.evaluate_invocations(

@@ -37,7 +37,9 @@ def _type_ok(current: object, value: object, name: str) -> bool:
         return isinstance(value, list)
     if isinstance(current, dict):
         return isinstance(value, dict)
-    if isinstance(current, int | float) and not isinstance(current, bool):
+    if isinstance(current, int) and not isinstance(current, bool):  # a count: whole numbers
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(current, float):
         return isinstance(value, int | float) and not isinstance(value, bool)
     return isinstance(value, str)
 

@@ -1,0 +1,46 @@
+"""Results built in code, for the tests of the stages after the run (score, gate, compare,
+report, publish): one place that knows how the results model is put together."""
+
+from __future__ import annotations
+
+from ci_eval.criteria import MetricConfig, MetricSpec
+from ci_eval.metrics.base import CaseMetric
+from ci_eval.results import CaseRecord, RunRecord, RunResults, SetRecord
+
+SPEC = MetricSpec("m", 1.0)
+
+
+def case(eval_id: str, status: str, reason: str | None = None, file: str = "s.json") -> CaseRecord:
+    """A scored case whose one gating metric ``m`` has ``status`` (ERROR: the agent failed;
+    SKIPPED: not run)."""
+    if status == "SKIPPED":
+        return CaseRecord(eval_id, file, 1, skipped="needs a simulator", verdict=status)
+    if status == "ERROR":
+        runs = [RunRecord(1, error="agent: HTTP 500")]
+        return CaseRecord(eval_id, file, 1, runs=runs, verdict=status)
+    score = {"PASSED": 1.0, "FAILED": 0.0}.get(status)
+    metric = CaseMetric("m", status, score, 1.0, reason=reason)
+    return CaseRecord(eval_id, file, 1, runs=[RunRecord(1)], metrics=[metric], verdict=status)
+
+
+def results(
+    statuses: dict[str, str],
+    fail_on: tuple[str, ...] = ("failure", "error"),
+    interrupted: bool = False,
+    set_id: str = "s",
+    reasons: dict[str, str] | None = None,
+) -> RunResults:
+    """One eval set ``set_id`` with a case per entry of ``statuses`` (case id → status)."""
+    reasons = reasons or {}
+    cases = [case(c, status, reasons.get(c), f"{set_id}.json") for c, status in statuses.items()]
+    record = SetRecord(
+        set_id, f"{set_id}.json", "adk", MetricConfig([SPEC], "x", "adk"), cases, [SPEC]
+    )
+    return RunResults(
+        [record],
+        "agent",
+        "2026-11-23T00:00:00+00:00",
+        1.0,
+        interrupted=interrupted,
+        fail_on=fail_on,
+    )
