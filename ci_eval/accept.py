@@ -16,8 +16,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from ci_eval.compare import Acceptance
 from ci_eval.errors import InputError
+from ci_eval.model.comparison import Acceptance
 
 DEFAULT_PATH = ".ci-eval/accept.toml"
 

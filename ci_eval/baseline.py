@@ -44,12 +44,13 @@ from ci_eval import __version__
 from ci_eval.errors import InputError
 from ci_eval.io.files import write_text_atomic
 from ci_eval.io.jsonpos import max_results_bytes, read_regular_file
+from ci_eval.model.status import Status
 from ci_eval.results import RunResults
 
 DEFAULT_PATH = ".ci-eval/baseline.json"
 FORMAT = 2
 DEFAULT_WINDOW = 20
-MEASURED = ("PASSED", "FAILED", "NOT_EVALUATED")
+MEASURED = (Status.PASSED, Status.FAILED, Status.NOT_EVALUATED)
 
 
 def metrics_digest(results: RunResults) -> str:
@@ -127,7 +128,7 @@ def _case_runs(case: Any) -> dict[str, list[float | None]]:
     return {
         m.name: [None if v is None else float(v) for v in m.runs]
         for m in case.metrics
-        if not m.informational and m.status != "ERROR"
+        if not m.informational and m.status != Status.ERROR
     }
 
 
@@ -286,7 +287,7 @@ def _from_format_1(data: dict[str, Any]) -> dict[str, Any]:
                 runs = m.get("runs") or ([m["mean"]] if m.get("mean") is not None else [])
                 metrics[name] = {"scores": list(runs), "threshold": m.get("threshold")}
             cases[case_id] = {
-                "failing_since": since if case.get("status") == "FAILED" else None,
+                "failing_since": since if case.get("status") == Status.FAILED else None,
                 "metrics": metrics,
             }
         sets[set_id] = {"cases": cases, "file": stored.get("file")}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ci_eval.errors import InputError
+from ci_eval.model.status import Status
 
 if TYPE_CHECKING:
     from ci_eval.results import RunResults
@@ -43,13 +44,13 @@ def _not_evaluated(results: RunResults) -> list[str]:
     """``set:case (metric: why)`` for each case a gating metric could not be computed for."""
     out = []
     for s, c in results.cases():
-        if c.status != "NOT_EVALUATED":
+        if c.status != Status.NOT_EVALUATED:
             continue
         why = next(
             (
                 f"{m.name}: {m.reason}"
                 for m in c.metrics
-                if m.status == "NOT_EVALUATED" and not m.informational and m.reason
+                if m.status == Status.NOT_EVALUATED and not m.informational and m.reason
             ),
             "no metric could be computed",
         )
@@ -64,15 +65,21 @@ def verdict(results: RunResults) -> Verdict:
     comparison = results.comparison
     keys = {
         status: [f"{s.eval_set_id}:{c.eval_id}" for s, c in results.cases() if c.status == status]
-        for status in ("PASSED", "FAILED", "ERROR", "NOT_EVALUATED", "SKIPPED")
+        for status in (
+            Status.PASSED,
+            Status.FAILED,
+            Status.ERROR,
+            Status.NOT_EVALUATED,
+            Status.SKIPPED,
+        )
     }
     blocking: list[str] = []
     notes: list[str] = []
     infra = False
-    if keys["ERROR"] or results.interrupted:
+    if keys[Status.ERROR] or results.interrupted:
         text = (
-            _count(len(keys["ERROR"]), "error") + f" ({_names(keys['ERROR'])})"
-            if keys["ERROR"]
+            _count(len(keys[Status.ERROR]), "error") + f" ({_names(keys[Status.ERROR])})"
+            if keys[Status.ERROR]
             else "the run was interrupted"
         )
         if "error" in fail_on:
@@ -80,7 +87,7 @@ def verdict(results: RunResults) -> Verdict:
             infra = True
         else:
             notes.append(f"{text} did not block")
-    if not keys["PASSED"] and not keys["FAILED"]:
+    if not keys[Status.PASSED] and not keys[Status.FAILED]:
         blocking.append(f"nothing was evaluated ({_count(len(results.cases()), 'case')})")
     not_evaluated = _not_evaluated(results)
     if not_evaluated:
@@ -89,10 +96,12 @@ def verdict(results: RunResults) -> Verdict:
             blocking.append(text)
         else:
             notes.append(f"{text} did not block")
-    if keys["FAILED"] and "failure" in fail_on:
-        blocking.append(_count(len(keys["FAILED"]), "failed case") + f" ({_names(keys['FAILED'])})")
+    if keys[Status.FAILED] and "failure" in fail_on:
+        blocking.append(
+            _count(len(keys[Status.FAILED]), "failed case") + f" ({_names(keys[Status.FAILED])})"
+        )
     if comparison is not None:
-        from ci_eval.compare import Judgement
+        from ci_eval.model.comparison import Judgement
 
         regressed = [j.key for j in comparison.judged(Judgement.REGRESSION)]
         suite = comparison.suite if comparison.suite_regressed else None
@@ -131,8 +140,8 @@ def verdict(results: RunResults) -> Verdict:
                 _count(len(simple), "case")
                 + f" judged by the simple rule (fewer than {comparison.min_history} runs on main)"
             )
-    elif keys["FAILED"] and "failure" not in fail_on:
-        notes.append(_count(len(keys["FAILED"]), "failed case") + " did not block")
+    elif keys[Status.FAILED] and "failure" not in fail_on:
+        notes.append(_count(len(keys[Status.FAILED]), "failed case") + " did not block")
     if blocking:
         exit_code = EXIT_INFRA if infra else EXIT_GATE
         line = "gate failed: " + "; ".join(blocking + notes)
@@ -141,8 +150,8 @@ def verdict(results: RunResults) -> Verdict:
         judged = len(comparison.cases)
         head = f"0 regressions against main's history ({_count(judged, 'case')} judged)"
     else:
-        evaluated = len(keys["PASSED"]) + len(keys["FAILED"])
-        head = f"{len(keys['PASSED'])} of {_count(evaluated, 'case')} passed"
+        evaluated = len(keys[Status.PASSED]) + len(keys[Status.FAILED])
+        head = f"{len(keys[Status.PASSED])} of {_count(evaluated, 'case')} passed"
     return Verdict(True, EXIT_OK, "gate passed: " + "; ".join([head, *notes]), [], notes)
 
 

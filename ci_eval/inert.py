@@ -40,6 +40,10 @@ _LINE_START_COLONS = re.compile(r"^(\s*):(?=:)", re.MULTILINE)
 _HASH_COMMANDS = re.compile(r"#(?=#(?:vso|teamcity)?\[)", re.IGNORECASE)
 
 
+# text without any of these is left as it is by every function here (nearly all text is)
+_QUIET = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029#]|::")
+
+
 def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
@@ -56,12 +60,18 @@ def defang(text: str) -> str:
 
 def inert(text: object) -> str:
     """Agent text safe for any log-like channel: no controls, no CI command prefixes."""
-    return defang(strip_controls(str(text)))
+    text = str(text)
+    if _QUIET.search(text) is None:
+        return text
+    return defang(strip_controls(text))
 
 
 def inert_line(text: object) -> str:
     """One line of inert text (line breaks become spaces), for messages and titles."""
-    return inert(" ".join(strip_controls(str(text)).split("\n")))
+    text = str(text)
+    if _QUIET.search(text) is None:
+        return text
+    return inert(" ".join(strip_controls(text).split("\n")))
 
 
 def inert_json(text: str) -> str:

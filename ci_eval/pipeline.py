@@ -21,12 +21,11 @@ from ci_eval.criteria import MetricConfig
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import gate, parse_fail_on
-from ci_eval.io.files import write_json_atomic
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import NOT_COMPUTED, adk_judges, lookup
 from ci_eval.metrics.custom import register_custom
 from ci_eval.metrics.judge import Judge
-from ci_eval.results import RunResults, to_json
+from ci_eval.results import RunResults, write_results
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
 from ci_eval.settings import CONFIG_NAME, RunSettings, check_gate
@@ -392,7 +391,7 @@ def run(
     # compare first (against the baseline as it was), then write
     notices += apply_baseline(results, settings, env, loaded)
     if settings.results:
-        write_json_atomic(Path(settings.results), to_json(results))
+        write_results(Path(settings.results), results)
     if settings.update_baseline:
         notices.append(update_baseline(results, settings))
     return Outcome(results, gate(results), notices)

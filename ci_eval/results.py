@@ -7,143 +7,100 @@ invocations (ADK's snake_case Invocation), timings, retries and errors. ``report
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ci_eval import __version__
-from ci_eval.criteria import MetricConfig
+from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.errors import InputError
 from ci_eval.io.files import write_json_atomic as write_json_atomic  # re-exported
-from ci_eval.model import Invocation
+from ci_eval.model.comparison import (
+    CaseJudgement,
+    Comparison,
+    Judgement,
+    MetricChange,
+    SuiteDrop,
+)
+from ci_eval.model.evalset import Invocation
+from ci_eval.model.results import (
+    CaseMetric,
+    CaseRecord,
+    InvocationRecord,
+    MetricResult,
+    RunRecord,
+    RunResults,
+    SetRecord,
+)
+from ci_eval.model.status import CASE_STATUSES, Status
 
 SCHEMA_VERSION = 1
-
-
-@dataclass
-class InvocationRecord:
-    expected: Invocation
-    actual: Invocation | None = None
-    duration_s: float | None = None
-    retries: int = 0
-    error: str | None = None
-
-
-@dataclass
-class RunRecord:
-    run: int
-    invocations: list[InvocationRecord] = field(default_factory=list)
-    error: str | None = None  # why the agent could not finish this run (infrastructure)
-    duration_s: float = 0.0
-    metrics: list[Any] = field(default_factory=list)  # MetricResult per metric, once scored
-    # a simulated user's run: who played the user, why the conversation ended, LLM calls
-    simulation: dict[str, Any] | None = None
-    started_s: float | None = None  # seconds after the run began (None: replayed or not run)
-    replayed: bool = False  # durations are the recording's, not measured
-
-    @property
-    def retries(self) -> int:
-        return sum(i.retries for i in self.invocations)
-
-
-@dataclass
-class CaseRecord:
-    eval_id: str
-    file: str
-    line: int | None
-    runs: list[RunRecord] = field(default_factory=list)
-    skipped: str | None = None  # why the case was not run (e.g. needs a user simulator)
-    extensions: dict[str, Any] = field(default_factory=dict)  # dialect data, for metrics
-    rubrics: list[dict[str, Any]] | None = None
-    metrics: list[Any] = field(default_factory=list)  # CaseMetric per metric, once scored
-    verdict: str | None = None  # PASSED, FAILED, ERROR, NOT_EVALUATED, SKIPPED once scored
-    flaky: bool = False
-    # ADK conversation_scenario (starting_prompt, conversation_plan, user_persona): the user's
-    # turns are simulated; metrics that need an expected conversation do not apply
-    scenario: dict[str, Any] | None = None
-
-    @property
-    def status(self) -> str:
-        """The verdict once scored; before that COMPLETED, ERROR or SKIPPED."""
-        if self.verdict is not None:
-            return self.verdict
-        if self.skipped is not None:
-            return "SKIPPED"
-        return "ERROR" if any(r.error for r in self.runs) or not self.runs else "COMPLETED"
-
-    @property
-    def error(self) -> str | None:
-        return next((r.error for r in self.runs if r.error), None)
-
-
-@dataclass
-class SetRecord:
-    eval_set_id: str
-    file: str
-    dialect: str
-    metrics: MetricConfig
-    cases: list[CaseRecord] = field(default_factory=list)
-    applied_metrics: list[Any] = field(default_factory=list)  # MetricSpec, once scored
-
-
-@dataclass
-class RunResults:
-    sets: list[SetRecord]
-    agent: str
-    started: str
-    duration_s: float
-    settings: dict[str, Any] = field(default_factory=dict)
-    interrupted: bool = False
-    comparison: Any = None  # ci_eval.compare.Comparison, when a baseline was compared
-    fail_on: tuple[str, ...] = ("failure", "error")
-
-    def cases(self) -> list[tuple[SetRecord, CaseRecord]]:
-        return [(s, c) for s in self.sets for c in s.cases]
-
-    def count(self, status: str) -> int:
-        return sum(1 for _, c in self.cases() if c.status == status)
+# the results model, re-exported: most readers of a results file want both
+__all__ = [
+    "SCHEMA_VERSION",
+    "CaseMetric",
+    "CaseRecord",
+    "InvocationRecord",
+    "MetricResult",
+    "RunRecord",
+    "RunResults",
+    "SetRecord",
+    "from_json",
+    "read_results",
+    "to_json",
+    "write_json_atomic",
+    "write_results",
+]
 
 
 def _inv(inv: Invocation | None) -> dict[str, Any] | None:
     return None if inv is None else inv.model_dump(mode="json", exclude_none=True)
 
 
-STATUSES = ("PASSED", "FAILED", "ERROR", "NOT_EVALUATED", "SKIPPED", "COMPLETED")
-
-
 def _num(value: float | None) -> float | None:
     return None if value is None or value != value else value  # NaN is not JSON
 
 
-def _run_metric(m: Any) -> dict[str, Any]:
-    return {
-        "name": m.name,
-        "status": m.status,
-        "score": _num(m.score),
-        "threshold": m.threshold,
-        "per_invocation": [_num(v) for v in m.per_invocation],
-        "reason": m.reason,
-        "details": m.details,
-    }
+_M = TypeVar("_M", MetricResult, CaseMetric)
+_FLOATS = frozenset({"score", "std", "min"})  # NaN is written as null (not measured)
+_FLOAT_LISTS = frozenset({"per_invocation", "runs"})
 
 
-def _case_metric(m: Any) -> dict[str, Any]:
-    return {
-        "name": m.name,
-        "status": m.status,
-        "score": _num(m.score),
-        "threshold": m.threshold,
-        "informational": m.informational,
-        "runs": [_num(v) for v in m.runs],
-        "std": _num(m.std),
-        "min": _num(m.min),
-        "pass_rate": m.pass_rate,
-        "flaky": m.flaky,
-        "reason": m.reason,
-    }
+def _metric(m: MetricResult | CaseMetric) -> dict[str, Any]:
+    """A metric's result as the results file holds it: its fields, in their order."""
+    data = dict(m.__dict__)
+    for name in _FLOATS & data.keys():
+        data[name] = _num(data[name])
+    for name in _FLOAT_LISTS & data.keys():
+        data[name] = [_num(v) for v in data[name]]
+    return data
 
 
-def _comparison(c: Any) -> dict[str, Any] | None:
+def _metric_from(kind: type[_M], data: dict[str, Any]) -> _M:
+    """The inverse of :func:`_metric` (the file was checked by ``results_schema``; missing
+    optional fields take their defaults, null lists and flags become empty and false)."""
+    names, defaulted = _FIELDS[kind]
+    values = {k: v for k, v in data.items() if k in names and (v is not None or k not in defaulted)}
+    values["status"] = Status(data["status"])
+    return kind(**values)
+
+
+def _fields(kind: type) -> tuple[frozenset[str], frozenset[str]]:
+    """A dataclass's field names, and those whose null in a file means their default (lists,
+    dicts and flags)."""
+    fields = dataclasses.fields(kind)
+    return frozenset(f.name for f in fields), frozenset(
+        f.name
+        for f in fields
+        if f.default_factory is not dataclasses.MISSING or isinstance(f.default, bool)
+    )
+
+
+_FIELDS = {kind: _fields(kind) for kind in (MetricResult, CaseMetric)}
+
+
+def _comparison(c: Comparison | None) -> dict[str, Any] | None:
     if c is None:
         return None
     from dataclasses import asdict
@@ -182,6 +139,19 @@ def _comparison(c: Any) -> dict[str, Any] | None:
 
 
 def to_json(results: RunResults) -> dict[str, Any]:
+    """The results file's data."""
+    return _document(results, list)
+
+
+def write_results(path: Path, results: RunResults) -> None:
+    """The results file, written case by case: at 20,000 cases its data (hundreds of MB as
+    Python objects) never exists whole."""
+    from ci_eval.io import jsonwrite
+
+    write_json_atomic(path, _document(results, jsonwrite.Lazy))
+
+
+def _document(results: RunResults, array: Callable[[Iterator[Any]], Any]) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "ci-eval", "version": __version__},
@@ -190,70 +160,74 @@ def to_json(results: RunResults) -> dict[str, Any]:
         "agent": results.agent,
         "settings": results.settings,
         "interrupted": results.interrupted,
-        "totals": {status.lower(): results.count(status) for status in STATUSES}
+        "totals": {status.lower(): results.count(status) for status in CASE_STATUSES}
         | {"cases": len(results.cases()), "flaky": sum(1 for _, c in results.cases() if c.flaky)},
         "fail_on": list(results.fail_on),
         "comparison": _comparison(results.comparison),
-        "sets": [
+        "sets": array(_set_json(s, array(map(_case_json, s.cases))) for s in results.sets),
+    }
+
+
+def _set_json(s: SetRecord, cases: Any) -> dict[str, Any]:
+    return {
+        "eval_set_id": s.eval_set_id,
+        "file": s.file,
+        "dialect": s.dialect,
+        "metrics": {
+            "source": s.metrics.source,
+            "dialect": s.metrics.dialect,
+            "metrics": [
+                {
+                    "name": m.name,
+                    "threshold": m.threshold,
+                    "criterion": m.criterion,
+                    "evaluator": m.evaluator,
+                }
+                for m in (s.applied_metrics or s.metrics.metrics)
+            ],
+        },
+        "cases": cases,
+    }
+
+
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _case_json(c: CaseRecord) -> dict[str, Any]:
+    return {
+        "eval_id": c.eval_id,
+        "file": c.file,
+        "line": c.line,
+        "status": c.status,
+        "error": c.error,
+        "skipped": c.skipped,
+        "flaky": c.flaky,
+        "metrics": [_metric(m) for m in c.metrics],
+        "extensions": c.extensions,
+        "rubrics": c.rubrics,
+        "conversation_scenario": c.scenario,
+        "runs": [
             {
-                "eval_set_id": s.eval_set_id,
-                "file": s.file,
-                "dialect": s.dialect,
-                "metrics": {
-                    "source": s.metrics.source,
-                    "dialect": s.metrics.dialect,
-                    "metrics": [
-                        {
-                            "name": m.name,
-                            "threshold": m.threshold,
-                            "criterion": m.criterion,
-                            "evaluator": m.evaluator,
-                        }
-                        for m in (s.applied_metrics or s.metrics.metrics)
-                    ],
-                },
-                "cases": [
+                "run": r.run,
+                "error": r.error,
+                "duration_s": round(r.duration_s, 4),
+                "started_s": _seconds(r.started_s),
+                "retries": r.retries,
+                "metrics": [_metric(m) for m in r.metrics],
+                "simulation": r.simulation,
+                "invocations": [
                     {
-                        "eval_id": c.eval_id,
-                        "file": c.file,
-                        "line": c.line,
-                        "status": c.status,
-                        "error": c.error,
-                        "skipped": c.skipped,
-                        "flaky": c.flaky,
-                        "metrics": [_case_metric(m) for m in c.metrics],
-                        "extensions": c.extensions,
-                        "rubrics": c.rubrics,
-                        "conversation_scenario": c.scenario,
-                        "runs": [
-                            {
-                                "run": r.run,
-                                "error": r.error,
-                                "duration_s": round(r.duration_s, 4),
-                                "started_s": None if r.started_s is None else round(r.started_s, 4),
-                                "retries": r.retries,
-                                "metrics": [_run_metric(m) for m in r.metrics],
-                                "simulation": r.simulation,
-                                "invocations": [
-                                    {
-                                        "expected": _inv(i.expected),
-                                        "actual": _inv(i.actual),
-                                        "duration_s": None
-                                        if i.duration_s is None
-                                        else round(i.duration_s, 4),
-                                        "retries": i.retries,
-                                        "error": i.error,
-                                    }
-                                    for i in r.invocations
-                                ],
-                            }
-                            for r in c.runs
-                        ],
+                        "expected": _inv(i.expected),
+                        "actual": _inv(i.actual),
+                        "duration_s": _seconds(i.duration_s),
+                        "retries": i.retries,
+                        "error": i.error,
                     }
-                    for c in s.cases
+                    for i in r.invocations
                 ],
             }
-            for s in results.sets
+            for r in c.runs
         ],
     }
 
@@ -290,8 +264,6 @@ def read_results(path: Path) -> RunResults:
 
 
 def from_json(data: dict[str, Any]) -> RunResults:
-    from ci_eval.criteria import MetricSpec
-    from ci_eval.metrics.base import CaseMetric, MetricResult
 
     sets = []
     for s in data["sets"]:
@@ -317,24 +289,9 @@ def from_json(data: dict[str, Any]) -> RunResults:
                 extensions=c.get("extensions") or {},
                 rubrics=c.get("rubrics"),
                 scenario=c.get("conversation_scenario"),
-                verdict=status if status not in (None, "COMPLETED") else None,
+                verdict=Status(status) if status not in (None, Status.COMPLETED) else None,
                 flaky=bool(c.get("flaky")),
-                metrics=[
-                    CaseMetric(
-                        x["name"],
-                        x["status"],
-                        x.get("score"),
-                        x.get("threshold"),
-                        bool(x.get("informational")),
-                        list(x.get("runs") or []),
-                        x.get("std"),
-                        x.get("min"),
-                        x.get("pass_rate"),
-                        bool(x.get("flaky")),
-                        x.get("reason"),
-                    )
-                    for x in c.get("metrics") or []
-                ],
+                metrics=[_metric_from(CaseMetric, x) for x in c.get("metrics") or []],
             )
             for r in c.get("runs") or []:
                 run = RunRecord(
@@ -345,18 +302,7 @@ def from_json(data: dict[str, Any]) -> RunResults:
                 )
                 if isinstance(r.get("started_s"), int | float):
                     run.started_s = float(r["started_s"])
-                run.metrics = [
-                    MetricResult(
-                        x["name"],
-                        x["status"],
-                        x.get("score"),
-                        x.get("threshold"),
-                        list(x.get("per_invocation") or []),
-                        x.get("reason"),
-                        x.get("details") or {},
-                    )
-                    for x in r.get("metrics") or []
-                ]
+                run.metrics = [_metric_from(MetricResult, x) for x in r.get("metrics") or []]
                 run.invocations = [
                     InvocationRecord(
                         Invocation.model_validate(i["expected"]),
@@ -372,8 +318,6 @@ def from_json(data: dict[str, Any]) -> RunResults:
         sets.append(record)
     comparison = None
     if data.get("comparison"):
-        from ci_eval.compare import CaseJudgement, Comparison, Judgement, MetricChange, SuiteDrop
-
         c = data["comparison"]
         comparison = Comparison(
             c.get("baseline_commit"),

@@ -16,22 +16,18 @@ from typing import Any
 
 from ci_eval.criteria import MetricConfig, MetricSpec, snake_keys
 from ci_eval.metrics import INFORMATIONAL_DEFAULTS, NOT_COMPUTED, lookup
-from ci_eval.metrics.base import (
-    ERROR,
-    FAILED,
-    INFO,
-    NOT_EVALUATED,
-    PASSED,
-    CaseMetric,
-    MetricFailure,
-    MetricResult,
-    NotApplicable,
-    ScoreContext,
-)
+from ci_eval.metrics.base import MetricFailure, NotApplicable, ScoreContext
 from ci_eval.model import Invocation
-from ci_eval.results import CaseRecord, RunRecord, RunResults, SetRecord
+from ci_eval.model.results import (
+    CaseMetric,
+    CaseRecord,
+    MetricResult,
+    RunRecord,
+    RunResults,
+    SetRecord,
+)
+from ci_eval.model.status import Status
 
-SKIPPED = "SKIPPED"
 NO_EXPECTED = (
     "needs an expected conversation; this case's user turns were simulated "
     "(conversation_scenario or Orchestrate story), so there is none"
@@ -90,7 +86,7 @@ def score_run(
             out.append(
                 MetricResult(
                     spec.name,
-                    NOT_EVALUATED,
+                    Status.NOT_EVALUATED,
                     threshold=threshold,
                     reason=(
                         f"ci-eval does not compute {spec.evaluator or spec.name!r} (a "
@@ -106,28 +102,35 @@ def score_run(
             threshold = metric.default_threshold
         if ctx.scenario is not None and metric.needs_expected:
             out.append(
-                MetricResult(spec.name, NOT_EVALUATED, threshold=threshold, reason=NO_EXPECTED)
+                MetricResult(
+                    spec.name, Status.NOT_EVALUATED, threshold=threshold, reason=NO_EXPECTED
+                )
             )
             continue
         try:
             score, per_invocation, details = metric.scorer(expected, actual, spec, ctx)
         except NotApplicable as exc:
-            out.append(MetricResult(spec.name, NOT_EVALUATED, threshold=threshold, reason=str(exc)))
+            out.append(
+                MetricResult(spec.name, Status.NOT_EVALUATED, threshold=threshold, reason=str(exc))
+            )
             continue
         except MetricFailure as exc:
-            out.append(MetricResult(spec.name, ERROR, threshold=threshold, reason=str(exc)))
+            out.append(MetricResult(spec.name, Status.ERROR, threshold=threshold, reason=str(exc)))
             continue
         except Exception as exc:  # a custom metric's bug is that metric's ERROR, not ours
             out.append(
                 MetricResult(
-                    spec.name, ERROR, threshold=threshold, reason=f"{type(exc).__name__}: {exc}"
+                    spec.name,
+                    Status.ERROR,
+                    threshold=threshold,
+                    reason=f"{type(exc).__name__}: {exc}",
                 )
             )
             continue
         if metric.informational or threshold is None:
-            status = INFO
+            status = Status.INFO
         else:
-            status = PASSED if score >= threshold else FAILED
+            status = Status.PASSED if score >= threshold else Status.FAILED
         out.append(
             MetricResult(
                 spec.name,
@@ -150,10 +153,12 @@ def _aggregate(
     statuses = [r.status for r in results]
     runs = [r.score for r in results]
     reason = next((r.reason for r in results if r.reason), None)
-    if ERROR in statuses:
-        return CaseMetric(name, ERROR, None, threshold, informational, runs, reason=reason)
+    if Status.ERROR in statuses:
+        return CaseMetric(name, Status.ERROR, None, threshold, informational, runs, reason=reason)
     if not scored:
-        return CaseMetric(name, NOT_EVALUATED, None, threshold, informational, runs, reason=reason)
+        return CaseMetric(
+            name, Status.NOT_EVALUATED, None, threshold, informational, runs, reason=reason
+        )
     # ADK: the mean of every per-invocation score across the runs, then the threshold
     per_invocation = [s for r in scored for s in r.per_invocation if s is not None]
     mean = (
@@ -162,11 +167,11 @@ def _aggregate(
         else sum(r.score or 0.0 for r in scored) / len(scored)
     )
     values = [r.score for r in scored if r.score is not None]
-    passes = sum(1 for s in statuses if s == PASSED)
-    fails = sum(1 for s in statuses if s == FAILED)
+    passes = sum(1 for s in statuses if s == Status.PASSED)
+    fails = sum(1 for s in statuses if s == Status.FAILED)
     metric = CaseMetric(
         name,
-        INFO,
+        Status.INFO,
         mean,
         threshold,
         informational,
@@ -178,34 +183,34 @@ def _aggregate(
         flaky=passes > 0 and fails > 0,
     )
     if informational or threshold is None:
-        metric.status = INFO
+        metric.status = Status.INFO
     elif min_pass is not None:
-        metric.status = PASSED if passes >= min_pass else FAILED
+        metric.status = Status.PASSED if passes >= min_pass else Status.FAILED
     else:
-        metric.status = PASSED if mean >= threshold else FAILED
+        metric.status = Status.PASSED if mean >= threshold else Status.FAILED
     return metric
 
 
-def verdict(metrics: list[CaseMetric], case: CaseRecord) -> str:
+def verdict(metrics: list[CaseMetric], case: CaseRecord) -> Status:
     if case.skipped is not None:
-        return SKIPPED
+        return Status.SKIPPED
     if case.error is not None:
-        return ERROR
+        return Status.ERROR
     statuses = [m.status for m in metrics if not m.informational]
-    if ERROR in statuses:
-        return ERROR
-    if FAILED in statuses:
-        return FAILED
+    if Status.ERROR in statuses:
+        return Status.ERROR
+    if Status.FAILED in statuses:
+        return Status.FAILED
     # a gating metric (one with a threshold) that could not be computed: the case is not
     # known to pass, and the gate says so instead of passing it silently
     if any(
-        m.status == NOT_EVALUATED and not m.informational and m.threshold is not None
+        m.status == Status.NOT_EVALUATED and not m.informational and m.threshold is not None
         for m in metrics
     ):
-        return NOT_EVALUATED
-    if PASSED in statuses:
-        return PASSED
-    return NOT_EVALUATED
+        return Status.NOT_EVALUATED
+    if Status.PASSED in statuses:
+        return Status.PASSED
+    return Status.NOT_EVALUATED
 
 
 def score_case(

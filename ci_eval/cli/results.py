@@ -115,7 +115,7 @@ def compare_command(
     """
     from ci_eval import pipeline, preflight
     from ci_eval.gate import gate
-    from ci_eval.results import read_results, to_json, write_json_atomic
+    from ci_eval.results import read_results, write_results
     from ci_eval.settings import RunSettings, check_gate
 
     env = environment()
@@ -145,7 +145,7 @@ def compare_command(
         results = read_results(results_file)
         notices = pipeline.apply_baseline(results, settings, env)
         if output:
-            write_json_atomic(output, to_json(results))
+            write_results(output, results)
     except InputError as exc:
         fail(exc)
     except OSError as exc:
@@ -206,12 +206,12 @@ def merge(
     """
     from ci_eval import preflight
     from ci_eval.merge import merge as merge_results
-    from ci_eval.results import to_json, write_json_atomic
+    from ci_eval.results import write_results
 
     try:
         preflight.output_file(output, "-o")
         merged = merge_results(list(files))
-        write_json_atomic(output, to_json(merged))
+        write_results(output, merged)
     except InputError as exc:
         fail(exc)
     except OSError as exc:

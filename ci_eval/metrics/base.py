@@ -1,4 +1,5 @@
-"""The shapes every metric shares: its registration, its result and the statuses."""
+"""The shapes every metric shares: its registration and what it is given (its results are
+in the results model, ``ci_eval.model.results``)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from ci_eval.criteria import MetricSpec
 from ci_eval.model import Invocation
+from ci_eval.model.results import CaseMetric as CaseMetric  # re-exported: the results model
+from ci_eval.model.results import MetricResult as MetricResult
 
 if TYPE_CHECKING:
     from ci_eval.metrics.judge import Judge
-
-PASSED, FAILED, NOT_EVALUATED, ERROR, INFO = ("PASSED", "FAILED", "NOT_EVALUATED", "ERROR", "INFO")
 
 
 class NotApplicable(Exception):
@@ -21,17 +22,6 @@ class NotApplicable(Exception):
 
 class MetricFailure(Exception):
     """Computing the metric failed (the judge errored, a custom metric raised): ERROR."""
-
-
-@dataclass
-class MetricResult:
-    name: str
-    status: str
-    score: float | None = None
-    threshold: float | None = None
-    per_invocation: list[float | None] = field(default_factory=list)
-    reason: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -65,20 +55,3 @@ class Metric:
     origin: str = "ADK"  # whose numbers it reproduces
     # compares with the expected conversation: does not apply where the user was simulated
     needs_expected: bool = True
-
-
-@dataclass
-class CaseMetric:
-    """One metric of one case, over its runs."""
-
-    name: str
-    status: str
-    score: float | None
-    threshold: float | None
-    informational: bool = False
-    runs: list[float | None] = field(default_factory=list)  # per-run scores
-    std: float | None = None
-    min: float | None = None
-    pass_rate: float | None = None
-    flaky: bool = False
-    reason: str | None = None

@@ -19,6 +19,7 @@ from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
 from ci_eval.metrics.judge_metrics import _judge, _samples
 from ci_eval.metrics.registry import register
 from ci_eval.model import Invocation
+from ci_eval.model.status import Status
 from ci_eval.simulate import adk_prompts
 
 NAME = "per_turn_user_simulator_quality_v1"
@@ -31,8 +32,8 @@ def _text(inv: Invocation) -> str | None:
 
 def _status(score: float | None, threshold: float) -> str:
     if score is None:
-        return "NOT_EVALUATED"
-    return "PASSED" if score >= threshold else "FAILED"
+        return Status.NOT_EVALUATED
+    return Status.PASSED if score >= threshold else Status.FAILED
 
 
 def per_turn_user_simulator_quality(
@@ -71,9 +72,9 @@ def per_turn_user_simulator_quality(
     for i in range(1, len(actual)):
         scores.append(judged(_text(actual[i]) or "", dumped[:i]))
     stop_score = judged(stop, dumped)
-    if _status(stop_score, threshold) == "FAILED":
+    if _status(stop_score, threshold) == Status.FAILED:
         scores[-1] = stop_score
-    valid = sum(s for s in scores if s is not None and _status(s, threshold) == "PASSED")
+    valid = sum(s for s in scores if s is not None and _status(s, threshold) == Status.PASSED)
     return (
         valid / len(scores),
         scores,

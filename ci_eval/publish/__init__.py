@@ -19,11 +19,12 @@ from ci_eval.errors import InputError
 from ci_eval.gate import verdict
 from ci_eval.inert import inert_line
 from ci_eval.io.files import write_json_atomic, write_text_atomic
+from ci_eval.model.status import Status
 from ci_eval.publish import github
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary
-from ci_eval.results import RunResults
+from ci_eval.results import CaseRecord, RunResults
 from ci_eval.settings import ReportSettings
 from ci_eval.text import scrub
 
@@ -57,20 +58,20 @@ def check_reports(settings: ReportSettings) -> None:
 
 
 def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
-    scored = len(results.cases()) - results.count("SKIPPED")
+    scored = len(results.cases()) - results.count(Status.SKIPPED)
     decision = verdict(results)
     comparison = results.comparison
     return {
         "verdict": inert_line(decision.line),  # case ids are the eval files' text
         "gate": "passed" if decision.passed else "failed",
-        "passed": results.count("PASSED"),
-        "failed": results.count("FAILED"),
-        "errors": results.count("ERROR"),
+        "passed": results.count(Status.PASSED),
+        "failed": results.count(Status.FAILED),
+        "errors": results.count(Status.ERROR),
         "regressions": len(comparison.regressed_cases()) if comparison else 0,
         "known-failures": len(comparison.known_failures()) if comparison else 0,
-        "not-evaluated": results.count("NOT_EVALUATED"),
+        "not-evaluated": results.count(Status.NOT_EVALUATED),
         "total": len(results.cases()),
-        "score": round(results.count("PASSED") / scored, 4) if scored else 0,
+        "score": round(results.count(Status.PASSED) / scored, 4) if scored else 0,
         "junit-path": settings.junit or "",
         "results-path": settings.results or "",
         "summary-path": settings.summary or "",
@@ -122,7 +123,7 @@ def publish(
     redact.current().add(token)  # masked in the log if it was not known yet
     check_reports(settings)
     # once, before anything renders: no renderer can cut a secret into an unmatched prefix
-    redact.current().scrub(results)
+    redact.current().scrub(results, units=(CaseRecord,))
     for name, path in settings.report_files().items():
         write_text_atomic(Path(path), REPORTERS[name].render(results))
     summary_text = None

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ci_eval import redact
 from ci_eval.deadline import Deadline
 from ci_eval.inert import inert, inert_line
+from ci_eval.model.status import Status
 from ci_eval.report.markdown import MARKER
 from ci_eval.report.view import error_reason, failing_metrics, not_evaluated_reason
 from ci_eval.results import RunResults
@@ -96,7 +97,11 @@ def annotate(results: RunResults, workflow: Workflow, cap: int = ANNOTATION_CAP)
     ::error, known failures and failures within a case's usual noise (not blocking) as
     ::notice, so the annotations tell the same story as the verdict."""
     comparison = results.comparison
-    bad = [(s, c) for s, c in results.cases() if c.status in ("FAILED", "ERROR", "NOT_EVALUATED")]
+    bad = [
+        (s, c)
+        for s, c in results.cases()
+        if c.status in (Status.FAILED, Status.ERROR, Status.NOT_EVALUATED)
+    ]
 
     def judged(set_id: str, case_id: str) -> Any:
         return comparison.judgement_of(set_id, case_id) if comparison is not None else None
@@ -105,23 +110,23 @@ def annotate(results: RunResults, workflow: Workflow, cap: int = ANNOTATION_CAP)
         s, case = item
         j = judged(s.eval_set_id, case.eval_id)
         low = min(
-            (m.score for m in case.metrics if m.status == "FAILED" and m.score is not None),
+            (m.score for m in case.metrics if m.status == Status.FAILED and m.score is not None),
             default=1.0,
         )
         regression = j is not None and str(j.judgement) == "regression"
-        return (not regression, case.status != "ERROR", low, case.file, case.line or 0)
+        return (not regression, case.status != Status.ERROR, low, case.file, case.line or 0)
 
     bad.sort(key=severity)
     for s, case in bad[:cap]:
         j = judged(s.eval_set_id, case.eval_id)
         level, label = "error", case.status
-        if case.status == "ERROR":
+        if case.status == Status.ERROR:
             why = error_reason(case)
-        elif case.status == "NOT_EVALUATED":
+        elif case.status == Status.NOT_EVALUATED:
             why = f"not evaluated: {not_evaluated_reason(case)}"
         else:
             why = "; ".join(failing_metrics(case))
-        if j is not None and case.status == "FAILED":
+        if j is not None and case.status == Status.FAILED:
             kind = str(j.judgement)
             if kind == "regression":
                 label, why = "REGRESSION", f"{j.describe()} — {why}"

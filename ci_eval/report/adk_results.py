@@ -9,9 +9,16 @@ import hashlib
 import re
 from typing import Any
 
+from ci_eval.model.status import Status
 from ci_eval.results import CaseRecord, RunResults, SetRecord
 
-STATUS = {"PASSED": 1, "FAILED": 2, "NOT_EVALUATED": 3, "INFO": 4, "ERROR": 3}
+STATUS = {
+    Status.PASSED: 1,
+    Status.FAILED: 2,
+    Status.NOT_EVALUATED: 3,
+    Status.INFO: 4,
+    Status.ERROR: 3,
+}
 
 
 def _metric(m: Any, per_invocation: int | None = None) -> dict[str, Any]:
@@ -23,11 +30,11 @@ def _metric(m: Any, per_invocation: int | None = None) -> dict[str, Any]:
     status = m.status
     if (
         per_invocation is not None
-        and status in ("PASSED", "FAILED")
+        and status in (Status.PASSED, Status.FAILED)
         and score is not None
         and m.threshold is not None
     ):
-        status = "PASSED" if score >= m.threshold else "FAILED"
+        status = Status.PASSED if score >= m.threshold else Status.FAILED
     return {
         "metric_name": m.name,
         "threshold": m.threshold,
@@ -40,8 +47,8 @@ def _case(set_record: SetRecord, case: CaseRecord) -> list[dict[str, Any]]:
     """One EvalCaseResult per run, as ADK records repeated runs."""
     out = []
     for run in case.runs:
-        failed = bool(run.error) or any(m.status == "FAILED" for m in run.metrics)
-        passed = any(m.status == "PASSED" for m in run.metrics)
+        failed = bool(run.error) or any(m.status == Status.FAILED for m in run.metrics)
+        passed = any(m.status == Status.PASSED for m in run.metrics)
         final = 2 if failed else 1 if passed else 3
         per = [
             {

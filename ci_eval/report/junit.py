@@ -24,9 +24,10 @@ print messages raw into their own step's log.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import Any
 
 from ci_eval.inert import inert, inert_line
+from ci_eval.model.comparison import CaseJudgement, Judgement, MetricChange
+from ci_eval.model.status import Status
 from ci_eval.report.view import (
     error_reason,
     failing_metrics,
@@ -102,7 +103,7 @@ def _system_out(case: CaseRecord) -> str | None:
             f"run {run.run} of {len(case.runs)} ({run.duration_s:.3f} s): "
             + (f"ERROR {run.error}" if run.error else scored or run_outcome(run))
         )
-    passed = sum(1 for r in case.runs if run_outcome(r) == "PASSED")
+    passed = sum(1 for r in case.runs if run_outcome(r) == Status.PASSED)
     rows.append(f"{passed} of {len(case.runs)} runs passed")
     if case.flaky:
         rows.append("flaky: passed in some runs and failed in others")
@@ -120,9 +121,9 @@ def _reruns(parent: ET.Element, case: CaseRecord, skip: RunRecord | None, flaky:
         return
     for run in case.runs:
         outcome = run_outcome(run)
-        if run is skip or outcome == "PASSED":
+        if run is skip or outcome == Status.PASSED:
             continue
-        error = outcome == "ERROR"
+        error = outcome == Status.ERROR
         tag = ("flaky" if flaky else "rerun") + ("Error" if error else "Failure")
         _element(
             parent,
@@ -136,8 +137,8 @@ def _reruns(parent: ET.Element, case: CaseRecord, skip: RunRecord | None, flaky:
 def _case(
     set_id: str,
     case: CaseRecord,
-    regressions: list[Any],
-    judged: Any = None,
+    regressions: list[MetricChange],
+    judged: CaseJudgement | None = None,
     failures_block: bool = True,
 ) -> ET.Element:
     el = ET.Element(
@@ -161,7 +162,7 @@ def _case(
                 value += f" pass rate {m.pass_rate:.0%}"
             ET.SubElement(props, "property", {"name": inert_line(m.name), "value": value})
         if len(case.runs) > 1:
-            passed = sum(1 for r in case.runs if run_outcome(r) == "PASSED")
+            passed = sum(1 for r in case.runs if run_outcome(r) == Status.PASSED)
             ET.SubElement(
                 props, "property", {"name": "runs passed", "value": f"{passed}/{len(case.runs)}"}
             )
@@ -170,29 +171,29 @@ def _case(
     status = case.status
     shown = shown_run(case)
     regressed = [c.describe() for c in regressions]
-    if regressed and status in ("PASSED", "FAILED", "NOT_EVALUATED"):
+    if regressed and status in (Status.PASSED, Status.FAILED, Status.NOT_EVALUATED):
         head = [f"regression: {judged.describe()}"] if judged is not None else []
         message = "; ".join([*head, *regressed])
         _element(el, "failure", message, "Regression", _run_details(case, shown))
         _reruns(el, case, shown, flaky=False)
-    elif status == "FAILED" and judged is not None and not failures_block:
+    elif status == Status.FAILED and judged is not None and not failures_block:
         # judged against main's history and not blocking: a CI that reads only JUnit must not
         # go red for it, and every consumer shows a skipped case with its message
         _element(
             el, "skipped", _not_blocking(judged, case), "KnownFailure", _run_details(case, shown)
         )
-    elif status == "FAILED":
+    elif status == Status.FAILED:
         message = "; ".join(failing_metrics(case)) or "failed"
         _element(el, "failure", message, "ThresholdNotMet", _run_details(case, shown))
         _reruns(el, case, shown, flaky=False)
-    elif status == "ERROR":
+    elif status == Status.ERROR:
         kind = "AgentError" if case.error else "MetricError"
         _element(el, "error", error_reason(case), kind, _run_details(case, shown))
         _reruns(el, case, shown, flaky=False)
-    elif status == "SKIPPED":
+    elif status == Status.SKIPPED:
         reason = case.skipped or "not run"
         _element(el, "skipped", f"skipped: {reason}", "Skipped", _run_details(case, None))
-    elif status == "NOT_EVALUATED":
+    elif status == Status.NOT_EVALUATED:
         reason = f"not evaluated: {not_evaluated_reason(case)}"
         _element(el, "skipped", reason, "NotEvaluated", _run_details(case, shown))
     else:  # PASSED: its failing runs, if any, were flaky
@@ -203,9 +204,7 @@ def _case(
     return el
 
 
-def _not_blocking(judged: Any, case: CaseRecord) -> str:
-    from ci_eval.compare import Judgement
-
+def _not_blocking(judged: CaseJudgement, case: CaseRecord) -> str:
     if judged.judgement is Judgement.KNOWN_FAILURE:
         since = f" since {judged.failing_since}" if judged.failing_since else ""
         message = f"known failure on main{since}: {judged.history()}"
@@ -221,7 +220,7 @@ def _count(cases: list[ET.Element], tag: str) -> int:
 
 
 def to_junit(results: RunResults) -> str:
-    changes: dict[tuple[str, str], list[Any]] = {}
+    changes: dict[tuple[str, str], list[MetricChange]] = {}
     comparison = results.comparison
     judgements = {}
     if comparison is not None:

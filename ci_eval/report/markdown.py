@@ -34,6 +34,7 @@ from markupsafe import Markup
 from ci_eval import __version__, templates
 from ci_eval.gate import gate, verdict
 from ci_eval.inert import ZWSP, inert, inert_line
+from ci_eval.model.status import Status
 from ci_eval.report.view import (
     error_reason,
     failing_metrics,
@@ -51,22 +52,29 @@ MARKER = "<!-- ci-eval report (id: {id}) -->"
 CODE_LIMIT = 2000  # characters of one response shown in a details block
 
 ICONS = {
-    "PASSED": "✅",
-    "FAILED": "❌",
-    "ERROR": "⚠️",
-    "NOT_EVALUATED": "⚠️",
-    "SKIPPED": "⏭",
-    "COMPLETED": "⚠️",
+    Status.PASSED: "✅",
+    Status.FAILED: "❌",
+    Status.ERROR: "⚠️",
+    Status.NOT_EVALUATED: "⚠️",
+    Status.SKIPPED: "⏭",
+    Status.COMPLETED: "⚠️",
 }
 WORDS = {
-    "PASSED": "passed",
-    "FAILED": "failed",
-    "ERROR": "error",
-    "NOT_EVALUATED": "not evaluated",
-    "SKIPPED": "skipped",
-    "COMPLETED": "not scored",
+    Status.PASSED: "passed",
+    Status.FAILED: "failed",
+    Status.ERROR: "error",
+    Status.NOT_EVALUATED: "not evaluated",
+    Status.SKIPPED: "skipped",
+    Status.COMPLETED: "not scored",
 }
-ORDER = {"FAILED": 0, "ERROR": 1, "NOT_EVALUATED": 2, "COMPLETED": 3, "PASSED": 4, "SKIPPED": 5}
+ORDER = {
+    Status.FAILED: 0,
+    Status.ERROR: 1,
+    Status.NOT_EVALUATED: 2,
+    Status.COMPLETED: 3,
+    Status.PASSED: 4,
+    Status.SKIPPED: 5,
+}
 
 # Markdown inline: what could start syntax. `_` only when it can open or close emphasis
 # (GFM never does that inside a word), so identifiers like weather_basic stay clean.
@@ -74,12 +82,14 @@ _MD_ESCAPE = re.compile(r"([\\`*\[\]|~$])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _BLOCK_START = re.compile(r"^(\s*)([#>+=-]|\d+(?=[.)](?:\s|$)))")
 
 
-PROBLEMS = ("FAILED", "ERROR", "NOT_EVALUATED", "COMPLETED")
+PROBLEMS = (Status.FAILED, Status.ERROR, Status.NOT_EVALUATED, Status.COMPLETED)
 
 
 def _failing_row(case: CaseRecord) -> bool:
     """Rows a reviewer must see: anything but a clean pass (skipped cases count as passing)."""
-    return case.status not in ("PASSED", "SKIPPED") or (case.status == "PASSED" and case.flaky)
+    return case.status not in (Status.PASSED, Status.SKIPPED) or (
+        case.status == Status.PASSED and case.flaky
+    )
 
 
 def _no_mentions(text: str) -> str:
@@ -174,7 +184,7 @@ def _title(s: SetRecord) -> str:
 def _runs_passed(case: CaseRecord) -> str:
     if len(case.runs) < 2:
         return ""
-    passed = sum(1 for r in case.runs if run_outcome(r) == "PASSED")
+    passed = sum(1 for r in case.runs if run_outcome(r) == Status.PASSED)
     return f"{passed}/{len(case.runs)}"
 
 
@@ -197,9 +207,9 @@ def _changes(results: RunResults) -> dict[tuple[str, str, str], Any]:
 
 
 def _problem(s: SetRecord, case: CaseRecord, clip: Clipper) -> dict[str, Any]:
-    if case.status == "FAILED":
+    if case.status == Status.FAILED:
         why = "; ".join(failing_metrics(case))
-    elif case.status == "ERROR":
+    elif case.status == Status.ERROR:
         why = error_reason(case)
     else:
         why = f"not evaluated: {not_evaluated_reason(case)}"
@@ -281,13 +291,12 @@ def _set(
     clip: Clipper,
     cache: dict[Any, Any],
 ) -> dict[str, Any]:
-    informational = {m.name for c in s.cases for m in c.metrics if m.informational}
-    names = [m.name for m in s.applied_metrics if m.name not in informational]
-    scored = {m.name for c in s.cases for m in c.metrics if m.score is not None}
-    columns = [n for n in names if n in scored]  # no column of n/a when nothing was scored
-    multi = any(len(c.runs) > 1 for c in s.cases)
+    key = ("set", id(s))
+    if key not in cache:
+        cache[key] = _set_parts(s)
+    columns, ordered, fixed = cache[key]
     rows = []
-    for case in sorted(s.cases, key=lambda c: (ORDER.get(c.status, 3), not c.flaky)):
+    for case in ordered:
         if _failing_row(case):
             if budget.failing_rows is not None and counts.failing_rows >= budget.failing_rows:
                 counts.notes.append("failing")
@@ -304,30 +313,46 @@ def _set(
         row, clipped = cache[key]
         clip.texts += clipped
         rows.append(row)
+    return {"title": clip(_title(s), 160), **fixed, "rows": rows}
+
+
+def _set_parts(s: SetRecord) -> tuple[list[str], list[CaseRecord], dict[str, Any]]:
+    """What a set's table shows whatever the budget: its columns, its cases in table order and
+    its counts and means."""
+    informational = {m.name for c in s.cases for m in c.metrics if m.informational}
+    names = [m.name for m in s.applied_metrics if m.name not in informational]
+    scored = {m.name for c in s.cases for m in c.metrics if m.score is not None}
+    columns = [n for n in names if n in scored]  # no column of n/a when nothing was scored
+    multi = any(len(c.runs) > 1 for c in s.cases)
+    ordered = sorted(s.cases, key=lambda c: (ORDER.get(c.status, 3), not c.flaky))
     status_counts = {k: sum(1 for c in s.cases if c.status == k) for k in ORDER}
     # errored cases did not pass; skipped and not-evaluated ones say nothing either way
-    evaluated = status_counts["PASSED"] + status_counts["FAILED"] + status_counts["ERROR"]
+    evaluated = (
+        status_counts[Status.PASSED] + status_counts[Status.FAILED] + status_counts[Status.ERROR]
+    )
     means = []
     for name in columns:
         values = [
             m.score for c in s.cases for m in c.metrics if m.name == name and m.score is not None
         ]
         means.append({"name": name, "mean": fmt(sum(values) / len(values))})
-    return {
-        "title": clip(_title(s), 160),
-        "id": s.eval_set_id,
-        "file": s.file,
-        "legacy": s.eval_set_id in ("", s.file),
-        "columns": columns,
-        "means": means,
-        "rows": rows,
-        "counts": status_counts,
-        "total": len(s.cases),
-        "pass_rate": f"{status_counts['PASSED'] / evaluated:.0%}" if evaluated else "n/a",
-        "no_scores": not columns and bool(names),
-        "repeated": multi,
-        "dialect": s.dialect,
-    }
+    return (
+        columns,
+        ordered,
+        {
+            "id": s.eval_set_id,
+            "file": s.file,
+            "legacy": s.eval_set_id in ("", s.file),
+            "columns": columns,
+            "means": means,
+            "counts": status_counts,
+            "total": len(s.cases),
+            "pass_rate": f"{status_counts[Status.PASSED] / evaluated:.0%}" if evaluated else "n/a",
+            "no_scores": not columns and bool(names),
+            "repeated": multi,
+            "dialect": s.dialect,
+        },
+    )
 
 
 def _chart(sets: list[SetRecord]) -> Markup | None:
@@ -336,8 +361,8 @@ def _chart(sets: list[SetRecord]) -> Markup | None:
         return None
     labels, values = [], []
     for s in sets:
-        evaluated = [c for c in s.cases if c.status in ("PASSED", "FAILED", "ERROR")]
-        passed = sum(1 for c in evaluated if c.status == "PASSED")
+        evaluated = [c for c in s.cases if c.status in (Status.PASSED, Status.FAILED, Status.ERROR)]
+        passed = sum(1 for c in evaluated if c.status == Status.PASSED)
         label = re.sub(r"[^A-Za-z0-9_./ -]", "_", Path(_title(s)).name)[:30] or "set"
         labels.append(f'"{label}"')
         values.append(str(round(100 * passed / len(evaluated))) if evaluated else "0")
@@ -359,14 +384,17 @@ def _context(
 ) -> tuple[dict[str, Any], Counts, Clipper]:
     """The template's variables under ``budget``; ``cache`` keeps each case's row and details
     across the renders that look for the largest budget that fits."""
+    if "context" not in cache:
+        changes = _changes(results)
+        all_problems = [(s, c) for s, c in results.cases() if c.status in PROBLEMS]
+        all_problems.sort(key=lambda sc: ORDER.get(sc[1].status, 3))
+        cache["context"] = changes, all_problems, _fixed_context(results, marker, artifact)
+    changes, all_problems, fixed = cache["context"]
     clip = Clipper()
     counts = Counts()
-    changes = _changes(results)
     sets = [_set(s, changes, budget, counts, clip, cache) for s in results.sets]
     regressed = results.comparison.regressed_cases() if results.comparison else set()
     problems = []
-    all_problems = [(s, c) for s, c in results.cases() if c.status in PROBLEMS]
-    all_problems.sort(key=lambda sc: ORDER.get(sc[1].status, 3))
     for s, c in all_problems:
         if budget.details is not None and len(problems) >= budget.details:
             counts.notes.append("details")
@@ -380,6 +408,18 @@ def _context(
         problem, clipped = cache[key]
         clip.texts += clipped
         problems.append(problem)
+    context = {
+        **fixed,
+        "sets": sets,
+        "problems": problems,
+        "problems_total": len(all_problems),
+        "notes": [],  # filled by the caller, once it knows what this budget left out
+    }
+    return context, counts, clip
+
+
+def _fixed_context(results: RunResults, marker: str | None, artifact: str | None) -> dict[str, Any]:
+    """The template's variables that no budget changes."""
     comparison = results.comparison
     baseline = None
     if comparison is not None:
@@ -397,7 +437,7 @@ def _context(
             for c in comparison.regressions
             if (c.set_id, c.case_id) in comparison.regressed_cases()
         ]
-        from ci_eval.compare import Judgement
+        from ci_eval.model.comparison import Judgement
 
         def judged(kind: Judgement) -> list[dict[str, str]]:
             return [{"case": j.key, "why": j.describe()} for j in comparison.judged(kind)]
@@ -439,24 +479,20 @@ def _context(
     skipped = [
         {"set": _title(s), "case": c.eval_id, "reason": c.skipped or "not run"}
         for s, c in results.cases()
-        if c.status == "SKIPPED"
+        if c.status == Status.SKIPPED
     ]
     fail_on = set(results.fail_on)
-    context = {
+    return {
         "headline": headline(results),
         "verdict": "passed" if gate(results) == 0 else "failed",
         "fail_on": sorted(fail_on),
         "failures_block": "failure" in fail_on,
         "totals": totals,
         "cases": len(results.cases()),
-        "sets": sets,
-        "problems": problems,
-        "problems_total": len(all_problems),
         "baseline": baseline,
         "flaky": flaky,
         "skipped": skipped,
         "chart": _chart(results.sets),
-        "notes": [],  # filled below, once we know what this budget left out
         "artifact": artifact,
         "marker": Markup(marker) if marker else "",
         "agent": results.agent,
@@ -466,7 +502,6 @@ def _context(
         "interrupted": results.interrupted,
         "runs": results.settings.get("num_runs", 1),
     }
-    return context, counts, clip
 
 
 def _notes(counts: Counts, clip: Clipper, artifact: str | None) -> list[str]:
@@ -513,10 +548,10 @@ def _environment(template_dir: Path | None) -> SandboxedEnvironment:
 
 def _largest(
     size_at: Callable[[int], int], limit: int, low: int, low_size: int, high: int, high_size: int
-) -> int:
-    """The largest n in [low, high) with size_at(n) <= limit, given size_at(low) fits and
-    size_at(high) does not, and sizes grow with n. Guesses where the limit falls (sizes grow
-    about linearly, so a few renders do) and bisects when a guess does not halve the range."""
+) -> tuple[int, int]:
+    """The largest n in [low, high) with size_at(n) <= limit and its size, given size_at(low)
+    fits and size_at(high) does not, and sizes grow with n. Guesses where the limit falls (sizes
+    grow about linearly, so a few renders do) and bisects when a guess does not halve the range."""
     bisect = False
     while high - low > 1:
         if bisect:
@@ -532,7 +567,22 @@ def _largest(
         else:
             high, high_size = guess, value
         bisect = (high - low) * 2 > before
-    return low
+    return low, low_size
+
+
+def _grow(size_at: Callable[[int], int], limit: int, count: int, low_size: int) -> tuple[int, int]:
+    """The largest n in [0, count] with size_at(n) <= limit, and its size, given size_at(0) ==
+    low_size fits and sizes grow with n. Probes grow from a few rows, aiming just past the
+    limit from the size per row seen so far: no probe renders much more than the limit."""
+    low, n = 0, min(count, 16)
+    while n > low:
+        size = size_at(n)
+        if size > limit:
+            return _largest(size_at, limit, low, low_size, n, size)
+        step = max((size - low_size) / (n - low), 1.0)
+        low, low_size = n, size
+        n = min(count, low + 1 + int((limit - size) / step * 1.1))
+    return low, low_size
 
 
 def render(
@@ -581,28 +631,31 @@ def _render(
     def size_of(budget: Budget) -> int:
         return size(attempt(budget))
 
-    budget = Budget()
-    full = size_of(budget)
-    if full <= limit:
-        return attempt(budget)
-    failing = sum(1 for _, c in results.cases() if _failing_row(c))
+    # Grow from nothing rather than shrink from everything: a render costs what it shows, so
+    # at 20,000 cases rendering all of them (over and over, while bisecting) cost seconds each.
+    # Failing rows come first, then details, then passing rows: the same choice as leaving out
+    # passing rows first, then details, then failing rows.
+    cases = results.cases()
+    failing = sum(1 for _, c in cases if _failing_row(c))
     available = {
-        "passed_rows": len(results.cases()) - failing,
-        "details": sum(1 for _, c in results.cases() if c.status in PROBLEMS),
         "failing_rows": failing,
+        "details": sum(1 for _, c in cases if c.status in PROBLEMS),
+        "passed_rows": len(cases) - failing,
     }
-    # leave out as little as needed: passing rows, then details, then failing rows
-    for kind, count in available.items():
-        setattr(budget, kind, 0)
-        least = size_of(budget)
-        if least <= limit:
+    budget = Budget(0, 0, 0)
+    least = size_of(budget)
+    if least <= limit:
+        for kind, count in available.items():
 
             def size_at(n: int, kind: str = kind) -> int:
                 return size_of(Budget(**{**budget.__dict__, kind: n}))
 
-            setattr(budget, kind, _largest(size_at, limit, 0, least, count, full))
-            return attempt(budget)
-        full = least
+            kept, least = _grow(size_at, limit, count, least)
+            if kept < count:
+                setattr(budget, kind, kept)
+                return attempt(budget)
+            setattr(budget, kind, None)  # all of them: the same text as count
+        return attempt(budget)
     # still too long (thousands of sets?): cut, and say what was cut and where the rest is
     text = attempt(budget)
     where = artifact or "the results file (`--results FILE`)"

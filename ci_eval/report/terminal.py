@@ -4,8 +4,9 @@ Pure: the CLI prints the lines, and makes them inert (``ci_eval.inert``) as it d
 
 from __future__ import annotations
 
-from ci_eval.compare import Comparison, Judgement
 from ci_eval.gate import verdict
+from ci_eval.model.comparison import Comparison, Judgement
+from ci_eval.model.status import Status
 from ci_eval.report.view import (
     error_reason,
     failing_metrics,
@@ -15,7 +16,7 @@ from ci_eval.report.view import (
 )
 from ci_eval.results import CaseRecord, RunResults, SetRecord
 
-COUNTED = ("PASSED", "FAILED", "ERROR", "NOT_EVALUATED", "SKIPPED")
+COUNTED = (Status.PASSED, Status.FAILED, Status.ERROR, Status.NOT_EVALUATED, Status.SKIPPED)
 
 
 def plural(count: int, noun: str, many: str | None = None) -> str:
@@ -24,13 +25,13 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
 
 def _counts(cases: list[CaseRecord]) -> str:
     counts = {v: sum(1 for c in cases if c.status == v) for v in COUNTED}
-    parts = [f"{counts['PASSED']} passed", f"{counts['FAILED']} failed"]
-    if counts["ERROR"]:
-        parts.append(plural(counts["ERROR"], "error"))
-    if counts["NOT_EVALUATED"]:
-        parts.append(f"{counts['NOT_EVALUATED']} not evaluated")
-    if counts["SKIPPED"]:
-        parts.append(f"{counts['SKIPPED']} skipped")
+    parts = [f"{counts[Status.PASSED]} passed", f"{counts[Status.FAILED]} failed"]
+    if counts[Status.ERROR]:
+        parts.append(plural(counts[Status.ERROR], "error"))
+    if counts[Status.NOT_EVALUATED]:
+        parts.append(f"{counts[Status.NOT_EVALUATED]} not evaluated")
+    if counts[Status.SKIPPED]:
+        parts.append(f"{counts[Status.SKIPPED]} skipped")
     return ", ".join(parts)
 
 
@@ -63,28 +64,28 @@ def summary_lines(results: RunResults) -> list[str]:
             f"{_name(s)}: {_counts(s.cases)}" + (f" — {'; '.join(means)}" if means else "")
         )
         for c in s.cases:
-            if c.status == "ERROR":
+            if c.status == Status.ERROR:
                 lines.append(f"  ERROR {_case(s, c)}: {error_reason(c)}")
-            elif c.status == "FAILED":
+            elif c.status == Status.FAILED:
                 lines.append(
                     f"  FAILED {_case(s, c)}: "
                     + ", ".join(failing_metrics(c))
                     + _judged_note(results, s, c)
                 )
-            elif c.status == "NOT_EVALUATED":
+            elif c.status == Status.NOT_EVALUATED:
                 missing = [
                     f"{m.name} not computed: {m.reason or 'no reason given'}"
                     for m in c.metrics
-                    if m.status == "NOT_EVALUATED" and not m.informational
+                    if m.status == Status.NOT_EVALUATED and not m.informational
                 ]
                 lines.append(
                     f"  NOT EVALUATED {_case(s, c)}: "
                     + ("; ".join(missing) or not_evaluated_reason(c))
                 )
-            elif c.status == "SKIPPED":
+            elif c.status == Status.SKIPPED:
                 lines.append(f"  SKIPPED {_case(s, c)}: {c.skipped or 'not run'}")
             if c.flaky:
-                passed = sum(1 for r in c.runs if run_outcome(r) == "PASSED")
+                passed = sum(1 for r in c.runs if run_outcome(r) == Status.PASSED)
                 lines.append(
                     f"  FLAKY {_case(s, c)}: passed {passed} of {plural(len(c.runs), 'run')}"
                 )
@@ -93,14 +94,14 @@ def summary_lines(results: RunResults) -> list[str]:
         lines += _comparison_lines(comparison)
     cases = [c for _, c in results.cases()]
     totals = (
-        f"{results.count('PASSED')} passed, {results.count('FAILED')} failed, "
-        f"{plural(results.count('ERROR'), 'error')}, "
+        f"{results.count(Status.PASSED)} passed, {results.count(Status.FAILED)} failed, "
+        f"{plural(results.count(Status.ERROR), 'error')}, "
         + (
-            f"{results.count('NOT_EVALUATED')} not evaluated, "
-            if results.count("NOT_EVALUATED")
+            f"{results.count(Status.NOT_EVALUATED)} not evaluated, "
+            if results.count(Status.NOT_EVALUATED)
             else ""
         )
-        + f"{results.count('SKIPPED')} skipped"
+        + f"{results.count(Status.SKIPPED)} skipped"
     )
     lines.append(
         f"{plural(len(cases), 'case')}: {totals} in {results.duration_s:.1f} s "

@@ -9,6 +9,7 @@ from typing import Any
 
 from ci_eval.inert import strip_ansi
 from ci_eval.model import FunctionCall, Invocation
+from ci_eval.model.status import Status
 from ci_eval.results import CaseRecord, RunRecord
 
 
@@ -73,7 +74,7 @@ def invocation_diffs(run: RunRecord) -> list[InvocationDiff]:
 def shown_run(case: CaseRecord) -> RunRecord | None:
     """The run worth showing: the first errored or failing one, else the first."""
     for run in case.runs:
-        if run.error or any(m.status in ("FAILED", "ERROR") for m in run.metrics):
+        if run.error or any(m.status in (Status.FAILED, Status.ERROR) for m in run.metrics):
             return run
     return case.runs[0] if case.runs else None
 
@@ -82,7 +83,7 @@ def failing_metrics(case: CaseRecord) -> list[str]:
     return [
         f"{m.name} {fmt(m.score)} < {fmt(m.threshold)}"
         for m in case.metrics
-        if m.status == "FAILED"
+        if m.status == Status.FAILED
     ]
 
 
@@ -98,19 +99,21 @@ def with_run(case: CaseRecord, run: RunRecord, text: str) -> str:
 
 def run_outcome(run: RunRecord) -> str:
     """PASSED, FAILED or ERROR for one run."""
-    if run.error or any(m.status == "ERROR" for m in run.metrics):
-        return "ERROR"
-    if any(m.status == "FAILED" for m in run.metrics):
-        return "FAILED"
-    return "PASSED"
+    if run.error or any(m.status == Status.ERROR for m in run.metrics):
+        return Status.ERROR
+    if any(m.status == Status.FAILED for m in run.metrics):
+        return Status.FAILED
+    return Status.PASSED
 
 
 def run_reason(run: RunRecord) -> str:
     if run.error:
         return run.error
-    errors = [f"{m.name}: {m.reason}" for m in run.metrics if m.status == "ERROR"]
+    errors = [f"{m.name}: {m.reason}" for m in run.metrics if m.status == Status.ERROR]
     failing = [
-        f"{m.name} {fmt(m.score)} < {fmt(m.threshold)}" for m in run.metrics if m.status == "FAILED"
+        f"{m.name} {fmt(m.score)} < {fmt(m.threshold)}"
+        for m in run.metrics
+        if m.status == Status.FAILED
     ]
     return "; ".join(errors + failing) or "passed"
 
@@ -120,13 +123,15 @@ def error_reason(case: CaseRecord) -> str:
         run = next(r for r in case.runs if r.error)
         return with_run(case, run, case.error)
     for m in case.metrics:
-        if m.status == "ERROR":
+        if m.status == Status.ERROR:
             return f"{m.name}: {m.reason}"
     return "error"
 
 
 def not_evaluated_reason(case: CaseRecord) -> str:
     reasons = [
-        f"{m.name}: {m.reason}" for m in case.metrics if m.status == "NOT_EVALUATED" and m.reason
+        f"{m.name}: {m.reason}"
+        for m in case.metrics
+        if m.status == Status.NOT_EVALUATED and m.reason
     ]
     return "; ".join(reasons) or "no metric could be evaluated"

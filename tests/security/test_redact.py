@@ -220,3 +220,29 @@ def test_long_text_is_redacted_like_short_text() -> None:
     assert len(long_text) > 1 << 16
     assert r.text(long_text) == r.text(piece) * 100
     assert "s3cret" not in r.text(long_text)
+
+
+def test_scrubbing_by_units_redacts_what_walking_every_string_redacts() -> None:
+    from ci_eval.model import Content, Invocation
+    from ci_eval.results import CaseRecord, InvocationRecord, RunRecord
+
+    def case(answer: str) -> CaseRecord:
+        expected = Invocation(user_content=Content.from_text("hi", "user"))
+        actual = Invocation(
+            user_content=Content.from_text("hi", "user"),
+            final_response=Content.from_text(answer, "model"),
+        )
+        run = RunRecord(1, [InvocationRecord(expected, actual)])
+        return CaseRecord("c", "f.json", 1, runs=[run], extensions={"note": answer})
+
+    secret = 'tok"en\\-s3cret é'  # its JSON form differs from the text itself
+    answers = ["clean", f"the key is {secret}!", "see https://user:pw@host/x", "x" * 70_000]
+    for answer in answers:
+        walked, by_units = case(answer), case(answer)
+        redact.Redactor([secret]).scrub(walked)
+        redact.Redactor([secret]).scrub(by_units, units=(CaseRecord,))
+        assert by_units == walked
+        shown = by_units.runs[0].invocations[0].actual.final_response.text()
+        assert secret not in shown and "pw@" not in shown
+        assert secret not in by_units.extensions["note"]
+        assert (shown == answer) == (answer in ("clean", "x" * 70_000))

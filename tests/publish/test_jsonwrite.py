@@ -67,3 +67,25 @@ def test_large_documents_are_written_in_pieces() -> None:
         "cases": [{"id": i, "text": "x" * (i % 7), "scores": [i / 3, None]} for i in range(9000)]
     }
     assert _ours(data) == json.dumps(data, indent=2, ensure_ascii=False)
+
+
+json_values = st.recursive(
+    scalars,
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
+    ),
+    max_leaves=40,
+)
+small_floats = st.floats(min_value=-1e-4, max_value=1e-4) | st.floats(min_value=1e15)
+
+
+@given(st.lists(json_values | st.lists(small_floats, max_size=4), max_size=6), st.booleans())
+def test_lazy_arrays_are_written_as_json_writes_lists(items: list[Any], strict: bool) -> None:
+    # a Lazy's items go through the fast encoder: floats under 1e-4 included, same text
+    ours = _ours({"items": jsonwrite.Lazy(iter(items)), "after": 1}, strict=strict)
+    expected = json.dumps({"items": items, "after": 1}, indent=2, ensure_ascii=False)
+    if strict:
+        expected = json.dumps(
+            json.loads(expected, parse_constant=lambda _: None), indent=2, ensure_ascii=False
+        )
+    assert ours == expected

@@ -456,7 +456,7 @@ def test_simes_is_between_the_smallest_p_and_bonferroni(pvalues: list[float]) ->
 
 # --- never a silent pass -------------------------------------------------------------------
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 WEATHER = REPO / "samples/evals/weather_basic.evalset.json"
 AGENT = f"python {REPO / 'samples/agents/weather_agent/command_agent.py'}"
 
