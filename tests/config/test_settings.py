@@ -130,16 +130,16 @@ def test_the_inputs_only_toml_could_set_before(in_tmp: Path) -> None:
 
 def test_the_job_summary_is_a_report_setting_not_a_deleted_variable(in_tmp: Path) -> None:
     from ci_eval.publish import publish
-    from tests.test_report import _results
+    from tests.factories import results
 
     summary = in_tmp / "step-summary.md"
     summary.write_text("")
     _, report = from_inputs({"INPUT_JOB-SUMMARY": "false", "INPUT_COMMENT": "false"})
     env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
-    publish(_results(3), report, env=env)
+    publish(results({"a": "PASSED", "b": "FAILED"}), report, env=env)
     assert summary.read_text() == ""
     report.job_summary = True
-    publish(_results(3), report, env=env)
+    publish(results({"a": "PASSED", "b": "FAILED"}), report, env=env)
     assert summary.read_text() != ""
 
 
