@@ -159,12 +159,11 @@ def gate(results: RunResults) -> int:
     return verdict(results).exit_code
 
 
-def parse_fail_on(values: list[str]) -> tuple[str, ...]:
-    """``--fail-on`` values (repeated or comma-separated), checked against :data:`FAIL_ON`."""
+def parse_fail_on(values: list[str], name: str = "--fail-on") -> tuple[str, ...]:
+    """``--fail-on`` values (repeated or comma-separated), checked against :data:`FAIL_ON`;
+    ``name`` is how the user named the setting (in messages)."""
     items = tuple(x.strip() for v in values for x in v.split(",") if x.strip())
     unknown = [x for x in items if x not in FAIL_ON]
     if unknown:
-        raise InputError(
-            f"--fail-on: unknown {', '.join(unknown)}; choose from " + ", ".join(FAIL_ON)
-        )
+        raise InputError(f"{name}: unknown {', '.join(unknown)}; choose from " + ", ".join(FAIL_ON))
     return items
