@@ -10,13 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ci_eval.errors import InputError
+from ci_eval.errors import EXIT_GATE, EXIT_INFRA, EXIT_INPUT, EXIT_OK, InputError  # noqa: F401
 from ci_eval.model.status import Status
 
 if TYPE_CHECKING:
     from ci_eval.results import RunResults
 
-EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INFRA = 0, 1, 2, 3
 FAIL_ON = ("failure", "regression", "error", "not-evaluated")
 NAMES_SHOWN = 3
 

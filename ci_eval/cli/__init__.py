@@ -20,13 +20,12 @@ from collections.abc import Iterator, Mapping
 
 import typer
 
-from ci_eval import redact
 from ci_eval.cli.action import action
 from ci_eval.cli.common import app, say, using_environment
 from ci_eval.cli.files import convert, list_metrics, validate
 from ci_eval.cli.results import baseline_update, compare_command, merge, report_command
 from ci_eval.cli.run import run
-from ci_eval.gate import EXIT_INPUT, EXIT_OK
+from ci_eval.errors import EXIT_INPUT, EXIT_OK
 
 __all__ = ["app", "main"]
 
@@ -121,6 +120,8 @@ def _process_state(env: Mapping[str, str] | None) -> Iterator[None]:
     """Process-wide state one run may change, restored when it ends. ``env`` also replaces
     ``os.environ`` for the run: the few readers outside the settings path (git's own
     environment, ``CI_EVAL_*`` tuning variables) see the run's environment too."""
+    from ci_eval import redact
+
     saved_env = dict(os.environ)
     if env is not None:
         os.environ.clear()

@@ -13,11 +13,8 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from ci_eval import __version__, deadline, redact
-from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.gate import EXIT_INPUT, EXIT_OK
-from ci_eval.inert import inert
-from ci_eval.text import scrub
+from ci_eval import __version__
+from ci_eval.errors import EXIT_INPUT, EXIT_OK, InputError, ValidationFailed
 
 if TYPE_CHECKING:
     from ci_eval.deadline import Cancellation
@@ -79,6 +76,8 @@ def _root(
 def install_redactor(env: Mapping[str, str]) -> None:
     """One redactor for the process, built before anything is printed: under GitHub Actions
     each secret is masked in the log (``::add-mask::``) the moment it becomes known."""
+    from ci_eval import redact
+
     workflow = None
     if env.get("GITHUB_ACTIONS") == "true":
         from ci_eval.publish.github import Workflow
@@ -92,6 +91,10 @@ def say(line: str, err: bool = False) -> None:
     """Every line ci-eval prints may carry agent or eval-file text: it goes out inert (no
     ANSI or controls, no GitHub/Azure/TeamCity command prefixes). ci-eval's own workflow
     commands go through ``github.Workflow`` instead."""
+    from ci_eval import redact
+    from ci_eval.inert import inert
+    from ci_eval.text import scrub
+
     # lone surrogates → U+FFFD first; no secret reaches the terminal
     typer.echo(inert(redact.text(scrub(line))), err=err)
 
@@ -126,6 +129,8 @@ class stop_on_signals:
     Installed for the run and its reporting, so no signal can lose the reports."""
 
     def __init__(self, stop: Cancellation) -> None:
+        from ci_eval import deadline
+
         self.stop = stop
         self.previous: dict[int, object] = {}
         self._installed = deadline.installed(stop)

@@ -8,11 +8,9 @@ from typing import Annotated
 
 import typer
 
-from ci_eval import redact
 from ci_eval.cli.common import fail, say
 from ci_eval.cli.options import EvalConfigOpt, ExcludeOpt, IncludeOpt, PathsArg
-from ci_eval.errors import InputError
-from ci_eval.gate import EXIT_INPUT, EXIT_OK
+from ci_eval.errors import EXIT_INPUT, EXIT_OK, InputError
 
 
 def validate(
@@ -88,6 +86,8 @@ def convert(
     for warning in warnings:
         say(f"ci-eval: convert to {to}: {warning}", err=True)
     if output is None:
+        from ci_eval import redact
+
         sys.stdout.write(redact.text(text))
         return
     try:
