@@ -104,6 +104,8 @@ OWN_MODULES = (
     "results.py",
     "results_schema.py",
     "compare.py",
+    "baseline.py",
+    "git.py",
 )
 
 
