@@ -1,5 +1,5 @@
 """IBM watsonx Orchestrate's metrics, read from ibm-watsonx-orchestrate-evaluation-framework
-1.5.2 (``agentops``) and checked against 1.6.9's own code (tests/test_watsonx_ibm_parity.py):
+1.5.2 (``agentops``) and checked against 1.6.9's own code (tests/score/test_watsonx_ibm_parity.py):
 tool-call precision and recall, journey success and journey completion.
 
 Tool calls are checked against the dataset's ``tool_call`` goals with IBM's argument matching

@@ -18,7 +18,7 @@ from tests.helpers import run_cli
 
 pytest.importorskip("google.adk")
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EVALSET = REPO / "samples/evals/weather_basic.evalset.json"
 EXPECTED_CASES = {"paris_weather", "multi_turn_london_tokyo", "berlin_expected_to_fail"}
 

@@ -214,7 +214,7 @@ def test_atomic_write_survives_a_kill_between_write_and_rename(tmp_path: Path) -
     script = (
         "import os, signal, sys\n"
         "from ci_eval import baseline\n"
-        "from tests.test_baseline import _results\n"
+        "from tests.gate.test_baseline import _results\n"
         "os.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)\n"
         f"baseline.write(__import__('pathlib').Path({str(target)!r}), "
         "baseline.from_results(_results([0.0]), commit='new'))\n"

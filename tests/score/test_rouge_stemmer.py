@@ -17,7 +17,7 @@ from tests.conftest import SHARED
 
 nltk_porter = pytest.importorskip("nltk.stem.porter")
 DICTIONARY = Path("/usr/share/dict/words")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _pair() -> tuple[object, object]:

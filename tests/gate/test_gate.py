@@ -357,7 +357,7 @@ def test_known_failures_are_skipped_in_junit_so_a_junit_only_ci_stays_green(
 
 def test_update_baseline_compares_first_then_writes(tmp_path: Path, monkeypatch: Any) -> None:
     from ci_eval import pipeline
-    from ci_eval.config import RunSettings
+    from ci_eval.settings import RunSettings
 
     monkeypatch.chdir(tmp_path)
     path = tmp_path / ".ci-eval/baseline.json"
@@ -456,7 +456,7 @@ def test_simes_is_between_the_smallest_p_and_bonferroni(pvalues: list[float]) ->
 
 # --- never a silent pass -------------------------------------------------------------------
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 WEATHER = REPO / "samples/evals/weather_basic.evalset.json"
 AGENT = f"python {REPO / 'samples/agents/weather_agent/command_agent.py'}"
 
