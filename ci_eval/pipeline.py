@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ci_eval import __version__, preflight, redact
+from ci_eval import __version__, git, preflight, redact
 from ci_eval import accept as accept_file
 from ci_eval import baseline as baseline_store
 from ci_eval import shard as shard_spec
@@ -177,17 +177,17 @@ def _read_baseline(
     if settings.baseline_ref:
         ref = settings.baseline_ref
         return baseline_store.read_at_ref(ref, path), f"{path} at {ref}", []
-    base = baseline_store.pull_request_base(env)
-    tracked = bool(base) and baseline_store.is_tracked(path)
+    base = git.pull_request_base(env)
+    tracked = bool(base) and git.is_tracked(path)
     # a PR that deletes the file (or never had it in its tree) is judged by the merge base's
     # copy too: deleting the baseline must not lower the bar either
     if base and (tracked or not Path(path).exists()):
-        sha, done = baseline_store.fetch_merge_base(base)
+        sha, done = git.fetch_merge_base(base)
         notices = [f"shallow clone: {d} to find the merge base with {base}" for d in done]
         if sha is None and not tracked:
             return None, path, notices  # no file here and no merge base: nothing to judge by
         if sha is None:
-            _, why = baseline_store.merge_base(env)
+            _, why = git.merge_base(env)
             raise InputError(
                 f"cannot find the merge base with {base}, so the baseline cannot be read as it "
                 f"is on {base} (the pull request's own {path} is never used): check out with "

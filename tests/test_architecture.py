@@ -95,8 +95,18 @@ def test_the_junit_reporter_loads_no_metric_judge_http_or_templates() -> None:
     assert out.strip() == "[]"
 
 
-OWN_PACKAGES = ("dialects", "connectors", "metrics", "io", "publish")
-OWN_MODULES = ("http.py", "load.py", "discover.py", "criteria.py")
+OWN_PACKAGES = ("dialects", "connectors", "metrics", "io", "publish", "model", "report")
+OWN_MODULES = (
+    "http.py",
+    "load.py",
+    "discover.py",
+    "criteria.py",
+    "results.py",
+    "results_schema.py",
+    "compare.py",
+    "baseline.py",
+    "git.py",
+)
 
 
 @pytest.mark.parametrize(
