@@ -85,3 +85,18 @@ def test_what_a_run_froze_is_collectable_again(tmp_path: Path) -> None:
     proc = run_sample_agent(str(EVALSET), cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr  # the run went through (berlin fails)
     assert gc.get_freeze_count() == 0
+
+
+def test_the_processs_own_run_leaves_what_it_built_frozen_for_the_exit(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # main() without argv is the process's run (console script, python -m ci_eval): the
+    # interpreter exits next, and its last collection must not walk what the run built
+    monkeypatch.setattr(sys, "argv", ["ci-eval", "--version"])
+    try:
+        assert main() == 0
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    assert main(["--version"]) == 0
+    assert gc.get_freeze_count() == 0  # an in-process run (argv given) leaves nothing frozen
