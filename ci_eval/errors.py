@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# the exit codes: gate passed, gate failed, usage or input error, infrastructure errors
+EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INFRA = 0, 1, 2, 3
+
 
 class InputError(Exception):
     """A problem with something the user gave us: a file, an option, a config.

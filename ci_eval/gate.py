@@ -10,13 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ci_eval.errors import InputError
+from ci_eval.errors import EXIT_GATE, EXIT_INFRA, EXIT_INPUT, EXIT_OK, InputError  # noqa: F401
 from ci_eval.model.status import Status
 
 if TYPE_CHECKING:
     from ci_eval.results import RunResults
 
-EXIT_OK, EXIT_GATE, EXIT_INPUT, EXIT_INFRA = 0, 1, 2, 3
 FAIL_ON = ("failure", "regression", "error", "not-evaluated")
 NAMES_SHOWN = 3
 
@@ -159,12 +158,11 @@ def gate(results: RunResults) -> int:
     return verdict(results).exit_code
 
 
-def parse_fail_on(values: list[str]) -> tuple[str, ...]:
-    """``--fail-on`` values (repeated or comma-separated), checked against :data:`FAIL_ON`."""
+def parse_fail_on(values: list[str], name: str = "--fail-on") -> tuple[str, ...]:
+    """``--fail-on`` values (repeated or comma-separated), checked against :data:`FAIL_ON`;
+    ``name`` is how the user named the setting (in messages)."""
     items = tuple(x.strip() for v in values for x in v.split(",") if x.strip())
     unknown = [x for x in items if x not in FAIL_ON]
     if unknown:
-        raise InputError(
-            f"--fail-on: unknown {', '.join(unknown)}; choose from " + ", ".join(FAIL_ON)
-        )
+        raise InputError(f"{name}: unknown {', '.join(unknown)}; choose from " + ", ".join(FAIL_ON))
     return items

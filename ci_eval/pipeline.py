@@ -15,7 +15,6 @@ from ci_eval import accept as accept_file
 from ci_eval import baseline as baseline_store
 from ci_eval import shard as shard_spec
 from ci_eval.compare import Acceptance, compare
-from ci_eval.config import CONFIG_NAME, RunSettings
 from ci_eval.connectors import build_connector
 from ci_eval.connectors.base import AgentError
 from ci_eval.criteria import MetricConfig
@@ -29,6 +28,7 @@ from ci_eval.metrics.judge import Judge
 from ci_eval.results import RunResults, write_results
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
+from ci_eval.settings import CONFIG_NAME, RunSettings, check_gate
 from ci_eval.simulate import build_simulator
 
 
@@ -58,11 +58,13 @@ def load_eval_sets(settings: RunSettings) -> list[LoadedEvalSet]:
     return sets
 
 
-def check_case_filters(sets: list[LoadedEvalSet], filters: list[shard_spec.CaseFilter]) -> None:
+def check_case_filters(
+    sets: list[LoadedEvalSet], filters: list[shard_spec.CaseFilter], option: str = "--case"
+) -> None:
     known = {(s.eval_set.eval_set_id, c.eval_id) for s in sets for c in s.eval_set.eval_cases}
     bad = shard_spec.unmatched(filters, known)
     if bad is not None:
-        raise InputError(f"--case {bad.text}: no such eval set or case (give SET_ID:CASE_ID)")
+        raise InputError(f"{option} {bad.text}: no such eval set or case (give SET_ID:CASE_ID)")
 
 
 def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
@@ -124,23 +126,25 @@ def check_metric_names(sets: list[LoadedEvalSet], settings: RunSettings) -> None
         raise ValidationFailed(problems)
 
 
-def score_options(settings: RunSettings) -> ScoreOptions:
+def score_options(settings: RunSettings, env: Mapping[str, str] | None = None) -> ScoreOptions:
     """Metric overrides, the repository's metric table, custom metrics and the judge."""
+    option = settings.names.name("metric")
     try:
-        overrides = [parse_metric_option(m) for m in settings.metric]
+        overrides = [parse_metric_option(m, option) for m in settings.metric]
         repo = parse_metric_table(settings.metrics)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     register_metrics(settings)
     unknown = [m.name for m in overrides if lookup(m.name) is None]
     if unknown:
-        raise InputError(f"--metric: unknown metric(s) {', '.join(unknown)}; see `ci-eval metrics`")
-    if settings.min_pass is not None and not 1 <= settings.min_pass <= settings.num_runs:
-        raise InputError(f"--min-pass must be between 1 and --num-runs ({settings.num_runs})")
-    return ScoreOptions(overrides, repo, settings.min_pass, make_judge(settings))
+        raise InputError(f"{option}: unknown metric(s) {', '.join(unknown)}; see `ci-eval metrics`")
+    return ScoreOptions(overrides, repo, settings.min_pass, make_judge(settings, env))
 
 
-def make_judge(settings: RunSettings) -> Judge | None:
+def make_judge(settings: RunSettings, env: Mapping[str, str] | None = None) -> Judge | None:
+    """The LLM judge the settings describe (None: none); its key read from ``env`` (default:
+    the process's environment)."""
+    env = os.environ if env is None else env
     config = settings.judge
     if not config.base_url and not config.model:
         return None
@@ -148,7 +152,7 @@ def make_judge(settings: RunSettings) -> Judge | None:
         raise InputError("the judge needs both a base URL and a model")
     key = None
     if config.api_key_env:
-        key = os.environ.get(config.api_key_env)
+        key = env.get(config.api_key_env)
         if not key:
             raise InputError(
                 f"the environment variable {config.api_key_env} (the judge's API key) is not set"
@@ -197,15 +201,7 @@ def _read_baseline(
 
 def check_gate_options(settings: RunSettings) -> list[Acceptance]:
     """The gate's options and the acceptance file, checked before the first agent call."""
-    if not 0 < settings.significance < 1:
-        raise InputError("--significance must be between 0 and 1")
-    if settings.tolerance < 0:
-        raise InputError("--tolerance must not be negative")
-    if settings.min_history < 1:
-        raise InputError("--min-history must be at least 1")
-    if settings.baseline_window < 1:
-        raise InputError("--window must be at least 1")
-    parse_fail_on(settings.fail_on)
+    check_gate(settings)
     return accept_file.load(
         Path(settings.accept or accept_file.DEFAULT_PATH), required=settings.accept is not None
     )
@@ -219,10 +215,9 @@ class LoadedBaseline:
     accepted: list[Acceptance]
 
 
-def load_baseline(settings: RunSettings, env: Mapping[str, str] | None = None) -> LoadedBaseline:
+def load_baseline(settings: RunSettings, env: Mapping[str, str]) -> LoadedBaseline:
     """Everything the gate reads, before the agent is called: a shallow clone without the merge
     base fails now, not after the run."""
-    env = os.environ if env is None else env
     accepted = check_gate_options(settings)
     data, where, notices = _read_baseline(settings, env)
     return LoadedBaseline(data, where, notices, accepted)
@@ -231,14 +226,14 @@ def load_baseline(settings: RunSettings, env: Mapping[str, str] | None = None) -
 def apply_baseline(
     results: RunResults,
     settings: RunSettings,
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str],
     loaded: LoadedBaseline | None = None,
 ) -> list[str]:
     """Compare with the baseline's history (a file, or the file at a git ref) and set the
     gate's --fail-on default. Returns notices for the terminal; warnings also go to the
     summary."""
     loaded = loaded or load_baseline(settings, env)
-    explicit = parse_fail_on(settings.fail_on)
+    explicit = parse_fail_on(settings.fail_on, settings.names.name("fail_on"))
     data, where, notices = loaded.data, loaded.where, list(loaded.notices)
     if data is None:
         results.fail_on = explicit or ("failure", "error", "not-evaluated")
@@ -324,34 +319,31 @@ def child_environment(settings: RunSettings, env: Mapping[str, str]) -> dict[str
     return redact.child_environment(env, drop=drop, keep=settings.agent.env)
 
 
-def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
-    redact.register_settings(settings, os.environ)
+def run(
+    settings: RunSettings, stop: threading.Event | None = None, env: Mapping[str, str] | None = None
+) -> Outcome:
+    """Evaluate: every check before the first agent call, then replay, score, compare and
+    write the results file. ``env`` is the job's environment (default: the process's)."""
+    env = os.environ if env is None else env
+    redact.register_settings(settings, env)
     sets = load_eval_sets(settings)
     # what is loaded lives to the end: out of the cyclic collector's sight, which would
     # otherwise rescan it again and again (at 20,000 cases, a third of the run)
     gc.freeze()
     cases = shard_spec.parse_cases(settings.cases)
-    check_case_filters(sets, cases)
-    for name, value, low in (
-        ("--concurrency", settings.concurrency, 1),
-        ("--num-runs", settings.num_runs, 1),
-        ("--retries", settings.retries, 0),
-    ):
-        if value < low:
-            raise InputError(f"{name} must be at least {low}")
-    preflight.run(settings, os.environ)  # options and output paths: before any agent call
-    options = score_options(settings)
-    simulator = build_simulator(settings.simulator, settings.judge)
+    check_case_filters(sets, cases, settings.names.name("cases"))
+    preflight.run(settings)  # settings and output paths: before any agent call
+    options = score_options(settings, env)
+    simulator = build_simulator(settings.simulator, settings.judge, env)
     if not settings.metric:  # --metric replaces the sets' own metrics
         check_metric_names(sets, settings)
-    loaded = load_baseline(settings)
-    if settings.shard:
-        shard_spec.parse(settings.shard)  # a bad --shard is a usage error before any work
+    loaded = load_baseline(settings, env)
     connector = build_connector(
         settings.agent,
         settings.timeout,
         settings.retries,
-        child_env=child_environment(settings, os.environ),
+        child_env=child_environment(settings, env),
+        env=env,
     )
     if hasattr(connector, "verify") and _calls_the_agent(sets, settings, cases):
         try:
@@ -397,7 +389,7 @@ def run(settings: RunSettings, stop: threading.Event | None = None) -> Outcome:
     score_results(results, options)
     notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
     # compare first (against the baseline as it was), then write
-    notices += apply_baseline(results, settings, loaded=loaded)
+    notices += apply_baseline(results, settings, env, loaded)
     if settings.results:
         write_results(Path(settings.results), results)
     if settings.update_baseline:

@@ -250,20 +250,20 @@ def score_results(results: RunResults, options: ScoreOptions) -> None:
             score_case(case, specs, dialect, set_record.dialect, options)
 
 
-def parse_metric_option(text: str) -> MetricSpec:
-    """``NAME`` or ``NAME=THRESHOLD`` (``--metric``)."""
+def parse_metric_option(text: str, option: str = "--metric") -> MetricSpec:
+    """``NAME`` or ``NAME=THRESHOLD`` (``--metric``; ``option`` names it in messages)."""
     name, sep, value = text.partition("=")
     name = name.strip()
     if not name:
-        raise ValueError(f"--metric {text!r}: expected NAME or NAME=THRESHOLD")
+        raise ValueError(f"{option} {text!r}: expected NAME or NAME=THRESHOLD")
     if not sep:
         return MetricSpec(name)
     try:
         threshold = float(value)
     except ValueError:
-        raise ValueError(f"--metric {text!r}: the threshold must be a number") from None
+        raise ValueError(f"{option} {text!r}: the threshold must be a number") from None
     if not math.isfinite(threshold):
-        raise ValueError(f"--metric {text!r}: the threshold must be a finite number")
+        raise ValueError(f"{option} {text!r}: the threshold must be a finite number")
     return MetricSpec(name, threshold)
 
 

@@ -11,14 +11,15 @@ from dataclasses import dataclass
 from ci_eval.errors import InputError
 
 
-def parse(text: str) -> tuple[int, int]:
+def parse(text: str, name: str = "--shard") -> tuple[int, int]:
+    """``I/N``; ``name`` is how the user named the setting (in messages)."""
     index, sep, total = text.partition("/")
     try:
         i, n = int(index), int(total)
     except ValueError:
-        raise InputError(f"--shard {text!r}: expected I/N, e.g. 2/4") from None
+        raise InputError(f"{name} {text!r}: expected I/N, e.g. 2/4") from None
     if not sep or n < 1 or not 1 <= i <= n:
-        raise InputError(f"--shard {text!r}: expected I/N with 1 <= I <= N")
+        raise InputError(f"{name} {text!r}: expected I/N with 1 <= I <= N")
     return i, n
 
 

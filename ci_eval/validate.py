@@ -5,10 +5,12 @@ skipped, counted, or listed with ``-v`` so that a set that was not read is never
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
-from ci_eval.discover import Ignored
-from ci_eval.errors import ValidationFailed
-from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Outcome, Skipped
+from ci_eval.discover import DEFAULT_INCLUDE, Ignored, discover_all
+from ci_eval.errors import InputError, ValidationFailed
+from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Outcome, Skipped, load_all
 from ci_eval.simulate import scenario_of
 
 TRACE_NOTE = "trace mode: recorded conversation is scored, the agent is not called"
@@ -80,3 +82,73 @@ def validate_counts(outcomes: list[Outcome], ignored: list[Ignored], verbose: bo
     if (skipped or ignored) and not verbose:
         line += " (-v lists them)"
     return line
+
+
+@dataclass
+class Validation:
+    """What ``ci-eval validate`` prints: ``lines`` on standard output, ``notes`` on standard
+    error, and whether every eval set is valid."""
+
+    lines: list[str]
+    notes: list[str]
+    valid: bool
+
+
+def validate(
+    paths: list[Path],
+    include: list[str] | None,
+    exclude: list[str] | None,
+    eval_config: Path | None,
+    verbose: bool,
+) -> Validation:
+    """The validate stage: discover, load, check the metric names (custom metrics of
+    ci-eval.toml included) and tally. A file that cannot be read at all raises InputError."""
+    from ci_eval import pipeline
+    from ci_eval.settings import find_config, load_config
+
+    found = discover_all(paths, include, exclude)
+    outcomes = load_all(found.candidates, eval_config)
+    pipeline.register_metrics(load_config(find_config(), required=False))
+    outcomes = with_metric_names_checked(outcomes)
+    lines = list(validate_lines(outcomes, found.ignored, verbose))
+    if not any(isinstance(o, LoadedEvalSet | LoadedSidecar | Failed) for o in outcomes):
+        notes = [
+            "no eval sets found (searched for "
+            + ", ".join(include or DEFAULT_INCLUDE)
+            + (", and any *.json in folders named eval*" if not include else "")
+            + ")"
+        ]
+        skipped = sum(isinstance(o, Skipped) for o in outcomes) + len(found.ignored)
+        if skipped and not verbose:
+            notes.append(f"{skipped} JSON file(s) skipped or not read; -v lists them")
+        return Validation(lines, notes, valid=False)
+    invalid = any(isinstance(o, Failed) for o in outcomes)
+    return Validation(lines, [validate_counts(outcomes, found.ignored, verbose)], not invalid)
+
+
+def with_metric_names_checked(outcomes: list[Outcome]) -> list[Outcome]:
+    """An eval set or sidecar naming a metric no registry knows is invalid (as in `run`)."""
+    from ci_eval import pipeline
+
+    out: list[Outcome] = []
+    reported: set[str] = set()
+    for outcome in outcomes:
+        config = (
+            outcome.metrics
+            if isinstance(outcome, LoadedEvalSet) and outcome.metrics.source != "default"
+            else outcome.config
+            if isinstance(outcome, LoadedSidecar)
+            else None
+        )
+        problems = pipeline.unknown_metrics(config, outcome.path) if config else []
+        if problems and config is not None and config.source in reported:
+            problems = [
+                InputError(
+                    f"its metrics come from {config.source}, which names unknown metrics",
+                    path=outcome.path,
+                )
+            ]
+        elif problems and config is not None:
+            reported.add(config.source)
+        out.append(Failed(outcome.path, ValidationFailed(problems)) if problems else outcome)
+    return out

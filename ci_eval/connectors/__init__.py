@@ -4,6 +4,7 @@ class following ``base.Connector`` plus one ``register(KIND, factory)`` call; ``
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 from collections.abc import Callable, Mapping
@@ -11,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ci_eval import ACTION_REPO, IMAGE, __version__
-from ci_eval.config import AgentSettings
 from ci_eval.connectors.base import AgentError, Connector
 from ci_eval.errors import InputError
+from ci_eval.settings import AgentSettings
 
 if TYPE_CHECKING:
     from ci_eval.http import HttpSettings
@@ -23,20 +24,17 @@ def _http_settings(agent: AgentSettings, timeout: float, retries: int) -> HttpSe
     # requests loads only for the HTTP connectors
     from ci_eval.http import HttpSettings
 
-    headers = dict(agent.headers)
-    if agent.token_env:
-        token = os.environ.get(agent.token_env)
-        if not token:
-            raise InputError(
-                f"the environment variable {agent.token_env} (the agent's token) is not set"
-            )
-        headers["Authorization"] = f"Bearer {token}"
-    return HttpSettings(timeout=timeout, retries=retries, headers=headers)
+    if agent.token_env:  # build_connector found no such variable in the environment
+        raise InputError(
+            f"the environment variable {agent.token_env} (the agent's token) is not set"
+        )
+    return HttpSettings(timeout=timeout, retries=retries, headers=dict(agent.headers))
 
 
-def _need(value: str | None, option: str, kind: str) -> str:
+def _need(agent: AgentSettings, key: str) -> str:
+    value = getattr(agent, key)
     if not value:
-        raise InputError(f"--agent {kind} needs {option}")
+        raise InputError(f"{agent.name('kind')} {agent.kind} needs {agent.name(key)}")
     return value
 
 
@@ -46,7 +44,7 @@ def _adk_http(
     from ci_eval.connectors.adk_http import AdkHttpConnector
 
     return AdkHttpConnector(
-        _need(agent.url, "--agent-url", "adk-http"),
+        _need(agent, "url"),
         _http_settings(agent, timeout, retries),
         agent.app_name,
         agent.user_id,
@@ -79,9 +77,7 @@ def _adk(
     if missing:
         raise InputError(missing)
 
-    return AdkInProcessConnector(
-        _need(agent.module, "--agent-module", "adk"), timeout, agent.app_name, agent.user_id
-    )
+    return AdkInProcessConnector(_need(agent, "module"), timeout, agent.app_name, agent.user_id)
 
 
 def _http(
@@ -89,9 +85,7 @@ def _http(
 ) -> Connector:
     from ci_eval.connectors.http import HttpConnector
 
-    return HttpConnector(
-        _need(agent.url, "--agent-url", "http"), _http_settings(agent, timeout, retries)
-    )
+    return HttpConnector(_need(agent, "url"), _http_settings(agent, timeout, retries))
 
 
 def _command(
@@ -100,9 +94,7 @@ def _command(
     from ci_eval.connectors.command import CommandConnector
 
     try:
-        return CommandConnector(
-            _need(agent.command, "--agent-command", "command"), timeout, env=child_env
-        )
+        return CommandConnector(_need(agent, "command"), timeout, env=child_env)
     except AgentError as exc:
         raise InputError(str(exc)) from None
 
@@ -112,8 +104,7 @@ def _replay(
 ) -> Connector:
     from ci_eval.connectors.replay import ReplayConnector
 
-    if not agent.replay:
-        raise InputError("--agent replay needs --replay FILE")
+    _need(agent, "replay")
     return ReplayConnector([Path(p) for p in agent.replay], pick=agent.replay_pick)
 
 
@@ -142,17 +133,29 @@ def build_connector(
     timeout: float,
     retries: int,
     child_env: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Connector:
-    """``child_env`` is the environment a child-process agent gets (default: ci-eval's own)."""
+    """``child_env`` is the environment a child-process agent gets (default: ci-eval's own);
+    the agent's token (``token_env``) is read from ``env`` (default: ci-eval's own)."""
     if not agent.kind:
-        raise InputError(
-            "no agent: give --agent KIND ("
-            + ", ".join(CONNECTORS)
-            + ") or set [agent] kind in ci-eval.toml"
-        )
+        raise InputError(no_agent_message(agent))
+    token = (os.environ if env is None else env).get(agent.token_env or "")
+    if agent.token_env and token:
+        auth = {"Authorization": f"Bearer {token}"}
+        agent = dataclasses.replace(agent, headers={**agent.headers, **auth}, token_env=None)
     factory = CONNECTORS.get(agent.kind)
     if factory is None:
         raise InputError(
             f"unknown agent kind {agent.kind!r}; choose one of: " + ", ".join(CONNECTORS)
         )
     return factory(agent, timeout, retries, child_env)
+
+
+def no_agent_message(agent: AgentSettings) -> str:
+    """What to set when no agent kind is given, in the words of the settings' source."""
+    name = agent.name("kind")
+    return (
+        f"no agent: give {name}{' KIND' if name.startswith('--') else ''} ("
+        + ", ".join(CONNECTORS)
+        + ") or set [agent] kind in ci-eval.toml"
+    )

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_eval.config import JudgeConfig
 from ci_eval.metrics.base import MetricFailure
+from ci_eval.settings import JudgeConfig
 
 
 @dataclass

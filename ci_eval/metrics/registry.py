@@ -56,6 +56,12 @@ def reset() -> None:
         del REGISTRY[key]
 
 
+def display_name(key: str) -> str:
+    """A registry key as `ci-eval metrics` shows it: ``name`` or ``name (dialect criteria)``."""
+    dialect, _, name = key.rpartition("/")
+    return f"{name} ({dialect} criteria)" if dialect else name
+
+
 def lookup(name: str, dialect: str | None = None) -> Metric | None:
     """The dialect's own metric of that name, else the shared one, else the one dialect that
     has it (``final_response_avg_score`` is trpc-agent-go's alone)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ci_eval import redact
@@ -25,6 +25,7 @@ from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary
 from ci_eval.results import CaseRecord, RunResults
+from ci_eval.settings import ReportSettings
 from ci_eval.text import scrub
 
 INTERRUPTED_COMMENT_S = 4.0
@@ -49,34 +50,11 @@ def register_reporter(reporter: Reporter) -> Reporter:
 register_reporter(Reporter("junit", to_junit))
 
 
-@dataclass
-class ReportSettings:
-    junit: str | None = None
-    summary: str | None = None
-    results: str | None = None  # where the results JSON is (for outputs and pointers)
-    adk_results: str | None = None
-    comment: bool = False
-    comment_id: str | None = None
-    template_dir: str | None = None
-    files: dict[str, str] = field(default_factory=dict)  # more reports: reporter name -> path
-
-    def report_files(self) -> dict[str, str]:
-        """Every reporter's file to write: JUnit's, then the others named in ``files``."""
-        return {**({"junit": self.junit} if self.junit else {}), **self.files}
-
-
 def check_reports(settings: ReportSettings) -> None:
     """Every report named is a registered reporter (an input error before anything runs)."""
     unknown = [name for name in settings.report_files() if name not in REPORTERS]
     if unknown:
         raise InputError(f"unknown report {unknown[0]!r}; known: " + ", ".join(sorted(REPORTERS)))
-
-
-def token_from(env: Mapping[str, str]) -> str | None:
-    for name in ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN"):
-        if env.get(name):
-            return env[name]
-    return None
 
 
 def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
@@ -100,6 +78,35 @@ def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
     }
 
 
+def report(
+    results: RunResults,
+    settings: ReportSettings,
+    env: Mapping[str, str],
+    say: Callable[..., None],
+) -> None:
+    """The report stage: the terminal summary through ``say(line, err=False)``, then files and
+    GitHub (warnings through ``say(line, err=True)``). Agent text in the log cannot issue
+    workflow commands. A report that cannot be written is an InputError."""
+    from ci_eval.report.terminal import summary_lines
+
+    workflow = github.Workflow()
+    lines = summary_lines(results)
+    if env.get("GITHUB_ACTIONS") == "true":
+        with workflow.untrusted():
+            for line in lines:
+                say(line)
+    else:
+        for line in lines:
+            say(line)
+    try:
+        for warning in publish(results, settings, env=env, workflow=workflow):
+            say(f"ci-eval: warning: {warning}", err=True)
+    except OSError as exc:
+        raise InputError(
+            f"cannot write a report: {exc.strerror or exc}", path=getattr(exc, "filename", None)
+        ) from None
+
+
 def publish(
     results: RunResults,
     settings: ReportSettings,
@@ -112,7 +119,7 @@ def publish(
     template_dir = Path(settings.template_dir) if settings.template_dir else None
     warnings: list[str] = []
     on_actions = env.get("GITHUB_ACTIONS") == "true"
-    token = token_from(env)
+    token = settings.token
     redact.current().add(token)  # masked in the log if it was not known yet
     check_reports(settings)
     # once, before anything renders: no renderer can cut a secret into an unmatched prefix
@@ -120,7 +127,8 @@ def publish(
     for name, path in settings.report_files().items():
         write_text_atomic(Path(path), REPORTERS[name].render(results))
     summary_text = None
-    if settings.summary or (on_actions and env.get("GITHUB_STEP_SUMMARY")):
+    job_summary = env.get("GITHUB_STEP_SUMMARY") if on_actions and settings.job_summary else None
+    if settings.summary or job_summary:
         summary_text = scrub(
             render_summary(results, template_dir, artifact=settings.results, problems=warnings)
         )
@@ -130,8 +138,8 @@ def publish(
         for name, data in to_adk_results(results).items():
             write_json_atomic(Path(settings.adk_results) / name, data)
     if on_actions:
-        if env.get("GITHUB_STEP_SUMMARY") and summary_text is not None:
-            github.append_summary(env["GITHUB_STEP_SUMMARY"], summary_text)
+        if job_summary and summary_text is not None:
+            github.append_summary(job_summary, summary_text)
         if env.get("GITHUB_OUTPUT"):
             github.write_outputs(env["GITHUB_OUTPUT"], outputs(results, settings))
         github.annotate(results, workflow)

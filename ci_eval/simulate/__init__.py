@@ -16,13 +16,13 @@ record it, repeat, in one agent session.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ci_eval.config import JudgeConfig, SimulatorConfig
 from ci_eval.errors import InputError
 from ci_eval.model import EvalCase
+from ci_eval.settings import JudgeConfig, SimulatorConfig
 from ci_eval.simulate.base import Event, NextTurn, SimulatorError, Status, UserSimulator
 
 if TYPE_CHECKING:
@@ -80,8 +80,12 @@ class SimulatorFactory:
         )
 
 
-def build_simulator(config: SimulatorConfig, judge: JudgeConfig) -> SimulatorFactory | None:
-    """The simulator the settings describe, or None when no endpoint is configured."""
+def build_simulator(
+    config: SimulatorConfig, judge: JudgeConfig, env: Mapping[str, str] | None = None
+) -> SimulatorFactory | None:
+    """The simulator the settings describe, or None when no endpoint is configured; its key
+    is read from ``env`` (default: the process's environment)."""
+    env = os.environ if env is None else env
     resolved = config.resolved(judge)
     if not resolved.base_url and not resolved.model:
         return None
@@ -91,7 +95,7 @@ def build_simulator(config: SimulatorConfig, judge: JudgeConfig) -> SimulatorFac
         raise InputError("[simulator] max_turns must be at least 1")
     key = None
     if resolved.api_key_env:
-        key = os.environ.get(resolved.api_key_env)
+        key = env.get(resolved.api_key_env)
         if not key:
             raise InputError(
                 f"the environment variable {resolved.api_key_env} (the simulator's API key) "

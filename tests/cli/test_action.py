@@ -225,7 +225,7 @@ def test_a_bad_input_is_one_error_line(tmp_path: Path) -> None:
     assert "::error title=ci-eval::input num-runs: 'many' is not an integer" in proc.stdout
     env = _job(workspace, "http://127.0.0.1:9")  # no agent input and no ci-eval.toml
     proc = run_cli("action", env=env)
-    assert proc.returncode == 2 and "input agent is required" in proc.stdout
+    assert proc.returncode == 2 and "no agent: give input agent (adk-http" in proc.stdout
 
 
 def test_underscore_input_names_work_too(tmp_path: Path) -> None:

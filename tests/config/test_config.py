@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval.config import CONFIG_NAME, RunSettings, find_config, load_config
 from ci_eval.errors import InputError
+from ci_eval.settings import CONFIG_NAME, RunSettings, find_config, load_config
 
 
 def _config(tmp_path: Path, text: str) -> Path:
@@ -72,15 +72,7 @@ def test_paths_are_relative_to_the_file_not_the_working_directory(
         ("[run]\nconcurrency = '2'\n", "[run] concurrency has the wrong type (str)"),
         ("[run]\ncomment = 1\n", "[run] comment has the wrong type (int)"),
         ("[run]\ntimeout = true\n", "[run] timeout has the wrong type (bool)"),
-        pytest.param(
-            "[judge]\nretries = 1.5\n",
-            "[judge] retries has the wrong type (float)",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="known: a whole-number setting whose default is a number "
-                "takes any number (settings validation, issue 16)",
-            ),
-        ),
+        ("[judge]\nretries = 1.5\n", "[judge] retries has the wrong type (float)"),
         ("metrics = 1\n", "[metrics] must be a table"),
         ("[run\n", "not valid TOML"),
     ],

@@ -354,7 +354,7 @@ def test_known_failures_are_skipped_in_junit_so_a_junit_only_ci_stays_green(
 
 def test_update_baseline_compares_first_then_writes(tmp_path: Path, monkeypatch: Any) -> None:
     from ci_eval import pipeline
-    from ci_eval.config import RunSettings
+    from ci_eval.settings import RunSettings
 
     monkeypatch.chdir(tmp_path)
     path = tmp_path / ".ci-eval/baseline.json"

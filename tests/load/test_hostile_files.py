@@ -135,8 +135,8 @@ def test_every_hostile_file_is_listed_and_validate_exits_2(tmp_path: Path) -> No
 
 
 def test_the_run_lists_all_problems_before_refusing(tmp_path: Path) -> None:
-    from ci_eval.config import RunSettings
     from ci_eval.pipeline import load_eval_sets
+    from ci_eval.settings import RunSettings
 
     (tmp_path / "loop.evalset.json").symlink_to("loop.evalset.json")
     os.mkfifo(tmp_path / "pipe.evalset.json")

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from ci_eval.config import find_config
 from ci_eval.connectors.replay import load_recordings
 from ci_eval.discover import discover_all
 from ci_eval.errors import InputError
 from ci_eval.load import LoadedEvalSet, Skipped, load_all
+from ci_eval.settings import find_config
 from tests.helpers import run_cli
 
 
@@ -240,7 +240,7 @@ def test_eval_config_option_that_is_not_a_config_is_one_error(starter_pack: Path
 
 
 def test_eval_config_in_ci_eval_toml(starter_pack: Path) -> None:
-    from ci_eval.config import load_config
+    from ci_eval.settings import load_config
 
     write(starter_pack / "ci/strict.json", {"criteria": {"response_match_score": 1.0}})
     write(starter_pack / "ci-eval.toml", '[run]\neval_config = "ci/strict.json"\n')
@@ -543,4 +543,4 @@ def test_run_from_a_subfolder_reads_the_repos_ci_eval_toml(starter_pack: Path) -
     write(starter_pack / "ci-eval.toml", '[agent]\nkind = "replay"\n')
     result = cli("run", ".", cwd=starter_pack / "tests/eval")
     assert result.returncode == 2
-    assert "--agent replay needs --replay FILE" in result.stderr
+    assert "[agent] kind replay needs --replay" in result.stderr

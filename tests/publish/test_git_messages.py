@@ -68,9 +68,9 @@ def test_a_repository_owned_by_another_user_names_safe_directory(
 
 
 def test_the_run_says_why_there_is_no_merge_base(repo: Path) -> None:
-    from ci_eval.config import RunSettings
     from ci_eval.pipeline import apply_baseline
     from ci_eval.results import RunResults
+    from ci_eval.settings import RunSettings
 
     results = RunResults(sets=[], agent="a", started="now", duration_s=0)
     # no baseline file in the repository: nothing a PR could have edited, no merge base needed

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from ci_eval import redact
-from ci_eval.publish import ReportSettings, outputs, publish, token_from
+from ci_eval.publish import ReportSettings, outputs, publish
 from ci_eval.publish.github import Workflow
+from ci_eval.settings import RunSettings, github_token
 from tests.factories import results
 
 
@@ -34,7 +35,7 @@ def _own_redactor() -> object:
 def test_the_token_is_the_actions_input_first_then_the_jobs(
     env: dict[str, str], token: str | None
 ) -> None:
-    assert token_from(env) == token
+    assert github_token(env) == token
 
 
 def test_step_outputs_count_the_cases_and_carry_the_verdict() -> None:
@@ -105,6 +106,7 @@ def test_a_comment_without_a_pull_request_or_token_is_skipped_with_a_warning(
 def test_the_token_is_masked_in_everything_published(tmp_path: Path) -> None:
     run = results({"a": "FAILED"}, reasons={"a": "agent said ghp_notInAnyKnownShape42"})
     env = {"GITHUB_TOKEN": "ghp_notInAnyKnownShape42"}
-    publish(run, ReportSettings(junit=str(tmp_path / "j.xml")), env, Workflow(io.StringIO()))
+    settings = RunSettings(junit=str(tmp_path / "j.xml")).report(env)  # the token read once
+    publish(run, settings, env, Workflow(io.StringIO()))
     junit = (tmp_path / "j.xml").read_text()
     assert "ghp_notInAnyKnownShape42" not in junit and "agent said" in junit

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ci_eval import pipeline, redact
-from ci_eval.config import RunSettings
 from ci_eval.errors import InputError, ValidationFailed
+from ci_eval.settings import RunSettings, check
 from ci_eval.shard import parse_cases
 from tests.conftest import SAMPLES
 from tests.helpers import WEATHER_AGENT
@@ -71,8 +71,10 @@ def test_a_case_filter_that_matches_nothing_is_refused() -> None:
     ],
 )
 def test_bad_scoring_options_are_input_errors(changes: dict[str, object], why: str) -> None:
+    settings = _settings(**changes)
     with pytest.raises(InputError, match=why):
-        pipeline.score_options(_settings(**changes))
+        check(settings)  # the settings' own check (min-pass against num-runs) comes first
+        pipeline.score_options(settings)
 
 
 def test_the_judge_needs_a_url_and_a_model_and_its_key_set(

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from ci_eval.config import JudgeConfig
 from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.base import ScoreContext
 from ci_eval.metrics.judge import Judge
 from ci_eval.metrics.judge_metrics import final_response_match_v2
 from ci_eval.model import Content, Invocation, Part
+from ci_eval.settings import JudgeConfig
 from ci_eval.simulate import adk_prompts
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli, run_sample_agent

@@ -164,7 +164,7 @@ def test_the_action_refuses_a_bad_fail_on_before_the_run(tmp_path: Path) -> None
     }
     old = Path.cwd()
     try:
-        with pytest.raises(InputError, match="--fail-on: unknown regressions"):
+        with pytest.raises(InputError, match="input fail-on: unknown regressions"):
             run_action(env)
     finally:
         os.chdir(old)

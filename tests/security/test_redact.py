@@ -194,7 +194,7 @@ def test_workflow_commands_never_carry_a_secret() -> None:
 
 
 def test_settings_register_the_runs_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ci_eval.config import RunSettings
+    from ci_eval.settings import RunSettings
 
     settings = RunSettings()
     settings.agent.url = "http://u:urlpass1@h/turn?token=qrysecret"

@@ -1,0 +1,36 @@
+"""``ci-eval action``: the GitHub Action's entrypoint, on the same path as ``ci-eval run``."""
+
+from __future__ import annotations
+
+import typer
+
+from ci_eval.cli.common import environment, fail, report, stop_on_signals
+from ci_eval.errors import InputError, ValidationFailed
+
+
+def action() -> None:
+    """The GitHub Action's entrypoint: reads INPUT_* and the job's environment, runs the
+    pipeline in $GITHUB_WORKSPACE and reports (JUnit, job summary, outputs, annotations, PR
+    comment). Exit codes as for `run`.
+    """
+    from ci_eval import deadline
+    from ci_eval.action import run_action
+    from ci_eval.deadline import Cancellation
+    from ci_eval.publish.github import Workflow
+
+    env = environment()
+    try:
+        stop = Cancellation(deadline.grace_from(env))
+    except InputError as exc:
+        Workflow().command("error", str(exc), title="ci-eval")
+        fail(exc)
+    with stop_on_signals(stop):
+        try:
+            outcome, report_settings = run_action(env, stop)
+        except ValidationFailed as exc:
+            fail(exc, to_log=True)  # each problem to the log, where the action's user looks
+        except InputError as exc:
+            Workflow().command("error", str(exc), title="ci-eval")
+            fail(exc)
+        report(outcome.results, report_settings, outcome.problems)
+    raise typer.Exit(outcome.exit_code)

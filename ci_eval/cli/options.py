@@ -1,0 +1,205 @@
+"""Options more than one command takes, declared once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ci_eval.discover import DEFAULT_INCLUDE
+
+PathsArg = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        help="Files or directories to search (default: the current directory).", show_default=False
+    ),
+]
+IncludeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--include",
+        metavar="GLOB",
+        help=(
+            "Only files matching GLOB (repeatable). A pattern without '/' matches the "
+            "file name at any depth; '**' crosses folders. Default: "
+            + ", ".join(DEFAULT_INCLUDE)
+            + ". Orchestrate datasets have no naming "
+            "convention: add --include '*.json' for them."
+        ),
+        show_default=False,
+    ),
+]
+ExcludeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude",
+        metavar="GLOB",
+        help="Skip files matching GLOB (repeatable).",
+        show_default=False,
+    ),
+]
+
+
+JunitOpt = Annotated[
+    Path | None,
+    typer.Option("--junit", metavar="FILE", help="Write JUnit XML here.", show_default=False),
+]
+SummaryOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--summary",
+        metavar="FILE",
+        help="Write the Markdown summary here (on GitHub Actions it also goes to the job summary).",
+        show_default=False,
+    ),
+]
+AdkResultsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--adk-results",
+        metavar="DIR",
+        help="Write one ADK .evalset_result.json per eval set here.",
+        show_default=False,
+    ),
+]
+CommentOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--comment/--no-comment",
+        help="Upsert the PR comment (GitHub; needs a token with "
+        "pull-requests: write) [default: no].",
+        show_default=False,
+    ),
+]
+CommentIdOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--comment-id",
+        metavar="ID",
+        help="Tell this job's comment apart, e.g. per matrix leg [default: workflow/job].",
+        show_default=False,
+    ),
+]
+
+
+BaselineOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--baseline",
+        metavar="FILE",
+        help="The stored baseline [default: .ci-eval/baseline.json; "
+        "a missing baseline means thresholds only].",
+        show_default=False,
+    ),
+]
+BaselineRefOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline-ref",
+        metavar="REF",
+        help="Read the baseline as it is at this git ref "
+        "[default in a pull request: the merge base with the base branch].",
+        show_default=False,
+    ),
+]
+ToleranceOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--tolerance",
+        metavar="X",
+        help="A metric's mean may drop by this much before it counts as a regression [default: 0].",
+        show_default=False,
+    ),
+]
+SignificanceOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--significance",
+        metavar="P",
+        help="With repeated runs on both sides, a drop must be "
+        "significant at this level [default: 0.05].",
+        show_default=False,
+    ),
+]
+FailOnOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-on",
+        metavar="failure,regression,error,not-evaluated",
+        help="What fails the gate [default: regression,error,not-evaluated with a baseline; "
+        "failure,error,not-evaluated without]. A run where nothing was evaluated always fails.",
+        show_default=False,
+    ),
+]
+MinHistoryOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--min-history",
+        metavar="N",
+        help="Runs on main a case needs before its history judges it; with fewer, the simple "
+        "rule (passed every run on main, fails most runs now) [default: 5].",
+        show_default=False,
+    ),
+]
+AcceptOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--accept",
+        metavar="FILE",
+        help="Regressions this pull request accepts, with reasons [default: "
+        ".ci-eval/accept.toml when present].",
+        show_default=False,
+    ),
+]
+WindowOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--window",
+        metavar="N",
+        help="Runs of history the baseline keeps per case and metric [default: 20].",
+        show_default=False,
+    ),
+]
+MaxAgeOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--baseline-max-age",
+        metavar="DAYS",
+        help="Warn when the baseline is older [default: 30].",
+        show_default=False,
+    ),
+]
+
+
+EvalConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--eval-config",
+        metavar="FILE",
+        help="Use this ADK eval config (test_config.json shape; or a trpc-agent-go metrics "
+        "list) for every eval set, like `adk eval --config_file_path` [default: per set, "
+        "test_config.json/eval_config.json beside it, else the nearest one above it up to the "
+        "repository root, else ADK's default criteria].",
+        show_default=False,
+    ),
+]
+
+
+TemplateDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--template-dir",
+        metavar="DIR",
+        help="Your own summary.md.j2 / comment.md.j2.",
+        show_default=False,
+    ),
+]
+ResultsArg = Annotated[
+    Path,
+    typer.Argument(
+        metavar="RESULTS",
+        help="A results file from `ci-eval run --results`.",
+        show_default=False,
+    ),
+]

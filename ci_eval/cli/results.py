@@ -1,0 +1,219 @@
+"""Commands over saved results: ``report``, ``compare``, ``baseline update`` and ``merge``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ci_eval.cli.common import environment, fail, report, say
+from ci_eval.cli.options import (
+    AcceptOpt,
+    AdkResultsOpt,
+    BaselineOpt,
+    BaselineRefOpt,
+    CommentIdOpt,
+    CommentOpt,
+    FailOnOpt,
+    JunitOpt,
+    MaxAgeOpt,
+    MinHistoryOpt,
+    ResultsArg,
+    SignificanceOpt,
+    SummaryOpt,
+    TemplateDirOpt,
+    ToleranceOpt,
+    WindowOpt,
+)
+from ci_eval.errors import InputError
+
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="Write the results with the comparison here.",
+        show_default=False,
+    ),
+]
+
+
+def report_command(
+    results_file: ResultsArg,
+    junit: JunitOpt = None,
+    summary: SummaryOpt = None,
+    adk_results: AdkResultsOpt = None,
+    comment: CommentOpt = None,
+    comment_id: CommentIdOpt = None,
+    template_dir: TemplateDirOpt = None,
+) -> None:
+    """Render reports from saved results without running anything again.
+
+    Prints the summary, writes the files asked for and, on GitHub Actions, the job summary,
+    outputs and annotations; --comment upserts the PR comment. Exits like the run did: 0
+    passed, 1 a case failed, 3 errors kept cases from being scored; 2 for a bad file.
+
+    Example: ci-eval report results.json --junit junit.xml --summary summary.md --comment
+    """
+    import gc
+
+    from ci_eval import preflight
+    from ci_eval.gate import gate
+    from ci_eval.results import read_results
+    from ci_eval.settings import RunSettings
+
+    settings = RunSettings().overlay(
+        {
+            "junit": junit,
+            "summary": summary,
+            "adk_results": adk_results,
+            "results": results_file,
+            "comment": comment,
+            "comment_id": comment_id,
+            "template_dir": template_dir,
+        }
+    )
+    try:
+        preflight.output_file(junit, "--junit")
+        preflight.output_file(summary, "--summary")
+        preflight.output_dir(adk_results, "--adk-results")
+        results = read_results(results_file)
+    except InputError as exc:
+        fail(exc)
+    gc.freeze()  # as in `run`: what was read lives to the end
+    report(results, settings.report(environment()))
+    raise typer.Exit(gate(results))
+
+
+def compare_command(
+    results_file: ResultsArg,
+    baseline: BaselineOpt = None,
+    baseline_ref: BaselineRefOpt = None,
+    tolerance: ToleranceOpt = None,
+    significance: SignificanceOpt = None,
+    fail_on: FailOnOpt = None,
+    baseline_max_age: MaxAgeOpt = None,
+    min_history: MinHistoryOpt = None,
+    accept: AcceptOpt = None,
+    junit: JunitOpt = None,
+    summary: SummaryOpt = None,
+    comment: CommentOpt = None,
+    comment_id: CommentIdOpt = None,
+    output: OutputOpt = None,
+) -> None:
+    """Compare saved results with the baseline's history and gate on regressions.
+
+    Each case is judged against its own recent runs on main: how likely are this run's
+    failures given how often the case failed there (beta-binomial, Jeffreys prior), with
+    Benjamini-Hochberg across cases and a suite-wide test for a broad drop. Cases with less
+    than --min-history runs on main use the simple rule, and the output says so. Exits 1 when
+    the gate fails (per --fail-on), 0 when not, 2 on bad input.
+
+    Example: ci-eval compare results.json --baseline .ci-eval/baseline.json
+    """
+    from ci_eval import pipeline, preflight
+    from ci_eval.gate import gate
+    from ci_eval.results import read_results, write_results
+    from ci_eval.settings import RunSettings, check_gate
+
+    env = environment()
+    settings = RunSettings().overlay(
+        {
+            "baseline": baseline,
+            "baseline_ref": baseline_ref,
+            "tolerance": tolerance,
+            "significance": significance,
+            "fail_on": fail_on,
+            "baseline_max_age": baseline_max_age,
+            "min_history": min_history,
+            "accept": accept,
+            "junit": junit,
+            "summary": summary,
+            "results": output or results_file,
+            "comment": comment,
+            "comment_id": comment_id,
+        }
+    )
+    notices: list[str] = []
+    try:
+        check_gate(settings)
+        preflight.output_file(output, "-o")
+        preflight.output_file(junit, "--junit")
+        preflight.output_file(summary, "--summary")
+        results = read_results(results_file)
+        notices = pipeline.apply_baseline(results, settings, env)
+        if output:
+            write_results(output, results)
+    except InputError as exc:
+        fail(exc)
+    except OSError as exc:
+        fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(output)))
+    report(results, settings.report(env), notices)
+    raise typer.Exit(gate(results))
+
+
+def baseline_update(
+    results_file: ResultsArg,
+    baseline: BaselineOpt = None,
+    window: WindowOpt = None,
+) -> None:
+    """Append saved results to the baseline's history (the last --window runs per case).
+
+    Cases the results did not measure (errors, skipped, not started, another shard) keep their
+    history: an interrupted run never shrinks the baseline. Run it on main after each run (the
+    README shows a workflow that keeps the history on a data branch, without hand commits).
+
+    Example: ci-eval baseline update results.json
+    """
+    from ci_eval import pipeline, preflight
+    from ci_eval.baseline import DEFAULT_PATH
+    from ci_eval.results import read_results
+    from ci_eval.settings import RunSettings
+
+    settings = RunSettings().overlay({"baseline": baseline, "baseline_window": window})
+    try:
+        preflight.output_file(settings.baseline or DEFAULT_PATH, "--baseline")
+        results = read_results(results_file)
+        if settings.baseline_window < 1:
+            raise settings.names.error("baseline_window", "must be at least 1")
+        line = pipeline.update_baseline(results, settings)
+    except InputError as exc:
+        fail(exc)
+    say(line)
+
+
+def merge(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="RESULTS...", help="Results files of the shards.", show_default=False
+        ),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "-o", "--output", metavar="FILE", help="The merged results file.", show_default=False
+        ),
+    ],
+) -> None:
+    """Join shard results (matrix jobs run with --shard I/N) into one results file.
+
+    `report` and `compare` then work on it as on a single run.
+
+    Example: ci-eval merge shard-*/results.json -o results.json
+    """
+    from ci_eval import preflight
+    from ci_eval.merge import merge as merge_results
+    from ci_eval.results import write_results
+
+    try:
+        preflight.output_file(output, "-o")
+        merged = merge_results(list(files))
+        write_results(output, merged)
+    except InputError as exc:
+        fail(exc)
+    except OSError as exc:
+        fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(output)))
+    say(f"merged {len(files)} results files: {len(merged.cases())} cases in {output}")

@@ -1,0 +1,399 @@
+"""``ci-eval run``: the flags over ci-eval.toml, then the pipeline and the report stage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ci_eval.cli.common import environment, fail, report, stop_on_signals
+from ci_eval.cli.options import (
+    AcceptOpt,
+    AdkResultsOpt,
+    BaselineOpt,
+    BaselineRefOpt,
+    CommentIdOpt,
+    CommentOpt,
+    EvalConfigOpt,
+    ExcludeOpt,
+    FailOnOpt,
+    IncludeOpt,
+    JunitOpt,
+    MaxAgeOpt,
+    MinHistoryOpt,
+    PathsArg,
+    SignificanceOpt,
+    SummaryOpt,
+    ToleranceOpt,
+    WindowOpt,
+)
+from ci_eval.errors import InputError
+from ci_eval.settings import AGENT_KINDS, CONFIG_NAME
+
+
+def run(
+    paths: PathsArg = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            metavar="KIND",
+            help="How to reach the agent: "
+            + ", ".join(AGENT_KINDS)
+            + ". Default: [agent] kind in ci-eval.toml.",
+            show_default=False,
+        ),
+    ] = None,
+    agent_url: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-url",
+            metavar="URL",
+            help="adk-http: the api_server's base URL; http: the endpoint that takes one turn.",
+            show_default=False,
+        ),
+    ] = None,
+    app_name: Annotated[
+        str | None,
+        typer.Option(
+            "--app-name",
+            metavar="NAME",
+            help="ADK app name (default: each case's session_input.app_name).",
+            show_default=False,
+        ),
+    ] = None,
+    user_id: Annotated[
+        str | None,
+        typer.Option(
+            "--user-id",
+            metavar="ID",
+            help="ADK user id (default: session_input.user_id, else test_user_id as ADK).",
+            show_default=False,
+        ),
+    ] = None,
+    agent_command: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-command",
+            metavar="CMD",
+            help="command: the program speaking JSON lines.",
+            show_default=False,
+        ),
+    ] = None,
+    agent_module: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-module",
+            metavar="PATH_OR_MODULE",
+            help="adk: an agent directory or module with root_agent.",
+            show_default=False,
+        ),
+    ] = None,
+    replay: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--replay",
+            metavar="FILE",
+            help="replay: recorded results (ADK .evalset_result.json, "
+            "trpc-agent-go results, ci-eval results); repeatable, or a directory.",
+            show_default=False,
+        ),
+    ] = None,
+    replay_pick: Annotated[
+        str | None,
+        typer.Option(
+            "--replay-pick",
+            metavar="newest|oldest|all",
+            help="replay: which recording of a case to replay when several files (ADK's "
+            ".adk/eval_history) hold one, by each file's own timestamp; all = one run per "
+            "recording, newest first [default: newest].",
+            show_default=False,
+        ),
+    ] = None,
+    token_env: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-token-env",
+            metavar="VAR",
+            help="Send the token in environment variable VAR "
+            "as 'Authorization: Bearer …' (never printed).",
+            show_default=False,
+        ),
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--header",
+            metavar="NAME=VALUE",
+            help="An extra HTTP header for the agent (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    agent_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent-env",
+            metavar="NAME",
+            help="Pass environment variable NAME to a command agent although ci-eval "
+            "withholds it by default (GITHUB_TOKEN, INPUT_*, the Actions runtime's tokens, the "
+            "judge's key, the agent's token); repeatable.",
+            show_default=False,
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help=f"Settings file (default: {CONFIG_NAME} in the working directory or the "
+            "nearest parent up to the repository root).",
+            show_default=False,
+        ),
+    ] = None,
+    include: IncludeOpt = None,
+    exclude: ExcludeOpt = None,
+    eval_config: EvalConfigOpt = None,
+    case: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--case",
+            metavar="SET_ID:CASE_ID",
+            help="Run only these cases (repeatable; SET_ID alone for a whole set).",
+            show_default=False,
+        ),
+    ] = None,
+    num_runs: Annotated[
+        int | None,
+        typer.Option(
+            "--num-runs",
+            metavar="N",
+            help="Run each case N times, each in a fresh session [default: 1].",
+            show_default=False,
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency", metavar="N", help="Cases run at once [default: 4].", show_default=False
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Per turn [default: 60].", show_default=False
+        ),
+    ] = None,
+    retries: Annotated[
+        int | None,
+        typer.Option(
+            "--retries",
+            metavar="N",
+            help="Retries for connection errors, 5xx and 429, with "
+            "backoff and jitter, honouring Retry-After [default: 2].",
+            show_default=False,
+        ),
+    ] = None,
+    results: Annotated[
+        Path | None,
+        typer.Option(
+            "--results",
+            metavar="FILE",
+            help="Write the full results JSON here.",
+            show_default=False,
+        ),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            metavar="NAME[=THRESHOLD]",
+            help="Score with these metrics instead of the "
+            "eval sets' own (repeatable); a sidecar metric of the same name keeps its criterion. "
+            "See `ci-eval metrics`.",
+            show_default=False,
+        ),
+    ] = None,
+    min_pass: Annotated[
+        int | None,
+        typer.Option(
+            "--min-pass",
+            metavar="K",
+            help="With --num-runs N: a case passes when at least K of "
+            "its runs pass (default: ADK's rule, the mean over runs against the threshold).",
+            show_default=False,
+        ),
+    ] = None,
+    judge_url: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-url",
+            metavar="URL",
+            help="OpenAI-compatible base URL for LLM-judged metrics (…/v1).",
+            show_default=False,
+        ),
+    ] = None,
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-model", metavar="MODEL", help="The judge's model name.", show_default=False
+        ),
+    ] = None,
+    judge_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-key-env",
+            metavar="VAR",
+            help="Environment variable holding the judge's API key (never printed).",
+            show_default=False,
+        ),
+    ] = None,
+    simulator_url: Annotated[
+        str | None,
+        typer.Option(
+            "--simulator-url",
+            metavar="URL",
+            help="OpenAI-compatible base URL of the simulated user's LLM, for ADK "
+            "conversation_scenario cases and Orchestrate stories [default: the judge's].",
+            show_default=False,
+        ),
+    ] = None,
+    simulator_model: Annotated[
+        str | None,
+        typer.Option(
+            "--simulator-model",
+            metavar="MODEL",
+            help="The simulated user's model [default: the judge's].",
+            show_default=False,
+        ),
+    ] = None,
+    simulator_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--simulator-key-env",
+            metavar="VAR",
+            help="Environment variable holding the simulator's API key (never printed).",
+            show_default=False,
+        ),
+    ] = None,
+    template_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--template-dir",
+            metavar="DIR",
+            help="Override ci-eval's Jinja templates (judge "
+            "prompts; reports) with files of the same name here.",
+            show_default=False,
+        ),
+    ] = None,
+    junit: JunitOpt = None,
+    summary: SummaryOpt = None,
+    adk_results: AdkResultsOpt = None,
+    comment: CommentOpt = None,
+    comment_id: CommentIdOpt = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            metavar="I/N",
+            help="Run only shard I of N (a stable hash of set and case "
+            "id), for matrix jobs; join them with `ci-eval merge`.",
+            show_default=False,
+        ),
+    ] = None,
+    baseline: BaselineOpt = None,
+    baseline_ref: BaselineRefOpt = None,
+    update_baseline: Annotated[
+        bool | None,
+        typer.Option(
+            "--update-baseline/--no-update-baseline",
+            help="Write the baseline from this run.",
+            show_default=False,
+        ),
+    ] = None,
+    tolerance: ToleranceOpt = None,
+    significance: SignificanceOpt = None,
+    fail_on: FailOnOpt = None,
+    baseline_max_age: MaxAgeOpt = None,
+    min_history: MinHistoryOpt = None,
+    accept: AcceptOpt = None,
+    window: WindowOpt = None,
+) -> None:
+    """Replay eval sets against the agent and write what it did.
+
+    Each case runs in a fresh agent session, turns in order; cases run concurrently. An agent
+    that fails makes its case ERROR with the reason, never the whole run. Ctrl-C stops new
+    cases and keeps what finished. Then every case is scored with its eval set's metrics.
+    Exits 0 when every case passed, 1 when a case failed, 2 on bad input, 3 when
+    infrastructure errors kept cases from being scored.
+
+    Example: ci-eval run samples --agent command --agent-command
+    "python samples/agents/weather_agent/command_agent.py" --results results.json
+    """
+    from ci_eval import deadline, pipeline
+    from ci_eval.deadline import Cancellation
+    from ci_eval.settings import find_config, load_config
+
+    env = environment()
+    try:
+        settings = load_config(config or find_config(), required=config is not None)
+        settings.overlay(
+            {
+                "paths": paths or None,
+                "eval_config": eval_config,
+                "include": include,
+                "exclude": exclude,
+                "cases": case,
+                "num_runs": num_runs,
+                "concurrency": concurrency,
+                "timeout": timeout,
+                "retries": retries,
+                "results": results,
+                "metric": metric,
+                "min_pass": min_pass,
+                "template_dir": template_dir,
+                "junit": junit,
+                "summary": summary,
+                "adk_results": adk_results,
+                "comment": comment,
+                "comment_id": comment_id,
+                "shard": shard,
+                "baseline": baseline,
+                "baseline_ref": baseline_ref,
+                "update_baseline": update_baseline,
+                "tolerance": tolerance,
+                "significance": significance,
+                "fail_on": fail_on,
+                "baseline_max_age": baseline_max_age,
+                "min_history": min_history,
+                "accept": accept,
+                "baseline_window": window,
+                "agent.kind": agent,
+                "agent.url": agent_url,
+                "agent.app_name": app_name,
+                "agent.user_id": user_id,
+                "agent.command": agent_command,
+                "agent.module": agent_module,
+                "agent.replay": replay,
+                "agent.replay_pick": replay_pick,
+                "agent.token_env": token_env,
+                "agent.headers": header,
+                "agent.env": agent_env,
+                "judge.base_url": judge_url,
+                "judge.model": judge_model,
+                "judge.api_key_env": judge_key_env,
+                "simulator.base_url": simulator_url,
+                "simulator.model": simulator_model,
+                "simulator.api_key_env": simulator_key_env,
+            }
+        )
+        stop = Cancellation(deadline.grace_from(env))
+    except InputError as exc:
+        fail(exc)
+    with stop_on_signals(stop):
+        try:
+            outcome = pipeline.run(settings, stop, env)
+        except InputError as exc:
+            fail(exc)
+        report(outcome.results, settings.report(env), outcome.problems)
+    raise typer.Exit(outcome.exit_code)

@@ -1,0 +1,58 @@
+"""One settings object for a run, from one path: ``ci-eval.toml`` (so a repository says once how
+its agent is reached), then the action's inputs or the command's flags over it
+(:meth:`RunSettings.overlay`), checked once (:func:`check`) before the first agent call.
+
+``model`` holds the object, how each setting is spelled in each source, and the check;
+``sources`` reads ci-eval.toml and the action's inputs."""
+
+from ci_eval.settings.model import (
+    AGENT_KINDS,
+    CONFIG_NAME,
+    SETTINGS,
+    AgentSettings,
+    JudgeConfig,
+    Names,
+    ReportSettings,
+    RunSettings,
+    Setting,
+    SimulatorConfig,
+    check,
+    check_gate,
+    check_number,
+    github_token,
+)
+from ci_eval.settings.sources import (
+    ACTION_DEFAULTS,
+    ACTION_ONLY,
+    INPUTS,
+    find_config,
+    from_inputs,
+    get_input,
+    input_flag,
+    load_config,
+)
+
+__all__ = [
+    "ACTION_DEFAULTS",
+    "ACTION_ONLY",
+    "AGENT_KINDS",
+    "CONFIG_NAME",
+    "INPUTS",
+    "SETTINGS",
+    "AgentSettings",
+    "JudgeConfig",
+    "Names",
+    "ReportSettings",
+    "RunSettings",
+    "Setting",
+    "SimulatorConfig",
+    "check",
+    "check_gate",
+    "check_number",
+    "find_config",
+    "from_inputs",
+    "get_input",
+    "github_token",
+    "input_flag",
+    "load_config",
+]

@@ -1,0 +1,352 @@
+"""The settings object of a run and its one check: every setting knows how the user spelled it
+(``[run] timeout``, ``input timeout``, ``--timeout``), and a message names the setting in the
+source it came from, so the action's users never read a flag they cannot pass."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ci_eval.errors import InputError
+
+CONFIG_NAME = "ci-eval.toml"
+# the connectors' kinds (ci_eval.connectors.CONNECTORS registers one factory each), here for the
+# CLI's help, which must not import the connectors
+AGENT_KINDS = ("adk-http", "adk", "http", "command", "replay")
+Source = Literal["cli", "action"]
+# a setting's value as ci-eval.toml, the action's inputs or the flags give it
+Value = str | int | float | bool | list[str] | dict[str, object] | None
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting and its spelling in each source: ``key`` is the attribute (``agent.url``
+    for a table's), ``flag`` the ``ci-eval run`` option, ``input`` the action's input."""
+
+    key: str
+    flag: str | None = None
+    input: str | None = None
+    kind: str = "str"  # how an input's text is read: str, int, float, bool, list, words
+
+
+SETTINGS = (
+    Setting("paths", None, "paths", "words"),
+    Setting("include", "--include", "include", "list"),
+    Setting("exclude", "--exclude", "exclude", "list"),
+    Setting("eval_config", "--eval-config", "eval-config"),
+    Setting("cases", "--case"),
+    Setting("metric", "--metric", "metrics", "list"),
+    Setting("num_runs", "--num-runs", "num-runs", "int"),
+    Setting("min_pass", "--min-pass", "min-pass", "int"),
+    Setting("concurrency", "--concurrency", "concurrency", "int"),
+    Setting("timeout", "--timeout", "timeout", "float"),
+    Setting("retries", "--retries", "retries", "int"),
+    Setting("shard", "--shard", "shard"),
+    Setting("baseline", "--baseline", "baseline"),
+    Setting("baseline_ref", "--baseline-ref", "baseline-ref"),
+    Setting("update_baseline", "--update-baseline"),
+    Setting("fail_on", "--fail-on", "fail-on", "list"),
+    Setting("tolerance", "--tolerance", "tolerance", "float"),
+    Setting("significance", "--significance"),
+    Setting("baseline_max_age", "--baseline-max-age"),
+    Setting("baseline_window", "--window", "window", "int"),
+    Setting("min_history", "--min-history", "min-history", "int"),
+    Setting("accept", "--accept", "accept"),
+    Setting("results", "--results", "results"),
+    Setting("junit", "--junit", "junit"),
+    Setting("summary", "--summary"),
+    Setting("adk_results", "--adk-results"),
+    Setting("comment", "--comment", "comment", "bool"),
+    Setting("comment_id", "--comment-id", "comment-id"),
+    Setting("template_dir", "--template-dir", "template-dir"),
+    Setting("agent.kind", "--agent", "agent"),
+    Setting("agent.url", "--agent-url", "agent-url"),
+    Setting("agent.app_name", "--app-name", "app-name"),
+    Setting("agent.user_id", "--user-id", "user-id"),
+    Setting("agent.command", "--agent-command", "agent-command"),
+    Setting("agent.module", "--agent-module", "agent-module"),
+    Setting("agent.replay", "--replay", "replay", "list"),
+    Setting("agent.replay_pick", "--replay-pick", "replay-pick"),
+    Setting("agent.token_env", "--agent-token-env"),
+    Setting("agent.headers", "--header"),
+    Setting("agent.env", "--agent-env", "agent-env", "list"),
+    Setting("judge.base_url", "--judge-url"),
+    Setting("judge.model", "--judge-model"),
+    Setting("judge.api_key_env", "--judge-key-env"),
+    Setting("simulator.base_url", "--simulator-url"),
+    Setting("simulator.model", "--simulator-model"),
+    Setting("simulator.api_key_env", "--simulator-key-env"),
+)
+_BY_KEY = {s.key: s for s in SETTINGS}
+
+
+@dataclass
+class Names:
+    """How each setting is named in messages: as the user gave it, else in the run's own
+    source (a flag on the command line, an input in the action), else as ci-eval.toml spells
+    it."""
+
+    source: Source = "cli"
+    given: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # key → (name, file)
+
+    def name(self, key: str) -> str:
+        if key in self.given:
+            return self.given[key][0]
+        setting = _BY_KEY.get(key)
+        if setting is not None:
+            if self.source == "cli" and setting.flag:
+                return setting.flag
+            if self.source == "action" and setting.input:
+                return f"input {setting.input}"
+        table, _, name = key.rpartition(".")
+        return f"[{table or 'run'}] {name}"
+
+    def error(self, key: str, message: str) -> InputError:
+        """``message`` about the setting, e.g. ``error("timeout", "must be > 0")``."""
+        return InputError(f"{self.name(key)} {message}", path=self.given.get(key, ("", None))[1])
+
+
+@dataclass
+class AgentSettings:
+    kind: str | None = None
+    url: str | None = None
+    app_name: str | None = None
+    user_id: str | None = None
+    command: str | None = None
+    module: str | None = None
+    replay: list[str] = field(default_factory=list)
+    replay_pick: str = "newest"  # newest | oldest | all recordings of a case
+    token_env: str | None = None  # name of the environment variable holding a bearer token
+    headers: dict[str, str] = field(default_factory=dict)
+    # environment variables passed to a command agent although ci-eval withholds them by
+    # default (GITHUB_TOKEN, INPUT_*, the judge's key, the agent's token)
+    env: list[str] = field(default_factory=list)
+    names: Names = field(default_factory=Names, repr=False, compare=False)
+
+    def name(self, key: str) -> str:
+        """How the user names this agent setting (``--agent-url``, ``input agent-url``...)."""
+        return self.names.name(f"agent.{key}")
+
+
+@dataclass
+class JudgeConfig:
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    timeout: float = 60.0
+    retries: int = 3
+    temperature: float = 0.0
+
+
+@dataclass
+class SimulatorConfig:
+    """The simulated user's LLM ([simulator]); unset fields fall back to the judge's."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    timeout: float | None = None
+    retries: int | None = None
+    temperature: float | None = None
+    # ADK: used when the eval config's user_simulator_config sets no max_allowed_invocations;
+    # Orchestrate: when the dataset sets no max_user_turns
+    max_turns: int | None = None
+
+    def resolved(self, judge: JudgeConfig) -> SimulatorConfig:
+        """This table with the judge's endpoint filled in where it says nothing."""
+        own_endpoint = bool(self.base_url)
+        return SimulatorConfig(
+            self.base_url or judge.base_url,
+            self.model or judge.model,
+            self.api_key_env if own_endpoint else (self.api_key_env or judge.api_key_env),
+            judge.timeout if self.timeout is None else self.timeout,
+            judge.retries if self.retries is None else self.retries,
+            judge.temperature if self.temperature is None else self.temperature,
+            self.max_turns,
+        )
+
+
+@dataclass
+class ReportSettings:
+    """Where the reports go, built once from the run's settings (:meth:`RunSettings.report`)."""
+
+    junit: str | None = None
+    summary: str | None = None
+    results: str | None = None  # where the results JSON is (for outputs and pointers)
+    adk_results: str | None = None
+    comment: bool = False
+    comment_id: str | None = None
+    template_dir: str | None = None
+    token: str | None = field(default=None, repr=False)  # GitHub's, for the PR comment
+    job_summary: bool = True  # on GitHub Actions, the Markdown summary goes to the job summary
+    files: dict[str, str] = field(default_factory=dict)  # more reports: reporter name -> path
+
+    def report_files(self) -> dict[str, str]:
+        """Every reporter's file to write: JUnit's, then the others named in ``files``."""
+        return {**({"junit": self.junit} if self.junit else {}), **self.files}
+
+
+@dataclass
+class RunSettings:
+    paths: list[str] = field(default_factory=list)
+    eval_config: str | None = None  # one ADK eval config (or trpc metrics) for every set
+    include: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    cases: list[str] = field(default_factory=list)
+    concurrency: int = 4
+    timeout: float = 60.0
+    retries: int = 2
+    num_runs: int = 1
+    results: str | None = None
+    shard: str | None = None
+    baseline: str | None = None
+    baseline_ref: str | None = None
+    update_baseline: bool = False
+    tolerance: float = 0.0
+    significance: float = 0.05
+    fail_on: list[str] = field(default_factory=list)
+    baseline_max_age: float = 30.0
+    baseline_window: int = 20  # runs of history kept per case and metric
+    min_history: int = 5  # runs on main a case needs before its history judges it
+    accept: str | None = None  # the acceptance file [default: .ci-eval/accept.toml]
+    junit: str | None = None
+    summary: str | None = None
+    adk_results: str | None = None
+    comment: bool = False
+    comment_id: str | None = None
+    metric: list[str] = field(default_factory=list)  # --metric NAME[=THRESHOLD]
+    min_pass: int | None = None
+    template_dir: str | None = None
+    agent: AgentSettings = field(default_factory=AgentSettings)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
+    simulator: SimulatorConfig = field(default_factory=SimulatorConfig)
+    metrics: dict[str, object] = field(default_factory=dict)  # [metrics]: name → threshold/table
+    custom_metrics: dict[str, str] = field(default_factory=dict)  # name → "module:function"
+    names: Names = field(default_factory=Names, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.agent.names = self.names
+
+    def given(self, key: str) -> bool:
+        """Whether the user set this setting (in ci-eval.toml, an input or a flag)."""
+        return key in self.names.given
+
+    def overlay(self, values: Mapping[str, Value | Path | list[Path]]) -> RunSettings:
+        """Set what the run's source (flags or inputs) gives; None leaves a setting as it is."""
+        for key, value in values.items():
+            if value is None:
+                continue
+            setting = _BY_KEY[key]
+            if isinstance(value, Path):
+                value = str(value)
+            elif isinstance(value, list):
+                value = [str(v) for v in value]
+            target, name = _target(self, key)
+            if key == "agent.headers":
+                value = {**self.agent.headers, **_headers(value, self.names.name(key))}
+            setattr(target, name, value)
+            spelled = setting.flag if self.names.source == "cli" else f"input {setting.input}"
+            self.names.given[key] = (spelled or key, None)
+        return self
+
+    def report(self, env: Mapping[str, str], job_summary: bool = True) -> ReportSettings:
+        return ReportSettings(
+            self.junit,
+            self.summary,
+            self.results,
+            self.adk_results,
+            self.comment,
+            self.comment_id,
+            self.template_dir,
+            github_token(env),
+            job_summary,
+        )
+
+
+def _target(settings: RunSettings, key: str) -> tuple[object, str]:
+    table, _, name = key.rpartition(".")
+    return (getattr(settings, table) if table else settings), name
+
+
+def _headers(items: object, name: str) -> dict[str, str]:
+    out = {}
+    for item in items if isinstance(items, list) else []:
+        header, sep, value = str(item).partition("=")
+        if not sep or not header.strip():
+            raise InputError(f"{name} {item!r}: expected NAME=VALUE")
+        out[header.strip()] = value
+    return out
+
+
+def github_token(env: Mapping[str, str]) -> str | None:
+    """The token for GitHub: the action's ``github-token`` input, else ``GITHUB_TOKEN``."""
+    for name in ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN"):
+        if env.get(name):
+            return env[name]
+    return None
+
+
+# --- checked once, before the first agent call ------------------------------------------------
+
+
+def check_number(
+    names: Names,
+    key: str,
+    value: float | None,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> None:
+    """A finite number within the bounds, else an InputError naming the setting."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise names.error(key, f"must be a finite number, not {value!r}")
+    too_low = low is not None and (value <= low if low_open else value < low)
+    too_high = high is not None and (value >= high if high_open else value > high)
+    if too_low or too_high:
+        lo = "" if low is None else f"{'>' if low_open else '>='} {low:g}"
+        hi = "" if high is None else f"{'<' if high_open else '<='} {high:g}"
+        raise names.error(key, f"must be {' and '.join(x for x in (lo, hi) if x)}, not {value:g}")
+
+
+def check_gate(settings: RunSettings) -> tuple[str, ...]:
+    """The gate's settings; returns the --fail-on items."""
+    from ci_eval.gate import parse_fail_on
+
+    names = settings.names
+    check_number(names, "tolerance", settings.tolerance, low=0)
+    check_number(
+        names, "significance", settings.significance, low=0, high=1, low_open=True, high_open=True
+    )
+    check_number(names, "baseline_max_age", settings.baseline_max_age, low=0)
+    for key in ("min_history", "baseline_window"):
+        if getattr(settings, key) < 1:
+            raise names.error(key, "must be at least 1")
+    return parse_fail_on(settings.fail_on, names.name("fail_on"))
+
+
+def check(settings: RunSettings) -> None:
+    """Every setting of a run, in the order a user would fix them."""
+    from ci_eval import shard
+
+    names = settings.names
+    for key, low in (("concurrency", 1), ("num_runs", 1), ("retries", 0)):
+        if getattr(settings, key) < low:
+            raise names.error(key, f"must be at least {low}")
+    check_number(names, "timeout", settings.timeout, low=0, low_open=True)
+    check_number(names, "judge.timeout", settings.judge.timeout, low=0, low_open=True)
+    check_number(names, "judge.temperature", settings.judge.temperature, low=0)
+    if settings.min_pass is not None and not 1 <= settings.min_pass <= settings.num_runs:
+        raise names.error(
+            "min_pass",
+            f"must be between 1 and {names.name('num_runs')} ({settings.num_runs})",
+        )
+    if settings.shard:
+        shard.parse(settings.shard, names.name("shard"))
+    check_gate(settings)
