@@ -3,7 +3,9 @@ loopback ADK api_server stand-in answering each turn in 200 ms, at concurrency 1
 
 The physical limit is ceil(400/16) x 0.2 s = 5.0 s; the target is 1.15 x that for the whole
 process (start-up, loading, sessions, turns, scoring, reports). The server runs in its own
-process, as a real agent would.
+process, as a real agent would. Each run's agent phase (the runner's clock, first session to
+last turn) is printed beside the whole process, and a last run in process shows where the
+main thread's time goes (``where.py``; ``--no-where`` skips it).
 """
 
 from __future__ import annotations
@@ -55,7 +57,10 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument(
-        "--where", action="store_true", help="then one more run in process: where the time goes"
+        "--no-where",
+        dest="where",
+        action="store_false",
+        help="skip the last run, in process, that shows where the time goes (benchmarks/where.py)",
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

@@ -33,15 +33,14 @@ import copy
 import hashlib
 import json
 import os
-import subprocess
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ci_eval import __version__
+from ci_eval import __version__, git
 from ci_eval.errors import InputError
+from ci_eval.git import GitError as GitError  # re-exported: read_at_ref raises it
 from ci_eval.io.files import write_text_atomic
 from ci_eval.io.jsonpos import max_results_bytes, read_regular_file
 from ci_eval.model.status import Status
@@ -61,52 +60,6 @@ def metrics_digest(results: RunResults) -> str:
         for m in s.applied_metrics
     )
     return hashlib.sha256(json.dumps(config).encode()).hexdigest()[:16]
-
-
-class GitError(Exception):
-    """git could not answer (not a repository, dubious ownership, git missing); the message
-    is what git said, on one line."""
-
-
-def _git_run(*args: str) -> subprocess.CompletedProcess[str] | None:
-    """git, run; None when it could not be started or did not answer in time."""
-    try:
-        return subprocess.run(
-            ["git", *args], capture_output=True, text=True, check=False, timeout=120
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-
-
-def _git_checked(*args: str) -> str | None:
-    """git's output; None when git answered "no" (exit 1 with nothing on stderr, as
-    ``rev-parse --verify --quiet`` and ``merge-base`` do); GitError when git failed."""
-    try:
-        out = subprocess.run(
-            ["git", *args], capture_output=True, text=True, check=False, timeout=30
-        )
-    except FileNotFoundError:
-        raise GitError("git is not installed") from None
-    except subprocess.TimeoutExpired:
-        raise GitError(f"git {args[0]} did not answer within 30 s") from None
-    except OSError as exc:
-        raise GitError(f"cannot run git: {exc.strerror or exc}") from None
-    if out.returncode == 0:
-        return out.stdout.strip()
-    lines = [line.strip() for line in out.stderr.splitlines() if line.strip()]
-    if not lines:
-        return None
-    said = lines[0][:300]
-    if "dubious ownership" in said:
-        said += " (mark it safe: git config --global --add safe.directory DIR)"
-    raise GitError(said)
-
-
-def _git(*args: str) -> str | None:
-    try:
-        return _git_checked(*args)
-    except GitError:
-        return None
 
 
 # --- the history ---------------------------------------------------------------------------
@@ -161,7 +114,7 @@ def update(
     data = copy.deepcopy(old) if old else {"format": FORMAT, "sets": {}}
     previous = (data.get("provenance") or {}).get("recorded") or []
     run_id = f"{results.started}|{results.agent}"
-    commit = commit or os.environ.get("GITHUB_SHA") or _git("rev-parse", "HEAD")
+    commit = commit or os.environ.get("GITHUB_SHA") or git.quiet("rev-parse", "HEAD")
     if results.started and run_id in previous:
         report.duplicate = True
         return data, report
@@ -367,7 +320,7 @@ def read_at_ref(ref: str, path: str) -> dict[str, Any] | None:
     A git failure (say, the repository is owned by another user and not a safe.directory) is
     an InputError with what git said, not "no baseline"."""
     try:
-        commit = _git_checked("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        commit = git.checked("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     except GitError as exc:
         raise InputError(f"--baseline-ref {ref}: git failed: {exc}") from None
     if commit is None:
@@ -375,83 +328,11 @@ def read_at_ref(ref: str, path: str) -> dict[str, Any] | None:
             f"--baseline-ref {ref}: no such commit in this repository (fetch it, "
             "e.g. actions/checkout with fetch-depth: 0)"
         )
-    prefix = _git("rev-parse", "--show-prefix") or ""
+    prefix = git.quiet("rev-parse", "--show-prefix") or ""
     try:
-        text = _git_checked("show", f"{ref}:{prefix}{path}")
+        text = git.checked("show", f"{ref}:{prefix}{path}")
     except GitError as exc:
         if "does not exist" in str(exc) or "exists on disk, but not in" in str(exc):
             return None
         raise InputError(f"reading {path} at {ref}: git failed: {exc}") from None
     return None if text is None else parse(text, f"{ref}:{path}")
-
-
-def is_tracked(path: str) -> bool:
-    """Is the file part of the repository (so a pull request could have edited it)?"""
-    return _git("ls-files", "--error-unmatch", "--", path) is not None
-
-
-def merge_base(env: Mapping[str, str]) -> tuple[str | None, str | None]:
-    """In a pull request: (the merge base with the base branch, None), or (None, one line
-    saying why there is none: the clone is shallow, git failed...). Outside one: (None, None).
-    The merge base, not the previous PR commit, is what the PR's changes are measured from."""
-    base = env.get("GITHUB_BASE_REF")
-    if not base:
-        return None, None
-    failure = None
-    for candidate in (f"origin/{base}", base):
-        try:
-            found = _git_checked("merge-base", "HEAD", candidate)
-        except GitError as exc:
-            failure = failure or str(exc)
-            continue
-        if found:
-            return found, None
-    if failure and "Not a valid object name" not in failure:
-        return None, f"cannot find the merge base with {base}: git failed: {failure}"
-    return None, (
-        f"no merge base with {base} in this clone (check out with fetch-depth: 0, "
-        f"or fetch origin/{base})"
-    )
-
-
-def default_ref(env: Mapping[str, str]) -> str | None:
-    """In a pull request: the merge base with the base branch (not the previous PR commit)."""
-    return merge_base(env)[0]
-
-
-def fetch_merge_base(base: str, fetch: bool = True) -> tuple[str | None, list[str]]:
-    """The merge base of HEAD with the base branch, fetching what a shallow clone lacks.
-
-    ``actions/checkout`` fetches one commit by default: neither the base branch nor the common
-    ancestor is there. Fetch the base branch's tip, then deepen both sides step by step until the
-    ancestor appears (as far as the token allows). Returns (sha or None, what was done)."""
-    done: list[str] = []
-
-    def find() -> str | None:
-        return merge_base({"GITHUB_BASE_REF": base})[0]
-
-    found = find()
-    if found or not fetch or _git("remote") in (None, ""):
-        return found, done
-    tracking = f"+refs/heads/{base}:refs/remotes/origin/{base}"
-    fetched = _git_run("fetch", "--no-tags", "--depth=50", "origin", tracking)
-    done.append(f"git fetch --depth=50 origin {base}")
-    if fetched is None or fetched.returncode != 0:
-        return None, done
-    head = _git("rev-parse", "HEAD") or "HEAD"
-    for depth in (50, 200, 1000):
-        found = find()
-        if found or _git("rev-parse", "--is-shallow-repository") != "true":
-            return found, done
-        # deepen both sides: the commit checked out (a PR's merge commit) and the base branch
-        _git_run("fetch", "--no-tags", f"--deepen={depth}", "origin", head, tracking)
-        done.append(f"git fetch --deepen={depth}")
-    found = find()
-    if found is None and _git("rev-parse", "--is-shallow-repository") == "true":
-        _git_run("fetch", "--no-tags", "--unshallow", "origin", head, tracking)
-        done.append("git fetch --unshallow")
-    return find(), done
-
-
-def pull_request_base(env: dict[str, str] | os._Environ[str] | Any) -> str | None:
-    return env.get("GITHUB_BASE_REF") or None

@@ -18,8 +18,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from wcmatch import glob
-
 from ci_eval.errors import InputError
 
 DEFAULT_INCLUDE: tuple[str, ...] = (
@@ -46,7 +44,14 @@ SKIP_DIRS = frozenset(
         ".ci-eval",
     }
 )
-_FLAGS = glob.GLOBSTAR | glob.DOTGLOB
+
+
+def _globmatch(rel: str, patterns: list[str] | tuple[str, ...]) -> bool:
+    """``**`` and dot-files matched as the README says. wcmatch is imported here, on the first
+    match, so that commands that never discover (``--help`` among them) do not load it."""
+    from wcmatch import glob
+
+    return bool(glob.globmatch(rel, patterns, flags=glob.GLOBSTAR | glob.DOTGLOB))
 
 
 @dataclass(frozen=True)
@@ -182,12 +187,12 @@ def discover_all(
                 file = Path(dirpath, name)
                 rel = file.relative_to(given).as_posix()
                 key = safe_resolve(file)
-                if excludes and glob.globmatch(rel, excludes, flags=_FLAGS):
+                if excludes and _globmatch(rel, excludes):
                     if name.endswith(".json"):
                         ignored.setdefault(key, Ignored(display_path(file, base), "--exclude"))
                     continue
-                if glob.globmatch(rel, includes, flags=_FLAGS):
-                    claimed = glob.globmatch(rel, _DEFAULT_NORMALISED, flags=_FLAGS)
+                if _globmatch(rel, includes):
+                    claimed = _globmatch(rel, _DEFAULT_NORMALISED)
                 elif in_eval and name.endswith(".json"):
                     claimed = False  # recognised by content, skipped with a reason if not a set
                 else:

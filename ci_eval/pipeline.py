@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ci_eval import __version__, preflight, redact
+from ci_eval import __version__, git, preflight, redact
 from ci_eval import accept as accept_file
 from ci_eval import baseline as baseline_store
 from ci_eval import shard as shard_spec
@@ -177,17 +177,17 @@ def _read_baseline(
     if settings.baseline_ref:
         ref = settings.baseline_ref
         return baseline_store.read_at_ref(ref, path), f"{path} at {ref}", []
-    base = baseline_store.pull_request_base(env)
-    tracked = bool(base) and baseline_store.is_tracked(path)
+    base = git.pull_request_base(env)
+    tracked = bool(base) and git.is_tracked(path)
     # a PR that deletes the file (or never had it in its tree) is judged by the merge base's
     # copy too: deleting the baseline must not lower the bar either
     if base and (tracked or not Path(path).exists()):
-        sha, done = baseline_store.fetch_merge_base(base)
+        sha, done = git.fetch_merge_base(base)
         notices = [f"shallow clone: {d} to find the merge base with {base}" for d in done]
         if sha is None and not tracked:
             return None, path, notices  # no file here and no merge base: nothing to judge by
         if sha is None:
-            _, why = baseline_store.merge_base(env)
+            _, why = git.merge_base(env)
             raise InputError(
                 f"cannot find the merge base with {base}, so the baseline cannot be read as it "
                 f"is on {base} (the pull request's own {path} is never used): check out with "
@@ -319,6 +319,19 @@ def child_environment(settings: RunSettings, env: Mapping[str, str]) -> dict[str
     return redact.child_environment(env, drop=drop, keep=settings.agent.env)
 
 
+def prepare_after_run(settings: RunSettings, env: Mapping[str, str]) -> None:
+    """Import what the results file and the report stage use, while the agent's turns
+    are in flight and the main thread would only wait (``RunOptions.meanwhile``): 0.1 s or so
+    of a run's start-up off its critical path. The Markdown renderer and jinja2 only when a
+    summary or comment will be rendered."""
+    import ci_eval.io.jsonwrite
+    import ci_eval.publish
+    import ci_eval.report.terminal
+
+    if settings.summary or settings.comment or env.get("GITHUB_STEP_SUMMARY"):
+        import ci_eval.report.markdown  # noqa: F401
+
+
 def run(
     settings: RunSettings, stop: threading.Event | None = None, env: Mapping[str, str] | None = None
 ) -> Outcome:
@@ -365,6 +378,7 @@ def run(
                 shard_spec.parse(settings.shard) if settings.shard else None,
                 settings.timeout,
                 simulator,
+                meanwhile=lambda: prepare_after_run(settings, env),
             ),
             stop=stop,
         )

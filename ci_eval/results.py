@@ -255,16 +255,19 @@ def read_results(path: Path) -> RunResults:
     from ci_eval import results_schema
 
     results_schema.check(doc)  # a crafted file is refused with its place, not rendered raw
+    del doc  # and its text (the whole file) with it
     try:
-        return from_json(data)
+        return from_json(data, consume=True)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InputError(
             f"not a valid ci-eval results file ({type(exc).__name__}: {exc})", path=str(path)
         ) from None
 
 
-def from_json(data: dict[str, Any]) -> RunResults:
-
+def from_json(data: dict[str, Any], consume: bool = False) -> RunResults:
+    """The results model from a results file's data. With ``consume`` each case's data is
+    dropped from ``data`` once converted, so the two never both exist whole (a 20,000-case
+    file is hundreds of MB either way)."""
     sets = []
     for s in data["sets"]:
         m = s["metrics"]
@@ -279,7 +282,10 @@ def from_json(data: dict[str, Any]) -> RunResults:
             MetricConfig(specs, m.get("source", "default"), m.get("dialect", "default")),
             applied_metrics=list(specs),
         )
-        for c in s["cases"]:
+        cases = s["cases"]
+        for index, c in enumerate(cases):
+            if consume:
+                cases[index] = None
             status = c.get("status")
             case = CaseRecord(
                 c["eval_id"],

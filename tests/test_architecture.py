@@ -95,8 +95,18 @@ def test_the_junit_reporter_loads_no_metric_judge_http_or_templates() -> None:
     assert out.strip() == "[]"
 
 
-OWN_PACKAGES = ("dialects", "connectors", "metrics", "io", "publish")
-OWN_MODULES = ("http.py", "load.py", "discover.py", "criteria.py")
+OWN_PACKAGES = ("dialects", "connectors", "metrics", "io", "publish", "model", "report")
+OWN_MODULES = (
+    "http.py",
+    "load.py",
+    "discover.py",
+    "criteria.py",
+    "results.py",
+    "results_schema.py",
+    "compare.py",
+    "baseline.py",
+    "git.py",
+)
 
 
 @pytest.mark.parametrize(
@@ -107,3 +117,32 @@ OWN_MODULES = ("http.py", "load.py", "discover.py", "criteria.py")
 )
 def test_loading_scoring_and_io_modules_stay_under_400_lines(path: Path) -> None:
     assert len(path.read_text().splitlines()) <= 400
+
+
+def _all_imports(name: str) -> set[str]:
+    """Every ci_eval module ``name`` imports, module-level or in a function."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(MODULES[name].read_text())):
+        if isinstance(node, ast.Import):
+            found |= {_module_of(a.name) for a in node.names if a.name.startswith("ci_eval.")}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ci_eval"):
+            assert node.module is not None
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in MODULES else _module_of(node.module))
+    return found
+
+
+def test_the_http_session_knows_none_of_its_callers() -> None:
+    """Connectors, the judge and GitHub share ci_eval.http; it raises its own HttpError."""
+    assert {
+        m
+        for m in _all_imports("ci_eval.http")
+        if m.startswith(("ci_eval.connectors", "ci_eval.metrics", "ci_eval.publish", "ci_eval.llm"))
+    } == set()
+
+
+def test_loading_reaches_dialects_only_through_their_registry() -> None:
+    """A dialect is one module plus one registration: loading names none of them."""
+    for name in ("ci_eval.load", "ci_eval.criteria", "ci_eval.discover"):
+        assert not {m for m in _all_imports(name) if m.startswith("ci_eval.dialects.")}, name

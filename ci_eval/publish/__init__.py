@@ -23,7 +23,6 @@ from ci_eval.model.status import Status
 from ci_eval.publish import github
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
-from ci_eval.report.markdown import render_comment, render_summary
 from ci_eval.results import CaseRecord, RunResults
 from ci_eval.settings import ReportSettings
 from ci_eval.text import scrub
@@ -129,6 +128,9 @@ def publish(
     summary_text = None
     job_summary = env.get("GITHUB_STEP_SUMMARY") if on_actions and settings.job_summary else None
     if settings.summary or job_summary:
+        # jinja2 and the Markdown renderer load when a summary is asked for, not with publish
+        from ci_eval.report.markdown import render_summary
+
         summary_text = scrub(
             render_summary(results, template_dir, artifact=settings.results, problems=warnings)
         )
@@ -161,6 +163,8 @@ def _comment(
         return ["no pull request in this event: the PR comment is skipped"]
     if not token or not env.get("GITHUB_REPOSITORY"):
         return ["no GitHub token or repository in the environment: the PR comment is skipped"]
+    from ci_eval.report.markdown import render_comment
+
     comment_id = settings.comment_id or github.default_comment_id(env)
     problems: list[str] = []
     body = scrub(

@@ -22,7 +22,6 @@ from ci_eval import redact
 from ci_eval.deadline import Deadline
 from ci_eval.inert import inert, inert_line
 from ci_eval.model.status import Status
-from ci_eval.report.markdown import MARKER
 from ci_eval.report.view import error_reason, failing_metrics, not_evaluated_reason
 from ci_eval.results import RunResults
 from ci_eval.text import scrub
@@ -193,6 +192,8 @@ def pr_number(env: Mapping[str, str]) -> int | None:
 
 
 def marker_for(comment_id: str) -> str:
+    from ci_eval.report.markdown import MARKER  # jinja2 comes with it: only when commenting
+
     return MARKER.format(id=comment_id)
 
 

@@ -12,8 +12,6 @@ import os
 import re
 from typing import Any
 
-from ci_eval import templates
-
 ENV = "CI_EVAL_JUDGE_PROMPTS"  # "ci-eval" forces ci-eval's own templates even with google-adk
 STOP_SIGNAL = "</finished>"  # ADK's _STOP_SIGNAL; read from the package when installed
 USER = "user"
@@ -82,11 +80,16 @@ def stop_signal() -> str:
 
 @functools.cache
 def _env() -> Any:
+    # jinja2 is imported when a prompt is rendered: every run asks source(), few render
+    from ci_eval import templates
+
     return templates.environment(None)
 
 
 def render(name: str, **values: Any) -> str:
     """One of ci-eval's own templates, rendered in the project's template sandbox."""
+    from ci_eval import templates
+
     return templates.render(_env(), name, values)
 
 

@@ -101,3 +101,18 @@ def test_the_quick_start_through_the_installed_command() -> None:
     assert proc.stdout.rstrip().endswith(
         "gate failed: 1 failed case (weather_basic:berlin_expected_to_fail)"
     )
+
+
+def test_the_processs_own_run_leaves_what_it_built_frozen_for_the_exit(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # main() without argv is the process's run (console script, python -m ci_eval): the
+    # interpreter exits next, and its last collection must not walk what the run built
+    monkeypatch.setattr(sys, "argv", ["ci-eval", "--version"])
+    try:
+        assert main() == 0
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    assert main(["--version"]) == 0
+    assert gc.get_freeze_count() == 0  # an in-process run (argv given) leaves nothing frozen

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval import baseline
+from ci_eval import baseline, git
 from ci_eval.errors import InputError
 from ci_eval.publish.github import CommentError, CommentPoster, Workflow
 
@@ -34,7 +34,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_a_missing_merge_base_says_how_to_get_one(repo: Path) -> None:
-    ref, problem = baseline.merge_base({"GITHUB_BASE_REF": "main"})
+    ref, problem = git.merge_base({"GITHUB_BASE_REF": "main"})
     assert ref is None
     assert problem == (
         "no merge base with main in this clone (check out with fetch-depth: 0, or fetch "
@@ -46,7 +46,7 @@ def test_a_git_failure_is_what_git_said_not_no_baseline(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GIT_DIR", str(repo / "nowhere"))
-    ref, problem = baseline.merge_base({"GITHUB_BASE_REF": "main"})
+    ref, problem = git.merge_base({"GITHUB_BASE_REF": "main"})
     assert ref is None and problem is not None
     assert problem.startswith("cannot find the merge base with main: git failed: fatal: not a git")
     with pytest.raises(InputError, match=r"--baseline-ref HEAD: git failed: fatal: not a git"):
@@ -62,7 +62,7 @@ def test_a_repository_owned_by_another_user_names_safe_directory(
     monkeypatch.setenv("HOME", str(repo))  # no safe.directory from anyone's config
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
-    _, problem = baseline.merge_base({"GITHUB_BASE_REF": "main"})
+    _, problem = git.merge_base({"GITHUB_BASE_REF": "main"})
     assert problem is not None and "dubious ownership" in problem
     assert "safe.directory" in problem
 

@@ -1,0 +1,123 @@
+"""git, as the baseline needs it: the merge base of a pull request (fetched if needed), what a
+file holds at a ref, whether a file is tracked. Every failure is a :class:`GitError` carrying
+git's own one-line message, or None where git answered "no"."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from typing import Any
+
+
+class GitError(Exception):
+    """git could not answer (not a repository, dubious ownership, git missing); the message
+    is what git said, on one line."""
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str] | None:
+    """git, run; None when it could not be started or did not answer in time."""
+    try:
+        return subprocess.run(
+            ["git", *args], capture_output=True, text=True, check=False, timeout=120
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def checked(*args: str) -> str | None:
+    """git's output; None when git answered "no" (exit 1 with nothing on stderr, as
+    ``rev-parse --verify --quiet`` and ``merge-base`` do); GitError when git failed."""
+    try:
+        out = subprocess.run(
+            ["git", *args], capture_output=True, text=True, check=False, timeout=30
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {args[0]} did not answer within 30 s") from None
+    except OSError as exc:
+        raise GitError(f"cannot run git: {exc.strerror or exc}") from None
+    if out.returncode == 0:
+        return out.stdout.strip()
+    lines = [line.strip() for line in out.stderr.splitlines() if line.strip()]
+    if not lines:
+        return None
+    said = lines[0][:300]
+    if "dubious ownership" in said:
+        said += " (mark it safe: git config --global --add safe.directory DIR)"
+    raise GitError(said)
+
+
+def quiet(*args: str) -> str | None:
+    try:
+        return checked(*args)
+    except GitError:
+        return None
+
+
+def is_tracked(path: str) -> bool:
+    """Is the file part of the repository (so a pull request could have edited it)?"""
+    return quiet("ls-files", "--error-unmatch", "--", path) is not None
+
+
+def merge_base(env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """In a pull request: (the merge base with the base branch, None), or (None, one line
+    saying why there is none: the clone is shallow, git failed...). Outside one: (None, None).
+    The merge base, not the previous PR commit, is what the PR's changes are measured from."""
+    base = env.get("GITHUB_BASE_REF")
+    if not base:
+        return None, None
+    failure = None
+    for candidate in (f"origin/{base}", base):
+        try:
+            found = checked("merge-base", "HEAD", candidate)
+        except GitError as exc:
+            failure = failure or str(exc)
+            continue
+        if found:
+            return found, None
+    if failure and "Not a valid object name" not in failure:
+        return None, f"cannot find the merge base with {base}: git failed: {failure}"
+    return None, (
+        f"no merge base with {base} in this clone (check out with fetch-depth: 0, "
+        f"or fetch origin/{base})"
+    )
+
+
+def fetch_merge_base(base: str, fetch: bool = True) -> tuple[str | None, list[str]]:
+    """The merge base of HEAD with the base branch, fetching what a shallow clone lacks.
+
+    ``actions/checkout`` fetches one commit by default: neither the base branch nor the common
+    ancestor is there. Fetch the base branch's tip, then deepen both sides step by step until the
+    ancestor appears (as far as the token allows). Returns (sha or None, what was done)."""
+    done: list[str] = []
+
+    def find() -> str | None:
+        return merge_base({"GITHUB_BASE_REF": base})[0]
+
+    found = find()
+    if found or not fetch or quiet("remote") in (None, ""):
+        return found, done
+    tracking = f"+refs/heads/{base}:refs/remotes/origin/{base}"
+    fetched = run("fetch", "--no-tags", "--depth=50", "origin", tracking)
+    done.append(f"git fetch --depth=50 origin {base}")
+    if fetched is None or fetched.returncode != 0:
+        return None, done
+    head = quiet("rev-parse", "HEAD") or "HEAD"
+    for depth in (50, 200, 1000):
+        found = find()
+        if found or quiet("rev-parse", "--is-shallow-repository") != "true":
+            return found, done
+        # deepen both sides: the commit checked out (a PR's merge commit) and the base branch
+        run("fetch", "--no-tags", f"--deepen={depth}", "origin", head, tracking)
+        done.append(f"git fetch --deepen={depth}")
+    found = find()
+    if found is None and quiet("rev-parse", "--is-shallow-repository") == "true":
+        run("fetch", "--no-tags", "--unshallow", "origin", head, tracking)
+        done.append("git fetch --unshallow")
+    return find(), done
+
+
+def pull_request_base(env: dict[str, str] | os._Environ[str] | Any) -> str | None:
+    return env.get("GITHUB_BASE_REF") or None
