@@ -173,20 +173,32 @@ def main() -> None:
     args = parser.parse_args()
     run, report = measure(args.cases, args.repeat, report=True)
     assert report is not None
-    print(
-        f"scale: {args.cases} cases replayed, scored and reported, whole process: {run} "
-        f"(targets <= 10 s: {_measure.verdict(run.wall, 10)}, <= 300 MB: "
-        f"{_measure.verdict(run.rss_mb, 300)}) [{_measure.load()}]"
+    command = "python benchmarks/run.py scale"
+    _measure.figure(
+        f"{args.cases:,} cases replayed, scored and reported (results, JUnit, summary)",
+        str(run),
+        "none",
+        "<= 10 s and <= 300 MB",
+        run.wall <= 10 and run.rss_mb <= 300,
+        command,
     )
-    print(
-        f"scale: `ci-eval report` on those {args.cases} cases: {report} (target <= 5 s: "
-        f"{_measure.verdict(report.wall, 5)})"
+    _measure.figure(
+        f"`ci-eval report` on those {args.cases:,} cases",
+        str(report),
+        "none",
+        "<= 5 s",
+        report.wall <= 5,
+        command,
     )
     if args.big:
         big, _ = measure(args.big, 1, report=False)
-        print(
-            f"scale: {args.big} cases replayed, scored and reported: {big} (target <= 500 MB: "
-            f"{_measure.verdict(big.rss_mb, 500)})"
+        _measure.figure(
+            f"{args.big:,} cases replayed, scored and reported",
+            str(big),
+            "none",
+            "<= 500 MB",
+            big.rss_mb <= 500,
+            command,
         )
 
 
