@@ -315,17 +315,17 @@ def age_days(baseline: dict[str, Any]) -> float | None:
 # --- where the baseline comes from in a pull request ---------------------------------------
 
 
-def read_at_ref(ref: str, path: str) -> dict[str, Any] | None:
+def read_at_ref(ref: str, path: str, option: str = "--baseline-ref") -> dict[str, Any] | None:
     """The baseline file as it is at a git ref (``git show REF:path``); None if absent there.
     A git failure (say, the repository is owned by another user and not a safe.directory) is
-    an InputError with what git said, not "no baseline"."""
+    an InputError with what git said, not "no baseline". ``option`` names the setting."""
     try:
         commit = git.checked("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     except GitError as exc:
-        raise InputError(f"--baseline-ref {ref}: git failed: {exc}") from None
+        raise InputError(f"{option} {ref}: git failed: {exc}") from None
     if commit is None:
         raise InputError(
-            f"--baseline-ref {ref}: no such commit in this repository (fetch it, "
+            f"{option} {ref}: no such commit in this repository (fetch it, "
             "e.g. actions/checkout with fetch-depth: 0)"
         )
     prefix = git.quiet("rev-parse", "--show-prefix") or ""

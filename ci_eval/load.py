@@ -157,13 +157,14 @@ class SidecarFinder:
                 self._cache[key] = foreign or criteria.load_adk_config(doc, rel)
         return self._cache[key]
 
-    def load_override(self, path: Path) -> MetricConfig:
+    def load_override(self, path: Path, option: str = "--eval-config") -> MetricConfig:
+        """The one config for every set; ``option`` names the setting in messages."""
         key = safe_resolve(path)
         cached = self._cache.get(key)
         if isinstance(cached, MetricConfig):
             return cached
         if not path.is_file():
-            raise InputError("--eval-config: no such file", path=str(path))
+            raise InputError(f"{option}: no such file", path=str(path))
         rel = display_path(path)
         doc = read_json_file(path, rel)
         if criteria.is_trpc_metrics(doc.data):
@@ -172,7 +173,7 @@ class SidecarFinder:
             foreign = criteria.foreign_config_shape(doc.data)
             if foreign:
                 raise InputError(
-                    f"--eval-config: not an ADK eval config ({foreign}); expected "
+                    f"{option}: not an ADK eval config ({foreign}); expected "
                     '{"criteria": {...}} or a trpc-agent-go metrics list',
                     path=rel,
                 )
@@ -358,10 +359,12 @@ def _noted(error: InputError, doc: JsonDocument | None) -> InputError:
     return error
 
 
-def load_all(candidates: list[Candidate], eval_config: Path | None = None) -> list[Outcome]:
-    """Load every candidate. A bad ``eval_config`` (``--eval-config``) raises InputError once,
-    before any set is read, rather than failing every set."""
+def load_all(
+    candidates: list[Candidate], eval_config: Path | None = None, option: str = "--eval-config"
+) -> list[Outcome]:
+    """Load every candidate. A bad ``eval_config`` (``--eval-config``; ``option`` names it as the
+    user did) raises InputError once, before any set is read, rather than failing every set."""
     sidecars = SidecarFinder(eval_config)
     if eval_config is not None:
-        sidecars.load_override(eval_config)
+        sidecars.load_override(eval_config, option)
     return [load_candidate(c, sidecars) for c in candidates]

@@ -44,7 +44,8 @@ def load_eval_sets(settings: RunSettings) -> list[LoadedEvalSet]:
     candidates = discover(
         [Path(p) for p in settings.paths], settings.include or None, settings.exclude or None
     )
-    outcomes = load_all(candidates, Path(settings.eval_config) if settings.eval_config else None)
+    eval_config = Path(settings.eval_config) if settings.eval_config else None
+    outcomes = load_all(candidates, eval_config, settings.names.name("eval_config"))
     problems: list[InputError] = []
     for outcome in outcomes:
         if isinstance(outcome, Failed):
@@ -176,7 +177,8 @@ def _read_baseline(
     path = settings.baseline or baseline_store.DEFAULT_PATH
     if settings.baseline_ref:
         ref = settings.baseline_ref
-        return baseline_store.read_at_ref(ref, path), f"{path} at {ref}", []
+        option = settings.names.name("baseline_ref")
+        return baseline_store.read_at_ref(ref, path, option), f"{path} at {ref}", []
     base = git.pull_request_base(env)
     tracked = bool(base) and git.is_tracked(path)
     # a PR that deletes the file (or never had it in its tree) is judged by the merge base's
@@ -191,7 +193,8 @@ def _read_baseline(
             raise InputError(
                 f"cannot find the merge base with {base}, so the baseline cannot be read as it "
                 f"is on {base} (the pull request's own {path} is never used): check out with "
-                "`fetch-depth: 0` (actions/checkout), or give --baseline-ref"
+                "`fetch-depth: 0` (actions/checkout), or give "
+                + settings.names.name("baseline_ref")
                 + (f" ({why})" if why and "git failed" in why else "")
             )
         where = f"{path} at the merge base {sha[:12]} with {base}"

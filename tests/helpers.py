@@ -92,3 +92,10 @@ def run_sample_agent(
     return run_cli(
         "run", *args, "--agent", "command", "--agent-command", WEATHER_AGENT, cwd=cwd, env=env
     )
+
+
+def run_replay(
+    *args: str, replay: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`ci-eval run ARGS` replaying the recorded conversations in ``replay``."""
+    return run_cli("run", *args, "--agent", "replay", "--replay", replay, cwd=cwd, env=env)

@@ -349,4 +349,11 @@ def check(settings: RunSettings) -> None:
         )
     if settings.shard:
         shard.parse(settings.shard, names.name("shard"))
+    from ci_eval.connectors.replay import REPLAY_PICKS
+
+    if settings.agent.replay_pick not in REPLAY_PICKS:
+        raise names.error(
+            "agent.replay_pick",
+            f"{settings.agent.replay_pick!r}: choose one of " + ", ".join(REPLAY_PICKS),
+        )
     check_gate(settings)

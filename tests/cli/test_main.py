@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 from ci_eval import redact
 from ci_eval.cli import main
 from ci_eval.metrics import REGISTRY
-from tests.conftest import SAMPLES
+from tests.conftest import REPO, SAMPLES
 from tests.helpers import run_cli, run_process, run_sample_agent
 
 EVALSET = SAMPLES / "evals/weather_basic.evalset.json"
@@ -85,6 +86,21 @@ def test_what_a_run_froze_is_collectable_again(tmp_path: Path) -> None:
     proc = run_sample_agent(str(EVALSET), cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr  # the run went through (berlin fails)
     assert gc.get_freeze_count() == 0
+
+
+def test_the_quick_start_through_the_installed_command() -> None:
+    """README's quick start, as a user types it: the console script exits with main's code."""
+    script = Path(sys.executable).parent / "ci-eval"
+    if not script.is_file():
+        pytest.skip("ci-eval is not installed beside this interpreter")
+    proc = subprocess.run(
+        [str(script), "run"], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # berlin fails, on purpose
+    assert "6 cases: 4 passed, 1 failed, 0 errors, 1 skipped" in proc.stdout
+    assert proc.stdout.rstrip().endswith(
+        "gate failed: 1 failed case (weather_basic:berlin_expected_to_fail)"
+    )
 
 
 def test_the_processs_own_run_leaves_what_it_built_frozen_for_the_exit(

@@ -65,6 +65,7 @@ def test_the_action_names_its_inputs_never_a_flag(in_tmp: Path) -> None:
         ({"INPUT_SHARD": "3/2"}, "input shard '3/2': expected I/N"),
         ({"INPUT_MIN-PASS": "3"}, "input min-pass must be between 1 and input num-runs (1)"),
         ({"INPUT_WINDOW": "0"}, "input window must be at least 1"),
+        ({"INPUT_REPLAY-PICK": "latest"}, "input replay-pick 'latest': choose one of newest"),
     ):
         settings, _ = from_inputs(inputs)
         message = _message(settings)
@@ -164,6 +165,17 @@ def test_every_input_is_a_setting_or_one_of_the_actions_own() -> None:
     inputs = {s.input for s in SETTINGS if s.input}
     assert set(INPUTS) - inputs == {"config", "job-summary", "github-token", "working-directory"}
     assert len(INPUTS) == len(set(INPUTS))
+
+
+def test_the_eval_config_and_baseline_ref_inputs_are_named_as_inputs(in_tmp: Path) -> None:
+    from ci_eval import pipeline
+
+    settings, _ = from_inputs({"INPUT_EVAL-CONFIG": "nowhere.json", "INPUT_PATHS": "."})
+    with pytest.raises(InputError, match=r"^nowhere.json: input eval-config: no such file$"):
+        pipeline.load_eval_sets(settings)
+    settings, _ = from_inputs({"INPUT_BASELINE-REF": "no-such-ref"})
+    with pytest.raises(InputError, match=r"^input baseline-ref no-such-ref: "):
+        pipeline.load_baseline(settings, {})
 
 
 def test_preflight_names_an_output_path_as_it_was_given(in_tmp: Path) -> None:

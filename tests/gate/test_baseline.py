@@ -20,7 +20,7 @@ from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.metrics.base import CaseMetric
 from ci_eval.results import CaseRecord, RunResults, SetRecord
 from tests.conftest import REPO
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_replay
 
 COMMAND = "python samples/agents/weather_agent/command_agent.py"
 EVALS = "samples/evals/weather_basic.evalset.json"
@@ -49,15 +49,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_identical_results_pass_with_no_regression(recorded: dict[str, Path]) -> None:
-    proc = ci_eval(
-        "run",
-        EVALS,
-        "--agent",
-        "replay",
-        "--replay",
-        str(recorded["first"]),
-        "--baseline",
-        str(recorded["baseline"]),
+    proc = run_replay(
+        EVALS, "--baseline", str(recorded["baseline"]), replay=str(recorded["first"]), cwd=REPO
     )
     # berlin fails its thresholds, as it did in the baseline: a known failure, not a regression
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -66,13 +59,8 @@ def test_identical_results_pass_with_no_regression(recorded: dict[str, Path]) ->
 
 def test_a_drop_fails_the_gate_and_is_named(recorded: dict[str, Path]) -> None:
     folder = recorded["folder"]
-    proc = ci_eval(
-        "run",
+    proc = run_replay(
         EVALS,
-        "--agent",
-        "replay",
-        "--replay",
-        str(recorded["worse"]),
         "--baseline",
         str(recorded["baseline"]),
         "--junit",
@@ -81,6 +69,8 @@ def test_a_drop_fails_the_gate_and_is_named(recorded: dict[str, Path]) -> None:
         str(folder / "summary.md"),
         "--results",
         str(folder / "worse.json"),
+        replay=str(recorded["worse"]),
+        cwd=REPO,
     )
     assert proc.returncode == 1
     # a one-run baseline is too little history: the simple rule judges, and says so

@@ -13,17 +13,15 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from ci_eval import baseline as baseline_store
-from ci_eval import runner as _runner  # noqa: F401  (its Progress binds sys.stderr at import:
-from ci_eval import stats  # import it before CliRunner swaps the stream, as test_real_repos)
-from ci_eval.cli import app
+from ci_eval import stats
 from ci_eval.compare import Acceptance, Judgement, compare
 from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.gate import verdict
 from ci_eval.metrics.base import CaseMetric
 from ci_eval.results import CaseRecord, RunResults, SetRecord, to_json
+from tests.helpers import run_cli
 
 # --- synthetic results: cases with per-run scores of one metric (threshold 1) ---------------
 
@@ -295,8 +293,7 @@ def test_an_acceptance_that_matches_nothing_is_a_warning() -> None:
 # --- the CLI, in process ---------------------------------------------------------------------
 
 
-def cli(*args: str) -> Any:
-    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+cli = run_cli
 
 
 def _write(path: Path, res: RunResults) -> Path:
@@ -309,11 +306,11 @@ def test_update_then_compare_through_the_cli(tmp_path: Path, monkeypatch: Any) -
     for i in range(7):
         run = _write(tmp_path / f"main{i}.json", results({"c": [1.0, 1.0, 1.0]}, started=f"m{i}"))
         proc = cli("baseline", "update", str(run), "--window", "30")
-        assert proc.exit_code == 0, proc.output
+        assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "last 30 runs each" in proc.stdout
     pr = _write(tmp_path / "pr.json", results({"c": [0.0, 0.0, 0.0]}, started="pr"))
     proc = cli("compare", str(pr), "--junit", "junit.xml", "--summary", "summary.md")
-    assert proc.exit_code == 1
+    assert proc.returncode == 1
     assert proc.stdout.splitlines()[-1] == "gate failed: 1 regression (s:c)"
     assert "REGRESSED s:c (m): passed 21 of 21 runs on main, failed 3 of 3 now" in proc.stdout
     assert (
@@ -330,10 +327,10 @@ def test_the_acceptance_file_end_to_end(tmp_path: Path, monkeypatch: Any) -> Non
     accept = tmp_path / ".ci-eval/accept.toml"
     accept.write_text('[[accept]]\ncase = "s:c"\n')
     proc = cli("compare", str(pr))
-    assert proc.exit_code == 2 and "accept[0]: reason is required" in proc.output
+    assert proc.returncode == 2 and "accept[0]: reason is required" in (proc.stdout + proc.stderr)
     accept.write_text('[[accept]]\ncase = "s:c"\nreason = "the new wording is right (#12)"\n')
     proc = cli("compare", str(pr))
-    assert proc.exit_code == 0, proc.output
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ACCEPTED s:c (m): passed 20 of 20 runs on main, failed 3 of 3 now" in proc.stdout
     assert "accepted: the new wording is right (#12)" in proc.stdout
     assert proc.stdout.splitlines()[-1].startswith("gate passed: ")
@@ -348,7 +345,7 @@ def test_known_failures_are_skipped_in_junit_so_a_junit_only_ci_stays_green(
     )
     pr = _write(tmp_path / "pr.json", results({"ok": [1.0], "bad": [0.0]}, started="pr"))
     proc = cli("compare", str(pr), "--junit", "junit.xml")
-    assert proc.exit_code == 0, proc.output
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     junit = (tmp_path / "junit.xml").read_text()
     assert "<failure" not in junit
     assert 'message="known failure on main since main1: passed 0 of 10 runs on main' in junit
@@ -477,12 +474,12 @@ def test_an_unknown_metric_in_a_sidecar_is_an_input_error(tmp_path: Path, monkey
         ("run", "evals", "--agent", "command", "--agent-command", "no-such-agent-binary"),
     ):
         proc = cli(*args)
-        assert proc.exit_code == 2, proc.output
+        assert proc.returncode == 2, proc.stdout + proc.stderr
         assert (
             "evals/test_config.json:2:15: $.criteria.agent_coordination_score: unknown metric "
-            "'agent_coordination_score'; known: " in proc.output
+            "'agent_coordination_score'; known: " in (proc.stdout + proc.stderr)
         )
-        assert "tool_trajectory_avg_score" in proc.output.split("known: ")[1]
+        assert "tool_trajectory_avg_score" in (proc.stdout + proc.stderr).split("known: ")[1]
 
 
 def test_a_metric_that_could_not_be_computed_fails_the_gate(
@@ -493,7 +490,7 @@ def test_a_metric_that_could_not_be_computed_fails_the_gate(
     _evals(tmp_path / "plain", None)
     run = ("run", "judged", "plain", "--agent", "command", "--agent-command", AGENT)
     proc = cli(*run, "--summary", "summary.md")
-    assert proc.exit_code == 1, proc.output
+    assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "NOT EVALUATED paris_weather" in proc.stdout
     assert "final_response_match_v2 not computed: needs an LLM judge" in proc.stdout
     last = proc.stdout.splitlines()[-1]
@@ -505,7 +502,7 @@ def test_a_metric_that_could_not_be_computed_fails_the_gate(
     assert (tmp_path / "summary.md").read_text().startswith("## ❌ ci-eval: gate failed:")
     # opting out, as --fail-on allows: it passes, and still says what was not computed
     proc = cli(*run, "--fail-on", "regression,error")
-    assert proc.exit_code == 0, proc.output
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 not evaluated: " in proc.stdout.splitlines()[-1]
     assert "did not block" in proc.stdout.splitlines()[-1]
 
@@ -517,7 +514,7 @@ def test_a_run_where_nothing_was_evaluated_never_passes(tmp_path: Path, monkeypa
         "run", "judged", "--agent", "command", "--agent-command", AGENT,
         "--fail-on", "regression", "--summary", "summary.md",
     )  # fmt: skip
-    assert proc.exit_code == 1, proc.output
+    assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "nothing was evaluated (3 cases)" in proc.stdout.splitlines()[-1]
     headline = (tmp_path / "summary.md").read_text().splitlines()[0]
     assert headline.startswith("## ❌ ci-eval: gate failed: nothing was evaluated")
@@ -572,7 +569,9 @@ def test_a_shallow_clone_fetches_the_merge_base_and_never_reads_the_prs_copy(
     monkeypatch.chdir(clone)
     monkeypatch.setenv("GITHUB_BASE_REF", "main")
     proc = cli("compare", str(pr))
-    assert proc.exit_code == 1, proc.output  # judged against main's history, not the PR's
+    assert proc.returncode == 1, (
+        proc.stdout + proc.stderr
+    )  # judged against main's history, not the PR's
     assert "shallow clone: git fetch --depth=50 origin main" in proc.stderr
     assert "REGRESSED s:c (m): passed 20 of 20 runs on main" in proc.stdout
     assert "at the merge base" in proc.stdout
@@ -590,7 +589,7 @@ def test_without_a_way_to_the_merge_base_it_stops_and_says_fetch_depth_0(
     monkeypatch.chdir(tmp_path / "clone")
     monkeypatch.setenv("GITHUB_BASE_REF", "main")
     proc = cli("compare", str(pr))
-    assert proc.exit_code == 2
+    assert proc.returncode == 2
     assert "cannot find the merge base with main" in proc.stderr
     assert "fetch-depth: 0" in proc.stderr
 
@@ -606,6 +605,6 @@ def test_a_pull_request_that_deletes_the_baseline_is_judged_by_the_merge_bases_c
     monkeypatch.chdir(origin)
     monkeypatch.setenv("GITHUB_BASE_REF", "main")
     proc = cli("compare", str(pr))
-    assert proc.exit_code == 1, proc.output  # judged against main's history
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # judged against main's history
     assert "REGRESSED s:c (m): passed 20 of 20 runs on main" in proc.stdout
     assert "at the merge base" in proc.stdout

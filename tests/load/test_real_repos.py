@@ -6,40 +6,23 @@ from a subfolder. The files are small ones of our own, shaped like the real layo
 from __future__ import annotations
 
 import json
-import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-# imported here, not lazily inside a CliRunner call: runner.Progress binds sys.stderr as a
-# default argument, and CliRunner's stream is closed afterwards
-import ci_eval.runner  # noqa: F401
-from ci_eval.cli import app
 from ci_eval.connectors.replay import load_recordings
 from ci_eval.discover import discover_all
 from ci_eval.errors import InputError
 from ci_eval.load import LoadedEvalSet, Skipped, load_all
 from ci_eval.settings import find_config
-
-runner = CliRunner()
-
-
-class Result:
-    def __init__(self, code: int, stdout: str, stderr: str) -> None:
-        self.returncode, self.stdout, self.stderr = code, stdout, stderr
+from tests.helpers import run_cli
 
 
-def cli(*args: str, cwd: Path) -> Result:
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """`ci-eval ARGS` in-process, run from ``cwd``."""
-    old = Path.cwd()
-    os.chdir(cwd)
-    try:
-        result = runner.invoke(app, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
-    return Result(result.exit_code, result.stdout, result.stderr)
+    return run_cli(*args, cwd=cwd)
 
 
 def write(path: Path, data: Any) -> Path:
@@ -195,7 +178,7 @@ def test_a_folder_without_sets_says_what_it_passed_over(tmp_path: Path) -> None:
 # 2. One config rule -------------------------------------------------------------------------
 
 
-def _config_of(result: Result, name: str) -> str:
+def _config_of(result: subprocess.CompletedProcess[str], name: str) -> str:
     [line] = [x for x in result.stdout.splitlines() if name in x and ": ok:" in x]
     return line.split("; metrics ", 1)[1]
 

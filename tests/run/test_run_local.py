@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import CORPUS, REPO, SAMPLES, SHARED
-from tests.helpers import run_cli, run_sample_agent
+from tests.helpers import run_cli, run_replay, run_sample_agent
 from tests.loopback_agent import LoopbackAgent
 
 COMMAND = f"python {SAMPLES / 'agents/weather_agent/command_agent.py'}"
@@ -63,16 +63,8 @@ def test_replay_of_our_own_results_reproduces_them(tmp_path: Path) -> None:
         run_sample_agent(str(SAMPLES / "evals"), "--results", str(first), cwd=tmp_path).returncode
         == 1  # berlin fails
     )
-    proc = ci_eval(
-        "run",
-        str(SAMPLES / "evals"),
-        "--agent",
-        "replay",
-        "--replay",
-        str(first),
-        "--results",
-        str(second),
-        cwd=tmp_path,
+    proc = run_replay(
+        str(SAMPLES / "evals"), "--results", str(second), replay=str(first), cwd=tmp_path
     )
     assert proc.returncode == 1, proc.stdout
 
@@ -95,15 +87,11 @@ def test_replay_of_a_real_adk_eval_result(tmp_path: Path) -> None:
     if not recorded.is_file():
         pytest.skip("../shared/adk-reference is not here")
     out = tmp_path / "r.json"
-    proc = ci_eval(
-        "run",
+    proc = run_replay(
         str(SAMPLES / "evals/weather_basic.evalset.json"),
-        "--agent",
-        "replay",
-        "--replay",
-        str(recorded),
         "--results",
         str(out),
+        replay=str(recorded),
         cwd=tmp_path,
     )
     assert proc.returncode == 1, proc.stdout
@@ -121,16 +109,8 @@ def test_replay_of_trpc_result_files(example: str, tmp_path: Path) -> None:
         pytest.skip("../shared/corpus is not here")
     base = CORPUS / "trpc-agent-go/trpc-group-trpc-agent-go/examples/evaluation" / example
     out = tmp_path / "r.json"
-    proc = ci_eval(
-        "run",
-        str(base / "data"),
-        "--agent",
-        "replay",
-        "--replay",
-        str(base / "output"),
-        "--results",
-        str(out),
-        cwd=tmp_path,
+    proc = run_replay(
+        str(base / "data"), "--results", str(out), replay=str(base / "output"), cwd=tmp_path
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for case in results_of(out).values():
@@ -143,15 +123,7 @@ def test_replay_of_a_json_string_wrapped_result(tmp_path: Path) -> None:
     base = CORPUS / (
         "trpc-agent-go/trpc-group-trpc-agent-go@5fdb8201-gen1-snakecase/examples/evaluation/local"
     )
-    proc = ci_eval(
-        "run",
-        str(base / "data"),
-        "--agent",
-        "replay",
-        "--replay",
-        str(base / "output"),
-        cwd=tmp_path,
-    )
+    proc = run_replay(str(base / "data"), replay=str(base / "output"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -162,14 +134,8 @@ def test_replay_without_a_recording_for_a_case_is_an_error(tmp_path: Path) -> No
             {"eval_set_result_id": "x", "eval_set_id": "weather_basic", "eval_case_results": []}
         )
     )
-    proc = ci_eval(
-        "run",
-        str(SAMPLES / "evals/weather_basic.evalset.json"),
-        "--agent",
-        "replay",
-        "--replay",
-        str(recorded),
-        cwd=tmp_path,
+    proc = run_replay(
+        str(SAMPLES / "evals/weather_basic.evalset.json"), replay=str(recorded), cwd=tmp_path
     )
     assert proc.returncode == 3
     assert "no recorded result for weather_basic:paris_weather" in proc.stdout

@@ -13,7 +13,7 @@ import pytest
 from ci_eval.metrics.trpc import trajectory_match
 from ci_eval.metrics.trpc_criteria import Mismatch, json_match, text_match
 from tests.conftest import CORPUS
-from tests.helpers import run_cli
+from tests.helpers import run_replay
 
 EXAMPLES = [
     "trpc-group-trpc-agent-go/examples/evaluation/" + name
@@ -63,16 +63,8 @@ def test_rescoring_reproduces_recorded_scores(example: str, tmp_path: Path) -> N
         pytest.skip("../shared/corpus is not here")
     base = CORPUS / "trpc-agent-go" / example
     results = tmp_path / "r.json"
-    run_cli(
-        "run",
-        str(base / "data"),
-        "--agent",
-        "replay",
-        "--replay",
-        str(base / "output"),
-        "--results",
-        str(results),
-        cwd=tmp_path,
+    run_replay(
+        str(base / "data"), "--results", str(results), replay=str(base / "output"), cwd=tmp_path
     )
     data = json.loads(results.read_text())
     metrics_files = {m["source"] for s in data["sets"] for m in [s["metrics"]]}

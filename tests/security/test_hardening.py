@@ -20,10 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-import ci_eval.runner  # noqa: F401  (imported before CliRunner swaps sys.stderr: Progress binds it)
-from ci_eval.cli import app
 from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
 from ci_eval.http import HttpError, HttpSettings, make_session, post_json
@@ -33,19 +30,12 @@ from ci_eval.report.adk_results import file_names
 from ci_eval.report.markdown import render_summary
 from ci_eval.results import RunResults, SetRecord, read_results, write_json_atomic
 from tests.conftest import SAMPLES
+from tests.helpers import run_cli
 
 EVALS = str(SAMPLES / "evals/weather_basic.evalset.json")
 
 
-def cli(*args: str, cwd: Path | None = None) -> Any:
-    """`ci-eval ARGS` in-process; stdout and stderr apart."""
-    old = Path.cwd()
-    if cwd:
-        os.chdir(cwd)
-    try:
-        return CliRunner().invoke(app, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+cli = run_cli
 
 
 def marker_agent(tmp_path: Path) -> tuple[str, Path]:
@@ -116,7 +106,7 @@ def test_validate_refuses_a_non_finite_threshold(tmp_path: Path, threshold: str)
         '{"criteria": {"response_match_score": ' + threshold + "}}"
     )
     result = cli("validate", str(evals))
-    assert result.exit_code == 2
+    assert result.returncode == 2
     assert re.search(r"test_config.json:1:\d+: \$\.criteria\.response_match_score: ", result.stdout)
 
 
@@ -154,7 +144,7 @@ def test_bad_options_and_output_paths_are_refused_before_the_first_agent_call(
     result = cli(
         "run", EVALS, "--agent", "command", "--agent-command", command, *option, cwd=tmp_path
     )
-    assert result.exit_code == 2, result.stdout + result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("ci-eval: "), lines
     assert "internal error" not in lines[0]
@@ -287,7 +277,7 @@ def test_a_crafted_results_file_is_refused_with_its_place(
     file = tmp_path / "crafted.json"
     file.write_text(json.dumps(data, indent=2))
     result = cli("report", str(file), "--summary", str(tmp_path / "s.md"))
-    assert result.exit_code == 2
+    assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(f"ci-eval: {file}:") and "internal error" not in line
     json_path = "$" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path)
@@ -406,14 +396,14 @@ def test_a_hand_edited_baseline_names_file_and_place(
     results = tmp_path / "r.json"
     results.write_text(json.dumps(results_doc))
     baseline = tmp_path / "b.json"
-    assert cli("baseline", "update", str(results), "--baseline", str(baseline)).exit_code == 0
+    assert cli("baseline", "update", str(results), "--baseline", str(baseline)).returncode == 0
     data = json.loads(baseline.read_text())
     metric = data["sets"]["weather_basic"]["cases"]["paris_weather"]["metrics"]
     metric = metric["response_match_score"]
     metric["scores" if "scores" in metric else "runs"] = value
     baseline.write_text(json.dumps(data, indent=2))  # NaN is written as the bare word
     result = cli("compare", str(results), "--baseline", str(baseline))
-    assert result.exit_code == 2, result.stdout + result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(f"ci-eval: {baseline}:"), line
     assert "$.sets.weather_basic.cases.paris_weather" in line and "internal error" not in line
@@ -426,6 +416,6 @@ def test_merge_and_compare_check_their_output_first(
     results = tmp_path / "r.json"
     results.write_text(json.dumps(results_doc))
     result = cli(command, str(results), "-o", "/proc/nope/out.json")
-    assert result.exit_code == 2
+    assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     assert "/proc/nope/out.json" in line and "internal error" not in line
