@@ -1,6 +1,7 @@
 """Commands over eval files and the metric registry: ``validate``, ``convert``, ``metrics``."""
 
-from __future__ import annotations
+# no `from __future__ import annotations`: typer would compile and evaluate every option's
+# annotation string at each start (a tenth of `ci-eval --help`)
 
 import sys
 from pathlib import Path

@@ -1,6 +1,7 @@
 """Options more than one command takes, declared once."""
 
-from __future__ import annotations
+# no `from __future__ import annotations`: typer would compile and evaluate every option's
+# annotation string at each start (a tenth of `ci-eval --help`)
 
 from pathlib import Path
 from typing import Annotated

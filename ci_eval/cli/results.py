@@ -1,6 +1,7 @@
 """Commands over saved results: ``report``, ``compare``, ``baseline update`` and ``merge``."""
 
-from __future__ import annotations
+# no `from __future__ import annotations`: typer would compile and evaluate every option's
+# annotation string at each start (a tenth of `ci-eval --help`)
 
 from pathlib import Path
 from typing import Annotated
