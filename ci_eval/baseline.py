@@ -44,7 +44,7 @@ from ci_eval.git import GitError as GitError  # re-exported: read_at_ref raises 
 from ci_eval.io.files import write_text_atomic
 from ci_eval.io.jsonpos import max_results_bytes, read_regular_file
 from ci_eval.model.status import Status
-from ci_eval.results import RunResults
+from ci_eval.results import CaseRecord, RunResults
 
 DEFAULT_PATH = ".ci-eval/baseline.json"
 FORMAT = 2
@@ -76,7 +76,7 @@ class UpdateReport:
     duplicate: bool = False  # these results were recorded already
 
 
-def _case_runs(case: Any) -> dict[str, list[float | None]]:
+def _case_runs(case: CaseRecord) -> dict[str, list[float | None]]:
     """Per gating metric, this case's per-run scores (aligned: one entry per completed run)."""
     return {
         m.name: [None if v is None else float(v) for v in m.runs]

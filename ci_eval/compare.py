@@ -35,13 +35,13 @@ from ci_eval.model.comparison import (
     SuiteDrop,
     runs_label,
 )
-from ci_eval.model.results import CaseRecord, RunResults
+from ci_eval.model.results import CaseMetric, CaseRecord, RunResults
 from ci_eval.model.status import Status
 
 JUDGED = (Status.PASSED, Status.FAILED)
 
 
-def _gating(case: CaseRecord) -> list[Any]:
+def _gating(case: CaseRecord) -> list[CaseMetric]:
     return [
         m
         for m in case.metrics

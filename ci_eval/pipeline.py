@@ -387,6 +387,9 @@ def run(
         )
     finally:
         connector.close()
+    # what the connector holds (a replay's recordings: 100 MB at 20,000 cases) goes before
+    # scoring and reporting, where a run peaks
+    del connector
     gc.freeze()  # the same for what the agent produced
     results.settings = {
         "agent": settings.agent.kind,

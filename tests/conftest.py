@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,14 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is not here")
     return CORPUS
+
+
+@pytest.fixture(scope="session")
+def adk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Google ADK's own ``adk api_server`` serving the sample agents: one per test process,
+    shared by every test that talks to it (starting one costs seconds of imports)."""
+    pytest.importorskip("google.adk")
+    from tests.adk_server import adk_api_server
+
+    with adk_api_server(tmp_path_factory.mktemp("adk")) as url:
+        yield url

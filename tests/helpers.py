@@ -99,3 +99,14 @@ def run_replay(
 ) -> subprocess.CompletedProcess[str]:
     """`ci-eval run ARGS` replaying the recorded conversations in ``replay``."""
     return run_cli("run", *args, "--agent", "replay", "--replay", replay, cwd=cwd, env=env)
+
+
+def git(cwd: Path, *args: str) -> str:
+    """``git ARGS`` in ``cwd`` as a throwaway identity; its output, stripped."""
+    return subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()

@@ -148,7 +148,10 @@ def _problem(s: SetRecord, case: CaseRecord, clip: Clipper) -> dict[str, Any]:
 
 
 def _row(
-    s: SetRecord, case: CaseRecord, columns: list[str], changes: dict[tuple[str, str, str], Any]
+    s: SetRecord,
+    case: CaseRecord,
+    columns: list[str],
+    changes: dict[tuple[str, str, str], MetricChange],
 ) -> tuple[dict[str, Any], int]:
     clip = Clipper()
     by_name = {m.name: m for m in case.metrics}

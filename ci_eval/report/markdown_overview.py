@@ -83,18 +83,23 @@ def fixed_context(results: RunResults, marker: str | None, artifact: str | None)
     baseline = None
     if comparison is not None:
         titles = {s.eval_set_id: title(s) for s in results.sets}
-        regressions = [
-            {
+
+        def change(c: MetricChange) -> dict[str, str]:
+            return {
                 "set": titles.get(c.set_id, c.set_id),
                 "case": c.case_id,
                 "metric": c.metric,
                 "before": fmt(c.before),
                 "after": fmt(c.after),
                 "delta": delta(c),
-                "test": c.history() + (f", p={c.p_value:.2g}" if c.p_value is not None else ""),
             }
+
+        regressed = comparison.regressed_cases()
+        regressions = [
+            change(c)
+            | {"test": c.history() + (f", p={c.p_value:.2g}" if c.p_value is not None else "")}
             for c in comparison.regressions
-            if (c.set_id, c.case_id) in comparison.regressed_cases()
+            if (c.set_id, c.case_id) in regressed
         ]
 
         def judged(kind: Judgement) -> list[dict[str, str]]:
@@ -105,17 +110,7 @@ def fixed_context(results: RunResults, marker: str | None, artifact: str | None)
             "date": comparison.baseline_date or "undated",
             "regressions": regressions,
             "tested": any(r["test"] for r in regressions),
-            "improvements": [
-                {
-                    "set": titles.get(c.set_id, c.set_id),
-                    "case": c.case_id,
-                    "metric": c.metric,
-                    "before": fmt(c.before),
-                    "after": fmt(c.after),
-                    "delta": delta(c),
-                }
-                for c in comparison.improvements
-            ],
+            "improvements": [change(c) for c in comparison.improvements],
             "new": len(comparison.new_cases),
             "removed": len(comparison.removed_cases),
             "warnings": list(comparison.warnings),

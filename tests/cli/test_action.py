@@ -12,14 +12,12 @@ import subprocess
 import sys
 import tomllib
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ci_eval.action import INPUTS, OUTPUTS
 from ci_eval.shard import shard_of
-from tests.adk_server import adk_api_server
 from tests.conftest import REPO, SAMPLES
 from tests.github_server import GitHubServer
 from tests.helpers import run_cli, run_process
@@ -135,12 +133,6 @@ def test_the_self_test_builds_the_dockerfile_and_reads_the_reports_back() -> Non
     assert "uses: ./\n" in text and "uses: ./setup\n" in text
     assert "actions/upload-artifact@" in text and "ci-eval-junit.xml" in text
     assert "mikepenz/action-junit-report@" in text
-
-
-@pytest.fixture(scope="module")
-def adk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with adk_api_server(tmp_path_factory.mktemp("adk")) as url:
-        yield url
 
 
 def _job(workspace: Path, api: str, **inputs: str) -> dict[str, str]:

@@ -20,7 +20,7 @@ from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.metrics.base import CaseMetric
 from ci_eval.results import CaseRecord, RunResults, SetRecord
 from tests.conftest import REPO
-from tests.helpers import run_cli, run_replay
+from tests.helpers import git, run_cli, run_replay
 
 COMMAND = "python samples/agents/weather_agent/command_agent.py"
 EVALS = "samples/evals/weather_basic.evalset.json"
@@ -167,28 +167,18 @@ def test_new_and_removed_cases_are_reported_apart() -> None:
 # --- where the baseline comes from ---------------------------------------------------------
 
 
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-
-
 def test_baseline_from_a_git_ref(recorded: dict[str, Path], tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
+    git(repo, "init", "-q", "-b", "main")
     target = repo / ".ci-eval/baseline.json"
     target.parent.mkdir()
     target.write_text(recorded["baseline"].read_text())
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "baseline")
-    _git(repo, "checkout", "-q", "-b", "feature")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "baseline")
+    git(repo, "checkout", "-q", "-b", "feature")
     target.write_text("{ broken on the branch")  # the working copy must not be what is read
-    _git(repo, "commit", "-q", "-am", "break it")
+    git(repo, "commit", "-q", "-am", "break it")
     proc = ci_eval("compare", str(recorded["first"]), "--baseline-ref", "main", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 regressions" in proc.stdout

@@ -21,7 +21,7 @@ from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.gate import verdict
 from ci_eval.metrics.base import CaseMetric
 from ci_eval.results import CaseRecord, RunResults, SetRecord, to_json
-from tests.helpers import run_cli
+from tests.helpers import git, run_cli
 
 # --- synthetic results: cases with per-run scores of one metric (threshold 1) ---------------
 
@@ -523,38 +523,26 @@ def test_a_run_where_nothing_was_evaluated_never_passes(tmp_path: Path, monkeypa
 # --- the pull request cannot lower its bar ---------------------------------------------------
 
 
-def _git(cwd: Path, *args: str) -> str:
-    import subprocess
-
-    return subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-
-
 def _pull_request_repo(tmp_path: Path) -> Path:
     """origin: main with a 20-run history where c always passed; a feature branch that rewrites
     the baseline to say c always failed (lowering its own bar); main moves on after it."""
     origin = tmp_path / "origin"
     origin.mkdir()
-    _git(origin, "init", "-q", "-b", "main")
+    git(origin, "init", "-q", "-b", "main")
     baseline_store.write(origin / ".ci-eval/baseline.json", history({"c": [1.0] * 20}))
-    _git(origin, "add", ".")
-    _git(origin, "commit", "-q", "-m", "baseline")
-    _git(origin, "checkout", "-q", "-b", "feature")
+    git(origin, "add", ".")
+    git(origin, "commit", "-q", "-m", "baseline")
+    git(origin, "checkout", "-q", "-b", "feature")
     for i in range(3):
         (origin / f"f{i}.txt").write_text(str(i))
-        _git(origin, "add", ".")
-        _git(origin, "commit", "-q", "-m", f"feature {i}")
+        git(origin, "add", ".")
+        git(origin, "commit", "-q", "-m", f"feature {i}")
     baseline_store.write(origin / ".ci-eval/baseline.json", history({"c": [0.0] * 20}))
-    _git(origin, "commit", "-q", "-am", "lower the bar")
-    _git(origin, "checkout", "-q", "main")
+    git(origin, "commit", "-q", "-am", "lower the bar")
+    git(origin, "checkout", "-q", "main")
     (origin / "later.txt").write_text("x")
-    _git(origin, "add", ".")
-    _git(origin, "commit", "-q", "-m", "main moves on")
+    git(origin, "add", ".")
+    git(origin, "commit", "-q", "-m", "main moves on")
     return origin
 
 
@@ -563,8 +551,8 @@ def test_a_shallow_clone_fetches_the_merge_base_and_never_reads_the_prs_copy(
 ) -> None:
     origin = _pull_request_repo(tmp_path)
     clone = tmp_path / "clone"
-    _git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "feature", origin.as_uri(), "clone")
-    assert _git(clone, "rev-parse", "--is-shallow-repository") == "true"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "feature", origin.as_uri(), "clone")
+    assert git(clone, "rev-parse", "--is-shallow-repository") == "true"
     pr = _write(tmp_path / "pr.json", results({"c": [0.0, 0.0, 0.0]}, started="pr"))
     monkeypatch.chdir(clone)
     monkeypatch.setenv("GITHUB_BASE_REF", "main")
@@ -583,7 +571,7 @@ def test_without_a_way_to_the_merge_base_it_stops_and_says_fetch_depth_0(
     import shutil
 
     origin = _pull_request_repo(tmp_path)
-    _git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "feature", origin.as_uri(), "clone")
+    git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "feature", origin.as_uri(), "clone")
     shutil.rmtree(origin)  # the remote is gone: nothing can be fetched
     pr = _write(tmp_path / "pr.json", results({"c": [0.0, 0.0, 0.0]}, started="pr"))
     monkeypatch.chdir(tmp_path / "clone")
@@ -598,9 +586,9 @@ def test_a_pull_request_that_deletes_the_baseline_is_judged_by_the_merge_bases_c
     tmp_path: Path, monkeypatch: Any
 ) -> None:
     origin = _pull_request_repo(tmp_path)
-    _git(origin, "checkout", "-q", "feature")
-    _git(origin, "rm", "-q", ".ci-eval/baseline.json")
-    _git(origin, "commit", "-q", "-m", "the baseline file is not in the PR's tree")
+    git(origin, "checkout", "-q", "feature")
+    git(origin, "rm", "-q", ".ci-eval/baseline.json")
+    git(origin, "commit", "-q", "-m", "the baseline file is not in the PR's tree")
     pr = _write(tmp_path / "pr.json", results({"c": [0.0, 0.0, 0.0]}, started="pr"))
     monkeypatch.chdir(origin)
     monkeypatch.setenv("GITHUB_BASE_REF", "main")

@@ -49,61 +49,57 @@ json_value = st.recursive(
 args = st.none() | st.dictionaries(ident, json_value, max_size=4)
 
 
+# strategies built once: built inside a composite, each draw would build and validate them
+# anew (most of these tests' time)
+_calls = st.lists(
+    st.builds(
+        lambda i, n, a: FunctionCall.model_validate({"id": i, "name": n, "args": a}),
+        st.none() | ident,
+        ident,
+        args,
+    ),
+    max_size=3,
+    unique_by=lambda c: c.id if c.id is not None else object(),
+)
+_response = st.dictionaries(ident, json_value, max_size=3)
+_final = st.none() | st.builds(lambda t: Content(role="model", parts=[Part(text=t)]), text)
+_session = st.none() | st.builds(
+    lambda a, u, s: SessionInput.model_validate({"app_name": a, "user_id": u, "state": s}),
+    ident,
+    ident,
+    st.dictionaries(ident, json_value, max_size=2),
+)
+_ids = st.lists(ident, min_size=1, max_size=4, unique=True)
+
+
 @st.composite
 def invocations(draw: Any) -> Invocation:
-    calls = draw(
-        st.lists(
-            st.builds(
-                lambda i, n, a: FunctionCall.model_validate({"id": i, "name": n, "args": a}),
-                st.none() | ident,
-                ident,
-                args,
-            ),
-            max_size=3,
-            unique_by=lambda c: c.id if c.id is not None else object(),
-        )
-    )
+    calls = draw(_calls)
     # trpc pairs a response with its call: one response per call at most, same id and name
     responses = [
-        FunctionResponse(
-            id=c.id, name=c.name, response=draw(st.dictionaries(ident, json_value, max_size=3))
-        )
+        FunctionResponse(id=c.id, name=c.name, response=draw(_response))
         for c in calls
         if c.id is not None and draw(st.booleans())
     ]
-    data = draw(st.none() | st.just(IntermediateData(tool_uses=calls, tool_responses=responses)))
-    final = draw(st.none() | st.builds(lambda t: Content(role="model", parts=[Part(text=t)]), text))
+    with_data = draw(st.booleans())
+    data = IntermediateData(tool_uses=calls, tool_responses=responses) if with_data else None
     return Invocation(
         invocation_id=draw(ident),
         user_content=Content(role="user", parts=[Part(text=draw(text))]),
-        final_response=final,
+        final_response=draw(_final),
         intermediate_data=data,
     )
 
 
+_conversation = st.lists(invocations(), min_size=1, max_size=3)
+
+
 @st.composite
 def eval_sets(draw: Any) -> EvalSet:
-    ids = draw(st.lists(ident, min_size=1, max_size=4, unique=True))
-    cases = []
-    for eval_id in ids:
-        session = draw(
-            st.none()
-            | st.builds(
-                lambda a, u, s: SessionInput.model_validate(
-                    {"app_name": a, "user_id": u, "state": s}
-                ),
-                ident,
-                ident,
-                st.dictionaries(ident, json_value, max_size=2),
-            )
-        )
-        cases.append(
-            EvalCase(
-                eval_id=eval_id,
-                session_input=session,
-                conversation=draw(st.lists(invocations(), min_size=1, max_size=3)),
-            )
-        )
+    cases = [
+        EvalCase(eval_id=eval_id, session_input=draw(_session), conversation=draw(_conversation))
+        for eval_id in draw(_ids)
+    ]
     return EvalSet(
         eval_set_id=draw(ident),
         name=draw(st.none() | ident),

@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ci_eval.connectors.replay import invocation_to_turn, load_recordings
-from tests.adk_server import AGENTS, adk_api_server, adk_executable
+from tests.adk_server import AGENTS, adk_executable
 from tests.helpers import run_cli
 
 pytest.importorskip("google.adk")
@@ -21,12 +20,6 @@ pytest.importorskip("google.adk")
 REPO = Path(__file__).resolve().parents[2]
 EVALSET = REPO / "samples/evals/weather_basic.evalset.json"
 EXPECTED_CASES = {"paris_weather", "multi_turn_london_tokyo", "berlin_expected_to_fail"}
-
-
-@pytest.fixture(scope="module")
-def adk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with adk_api_server(tmp_path_factory.mktemp("adk")) as url:
-        yield url
 
 
 def _shape(turn: Any) -> tuple[list[tuple[str | None, Any]], str]:

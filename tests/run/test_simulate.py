@@ -226,15 +226,6 @@ def test_results_say_whose_prompts_were_used(
     assert ours == (prompts == "ci-eval" or adk_prompts.adk_version() is None)
 
 
-@pytest.fixture(scope="module")
-def adk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    pytest.importorskip("google.adk")
-    from tests.adk_server import adk_api_server
-
-    with adk_api_server(tmp_path_factory.mktemp("adk")) as url:
-        yield url
-
-
 @pytest.mark.parametrize("kind", ["adk", "adk-http"])
 def test_adk_connectors_play_the_simulated_conversations(
     tmp_path: Path, llm: JudgeServer, kind: str, request: pytest.FixtureRequest
