@@ -17,18 +17,16 @@ from ci_eval import shard as shard_spec
 from ci_eval.compare import Acceptance, compare
 from ci_eval.connectors import build_connector
 from ci_eval.connectors.base import AgentError
-from ci_eval.criteria import MetricConfig
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import gate, parse_fail_on
 from ci_eval.load import Failed, LoadedEvalSet, load_all
-from ci_eval.metrics import NOT_COMPUTED, adk_judges, lookup
-from ci_eval.metrics.custom import register_custom
+from ci_eval.metrics import adk_judges, lookup
 from ci_eval.metrics.judge import Judge
 from ci_eval.results import RunResults, write_results
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
-from ci_eval.settings import CONFIG_NAME, RunSettings, check_gate
+from ci_eval.settings import RunSettings, check_gate
 from ci_eval.simulate import build_simulator
 
 
@@ -68,65 +66,6 @@ def check_case_filters(
         raise InputError(f"{option} {bad.text}: no such eval set or case (give SET_ID:CASE_ID)")
 
 
-def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
-    """Each metric a sidecar or config names that no registry knows: an input error naming the
-    file, the JSON path and the known names (google-adk rejects such a config too)."""
-    from ci_eval.metrics import REGISTRY
-
-    dialect = config.dialect if config.dialect in ("adk", "trpc") else None
-    problems = []
-    for spec in config.metrics:
-        name = spec.evaluator or spec.name
-        if lookup(name, dialect) is not None or name in NOT_COMPUTED:
-            continue
-        known = sorted({key.split("/")[-1] for key in REGISTRY})
-        custom = (config.extras.get("custom_metrics") or {}) if config.extras else {}
-        hint = (
-            " (an ADK custom_metrics entry: register its function in ci-eval.toml "
-            "[custom_metrics] so ci-eval can compute it)"
-            if name in custom
-            else ""
-        )
-        path, line, col, json_path = spec.origin or (where, None, None, None)
-        problems.append(
-            InputError(
-                f"unknown metric {name!r}{hint}; known: {', '.join(known)}",
-                path=path,
-                line=line,
-                col=col,
-                json_path=json_path,
-            )
-        )
-    return problems
-
-
-def register_metrics(settings: RunSettings) -> None:
-    """Custom metrics from ci-eval.toml and installed packages, before names are checked."""
-    register_custom(settings.custom_metrics)
-
-
-def check_metric_names(sets: list[LoadedEvalSet], settings: RunSettings) -> None:
-    """Unknown metric names in sidecars or ci-eval.toml [metrics]: exit 2 before any agent call,
-    never a silently NOT_EVALUATED case."""
-    problems: list[InputError] = []
-    seen: set[str] = set()
-    for s in sets:
-        if s.metrics.source in seen or s.metrics.source == "default":
-            continue
-        seen.add(s.metrics.source)
-        problems += unknown_metrics(s.metrics, s.metrics.source)
-    for name in settings.metrics:
-        if lookup(name) is None:
-            problems.append(
-                InputError(
-                    f"unknown metric {name!r} in [metrics]; see `ci-eval metrics`",
-                    path=CONFIG_NAME,
-                )
-            )
-    if problems:
-        raise ValidationFailed(problems)
-
-
 def score_options(settings: RunSettings, env: Mapping[str, str] | None = None) -> ScoreOptions:
     """Metric overrides, the repository's metric table, custom metrics and the judge."""
     option = settings.names.name("metric")
@@ -135,7 +74,7 @@ def score_options(settings: RunSettings, env: Mapping[str, str] | None = None) -
         repo = parse_metric_table(settings.metrics)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    register_metrics(settings)
+    preflight.register_metrics(settings)
     unknown = [m.name for m in overrides if lookup(m.name) is None]
     if unknown:
         raise InputError(f"{option}: unknown metric(s) {', '.join(unknown)}; see `ci-eval metrics`")
@@ -352,7 +291,7 @@ def run(
     options = score_options(settings, env)
     simulator = build_simulator(settings.simulator, settings.judge, env)
     if not settings.metric:  # --metric replaces the sets' own metrics
-        check_metric_names(sets, settings)
+        preflight.check_metric_names(sets, settings)
     loaded = load_baseline(settings, env)
     connector = build_connector(
         settings.agent,

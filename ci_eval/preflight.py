@@ -1,7 +1,7 @@
 """Everything a run could refuse, refused before the first agent call: its settings (checked
-once, :func:`ci_eval.settings.check`) and where the outputs go (each one is probed by creating
-and removing a file there). A mistake costs one line and exit 2, not a finished run whose
-results cannot be written."""
+once, :func:`ci_eval.settings.check`), the metric names the eval sets and ci-eval.toml use, and
+where the outputs go (each one is probed by creating and removing a file there). A mistake
+costs one line and exit 2, not a finished run whose results cannot be written."""
 
 from __future__ import annotations
 
@@ -10,8 +10,12 @@ import tempfile
 from pathlib import Path
 
 from ci_eval import baseline as baseline_store
-from ci_eval.errors import InputError
-from ci_eval.settings import RunSettings, check
+from ci_eval.criteria import MetricConfig
+from ci_eval.errors import InputError, ValidationFailed
+from ci_eval.load import LoadedEvalSet
+from ci_eval.metrics import NOT_COMPUTED, lookup
+from ci_eval.metrics.custom import register_custom
+from ci_eval.settings import CONFIG_NAME, RunSettings, check
 
 
 def _probe(directory: Path, option: str, shown: str) -> None:
@@ -60,3 +64,62 @@ def run(settings: RunSettings) -> None:
     """Every check that needs no agent, in the order a user would fix them."""
     check(settings)
     outputs(settings)
+
+
+def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
+    """Each metric a sidecar or config names that no registry knows: an input error naming the
+    file, the JSON path and the known names (google-adk rejects such a config too)."""
+    from ci_eval.metrics import REGISTRY
+
+    dialect = config.dialect if config.dialect in ("adk", "trpc") else None
+    problems = []
+    for spec in config.metrics:
+        name = spec.evaluator or spec.name
+        if lookup(name, dialect) is not None or name in NOT_COMPUTED:
+            continue
+        known = sorted({key.split("/")[-1] for key in REGISTRY})
+        custom = (config.extras.get("custom_metrics") or {}) if config.extras else {}
+        hint = (
+            " (an ADK custom_metrics entry: register its function in ci-eval.toml "
+            "[custom_metrics] so ci-eval can compute it)"
+            if name in custom
+            else ""
+        )
+        path, line, col, json_path = spec.origin or (where, None, None, None)
+        problems.append(
+            InputError(
+                f"unknown metric {name!r}{hint}; known: {', '.join(known)}",
+                path=path,
+                line=line,
+                col=col,
+                json_path=json_path,
+            )
+        )
+    return problems
+
+
+def register_metrics(settings: RunSettings) -> None:
+    """Custom metrics from ci-eval.toml and installed packages, before names are checked."""
+    register_custom(settings.custom_metrics)
+
+
+def check_metric_names(sets: list[LoadedEvalSet], settings: RunSettings) -> None:
+    """Unknown metric names in sidecars or ci-eval.toml [metrics]: exit 2 before any agent call,
+    never a silently NOT_EVALUATED case."""
+    problems: list[InputError] = []
+    seen: set[str] = set()
+    for s in sets:
+        if s.metrics.source in seen or s.metrics.source == "default":
+            continue
+        seen.add(s.metrics.source)
+        problems += unknown_metrics(s.metrics, s.metrics.source)
+    for name in settings.metrics:
+        if lookup(name) is None:
+            problems.append(
+                InputError(
+                    f"unknown metric {name!r} in [metrics]; see `ci-eval metrics`",
+                    path=CONFIG_NAME,
+                )
+            )
+    if problems:
+        raise ValidationFailed(problems)

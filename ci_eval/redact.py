@@ -35,6 +35,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 import pydantic_core
 
+from ci_eval.report import escape
+
 MASK = "***"
 MIN_SECRET = 6
 
@@ -181,10 +183,8 @@ def _variants(value: str) -> set[str]:
 def _markdown_forms(value: str) -> set[str]:
     """The value as the Markdown reports render it. Their escaping of ``_`` and of a line's
     first character depends on the neighbours, so the forms with and without those escapes."""
-    from ci_eval.report import markdown  # at call time: the reports import this module
-
     forms: set[str] = set()
-    for form in (str(markdown.md(value)), str(markdown.html(value))):
+    for form in (str(escape.md(value)), str(escape.html(value))):
         forms.add(form)
         if form.startswith("\\"):  # a line-start escape, absent mid-line
             forms.add(form[1:])

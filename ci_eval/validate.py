@@ -103,12 +103,12 @@ def validate(
 ) -> Validation:
     """The validate stage: discover, load, check the metric names (custom metrics of
     ci-eval.toml included) and tally. A file that cannot be read at all raises InputError."""
-    from ci_eval import pipeline
+    from ci_eval import preflight
     from ci_eval.settings import find_config, load_config
 
     found = discover_all(paths, include, exclude)
     outcomes = load_all(found.candidates, eval_config)
-    pipeline.register_metrics(load_config(find_config(), required=False))
+    preflight.register_metrics(load_config(find_config(), required=False))
     outcomes = with_metric_names_checked(outcomes)
     lines = list(validate_lines(outcomes, found.ignored, verbose))
     if not any(isinstance(o, LoadedEvalSet | LoadedSidecar | Failed) for o in outcomes):
@@ -128,7 +128,7 @@ def validate(
 
 def with_metric_names_checked(outcomes: list[Outcome]) -> list[Outcome]:
     """An eval set or sidecar naming a metric no registry knows is invalid (as in `run`)."""
-    from ci_eval import pipeline
+    from ci_eval import preflight
 
     out: list[Outcome] = []
     reported: set[str] = set()
@@ -140,7 +140,7 @@ def with_metric_names_checked(outcomes: list[Outcome]) -> list[Outcome]:
             if isinstance(outcome, LoadedSidecar)
             else None
         )
-        problems = pipeline.unknown_metrics(config, outcome.path) if config else []
+        problems = preflight.unknown_metrics(config, outcome.path) if config else []
         if problems and config is not None and config.source in reported:
             problems = [
                 InputError(

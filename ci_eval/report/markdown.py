@@ -21,9 +21,7 @@ report says what it left out and where to find it. What the templates are given 
 
 from __future__ import annotations
 
-import html as html_lib
 import math
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,7 +30,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
 from ci_eval import templates
-from ci_eval.inert import ZWSP, inert, inert_line
+from ci_eval.report.escape import code, html, md
 from ci_eval.report.markdown_context import (
     PROBLEMS,
     Budget,
@@ -46,36 +44,6 @@ from ci_eval.results import RunResults
 SUMMARY_LIMIT = 1024 * 1024 - 1024  # bytes; GitHub's step summary cap is 1 MiB
 COMMENT_LIMIT = 65_536 - 256  # characters; GitHub rejects longer comment bodies
 MARKER = "<!-- ci-eval report (id: {id}) -->"
-# Markdown inline: what could start syntax. `_` only when it can open or close emphasis
-# (GFM never does that inside a word), so identifiers like weather_basic stay clean.
-_MD_ESCAPE = re.compile(r"([\\`*\[\]|~$])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
-_BLOCK_START = re.compile(r"^(\s*)([#>+=-]|\d+(?=[.)](?:\s|$)))")
-
-
-def _no_mentions(text: str) -> str:
-    return text.replace("@", "@" + ZWSP)
-
-
-def md(text: Any) -> Markup:
-    """Text for Markdown inline context (table cells, headings, list items): one line."""
-    value = inert_line(text)
-    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    value = _MD_ESCAPE.sub(lambda m: "\\" + m.group(0), value)
-    value = _BLOCK_START.sub(r"\1\\\2", value)
-    return Markup(_no_mentions(value))
-
-
-def html(text: Any) -> Markup:
-    """Text inside an HTML block (``<summary>``): HTML escaping only, on one line."""
-    return Markup(_no_mentions(html_lib.escape(inert_line(text), quote=True)))
-
-
-def code(text: Any) -> Markup:
-    """A fenced block: nothing inside is Markdown or HTML."""
-    value = _no_mentions(inert(text))
-    longest = max((len(m) for m in re.findall(r"`+", value)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return Markup(f"{fence}text\n{value}\n{fence}")
 
 
 def _finalize(value: Any) -> Any:
