@@ -120,8 +120,6 @@ def _process_state(env: Mapping[str, str] | None) -> Iterator[None]:
     """Process-wide state one run may change, restored when it ends. ``env`` also replaces
     ``os.environ`` for the run: the few readers outside the settings path (git's own
     environment, ``CI_EVAL_*`` tuning variables) see the run's environment too."""
-    from ci_eval import redact
-
     saved_env = dict(os.environ)
     if env is not None:
         os.environ.clear()
@@ -133,13 +131,18 @@ def _process_state(env: Mapping[str, str] | None) -> Iterator[None]:
     }
     gc_threshold = gc.get_threshold()
     frozen = gc.get_freeze_count()
-    redactor = redact.current()
+    # the redactor is saved only when redact is loaded: `--help` must not import it (with
+    # pydantic_core); a run that loads it first leaves a fresh one, as the module starts with
+    loaded = sys.modules.get("ci_eval.redact")
+    redactor = loaded.current() if loaded is not None else None
     path = list(sys.path)
     try:
         yield
     finally:
         sys.path[:] = path
-        redact.install(redactor)
+        redact = sys.modules.get("ci_eval.redact")
+        if redact is not None:
+            redact.install(redactor if redactor is not None else redact.Redactor())
         gc.set_threshold(*gc_threshold)
         if not frozen:
             gc.unfreeze()  # the run froze what it loaded: collectable again once it is done
