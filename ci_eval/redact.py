@@ -275,19 +275,6 @@ class Redactor:
 
     __call__ = text
 
-    def data(self, value: Any) -> Any:
-        """A JSON-like value (dicts, lists, strings, numbers) with every string redacted; a new
-        value, the argument is left as it was."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {
-                self.text(k) if isinstance(k, str) else k: self.data(v) for k, v in value.items()
-            }
-        if isinstance(value, list | tuple):
-            return type(value)(self.data(v) for v in value)
-        return value
-
     def scrub(self, obj: Any, units: tuple[type, ...] = ()) -> Any:
         """Redact every string reachable from ``obj`` (dataclasses, pydantic models, dicts,
         lists) in place, and return it: run results are scrubbed once before any report is
@@ -397,10 +384,6 @@ def install(redactor: Redactor) -> Redactor:
 
 def text(value: str) -> str:
     return _active.text(value)
-
-
-def data(value: Any) -> Any:
-    return _active.data(value)
 
 
 def register_settings(settings: Any, env: Mapping[str, str]) -> None:

@@ -6,21 +6,15 @@ every function here against scipy.
   posterior predictive of "how many of the next n runs fail" given a case's history under a
   Beta prior (Jeffreys: Beta(½, ½)).
 - :func:`convolve`: the distribution of a sum of independent counts (the suite-level test).
-- :func:`permutation_tail`: the exact one-sided permutation test of "the new runs' mean is this
-  low" when new and old runs are exchangeable (every subset enumerated when feasible).
-- :func:`benjamini_hochberg` and :func:`simes`: multiplicity control across cases and within one.
+- :func:`benjamini_hochberg`: multiplicity control across cases.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-import random
 from collections.abc import Sequence
 
 JEFFREYS = 0.5  # Beta(½, ½): the prior that says least about a pass rate
-EXACT_LIMIT = 200_000  # subsets enumerated exactly; beyond, a seeded Monte Carlo estimate
-MONTE_CARLO_DRAWS = 100_000
 
 
 def _lbeta(a: float, b: float) -> float:
@@ -86,26 +80,6 @@ def mean_of(pmf: Sequence[float]) -> float:
     return sum(i * p for i, p in enumerate(pmf))
 
 
-def permutation_tail(history: Sequence[float], new: Sequence[float]) -> tuple[float, bool]:
-    """P(the mean of ``len(new)`` values drawn without replacement from history + new is at most
-    the mean of ``new``): the exact one-sided permutation p-value of a drop. Returns
-    (p, exact); beyond :data:`EXACT_LIMIT` subsets it is a seeded Monte Carlo estimate
-    (add-one, so never 0)."""
-    pooled = [*history, *new]
-    n = len(new)
-    if n == 0 or not history:
-        return 1.0, True
-    observed = sum(new)
-    eps = 1e-9 * max(1.0, abs(observed))  # ties count as "as low" (scipy does the same)
-    total = math.comb(len(pooled), n)
-    if total <= EXACT_LIMIT:
-        hits = sum(1 for c in itertools.combinations(pooled, n) if sum(c) <= observed + eps)
-        return hits / total, True
-    rng = random.Random(20_261_122)
-    hits = sum(1 for _ in range(MONTE_CARLO_DRAWS) if sum(rng.sample(pooled, n)) <= observed + eps)
-    return (hits + 1) / (MONTE_CARLO_DRAWS + 1), False
-
-
 def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
     """BH-adjusted p-values (reject where adjusted ≤ α): the false discovery rate stays at α,
     and when nothing changed (every null true) so does the chance of any false alarm."""
@@ -118,14 +92,3 @@ def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
         running = min(running, pvalues[i] * m / rank)
         adjusted[i] = min(1.0, running)
     return adjusted
-
-
-def simes(pvalues: Sequence[float]) -> float:
-    """Simes' combination of one case's tests (its metrics): min over i of m·p₍ᵢ₎ / i. Valid for
-    positively dependent tests — one case's metrics fail together — and never more conservative
-    than Bonferroni."""
-    if not pvalues:
-        return 1.0
-    ordered = sorted(pvalues)
-    m = len(ordered)
-    return min(1.0, min(m * p / (i + 1) for i, p in enumerate(ordered)))

@@ -111,10 +111,6 @@ def _from_trpc_role(role: str | None) -> str | None:
     return "model" if role == "assistant" else role
 
 
-def _to_trpc_role(role: str | None) -> str | None:
-    return "assistant" if role == "model" else role
-
-
 def _is_gen2(inv: dict[str, Any]) -> bool:
     user = inv.get("userContent")
     return "intermediateData" in inv or (isinstance(user, dict) and "parts" in user)
