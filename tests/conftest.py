@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,3 +40,13 @@ def adk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     with adk_api_server(tmp_path_factory.mktemp("adk")) as url:
         yield url
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_frozen() -> Iterator[None]:
+    """A test that calls ``pipeline.run`` directly (not through ``main``, which restores it)
+    leaves what the run froze out of the collector; unfreeze after every test so no later test
+    on the same worker depends on which ran before it (xdist's worksteal order varies)."""
+    yield
+    gc.unfreeze()
+
