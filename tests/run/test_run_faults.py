@@ -18,7 +18,7 @@ FAULTS = {
     "always_503": "fail 503",
     "flaky_503": "flaky 503 1",
     "rate_limited": "limit 429 1",
-    "too_slow": "slow 3",
+    "too_slow": "slow 7",
     "reset": "reset",
     "garbage": "garbage",
     "bad_shape": "badshape",
@@ -54,7 +54,9 @@ def run_against_faults(tmp_path_factory: pytest.TempPathFactory) -> dict:
             "--retries",
             "2",
             "--timeout",
-            "2",
+            # room for two retries' back-off (up to 1.25 s) on a loaded machine; too_slow is
+            # slower still
+            "5",
             "--concurrency",
             "9",
             "--results",
@@ -91,7 +93,7 @@ def test_recovered_cases_complete(run_against_faults: dict, case: str) -> None:
     [
         ("always_500", "HTTP 500 after 2 retries", 3),
         ("always_503", "HTTP 503 after 2 retries", 3),
-        ("too_slow", "no reply within 2 s", 1),  # the deadline leaves no time to retry
+        ("too_slow", "no reply within 5 s", 1),  # the deadline leaves no time to retry
         ("reset", "after 2 retries", 3),
         ("garbage", "the answer is not JSON", 1),
         ("bad_shape", "malformed reply: tool_calls.0", 1),
