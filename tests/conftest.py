@@ -49,4 +49,3 @@ def _nothing_left_frozen() -> Iterator[None]:
     on the same worker depends on which ran before it (xdist's worksteal order varies)."""
     yield
     gc.unfreeze()
-
