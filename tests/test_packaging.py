@@ -46,6 +46,20 @@ def test_templates_ship_in_the_wheel() -> None:
         assert (REPO / "templates" / name).is_file()
 
 
+def test_every_package_ships_in_the_wheel() -> None:
+    """The packages are listed by hand (for the templates' mapping): a new package left out
+    works in an editable install and in the tests, and is missing from the wheel and the image."""
+    listed = set(
+        tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        ".".join(init.parent.relative_to(REPO).parts)
+        for init in (REPO / "ci_eval").rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    assert found - listed == set()
+
+
 def test_numpy_and_scipy_are_not_runtime_dependencies() -> None:
     """They were most of the Docker image for a few dozen lines of statistics
     (ci_eval.stats, checked against scipy in the tests)."""
