@@ -26,7 +26,7 @@ from ci_eval.metrics.judge import Judge
 from ci_eval.results import RunResults, write_results
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
-from ci_eval.settings import RunSettings, check_gate
+from ci_eval.settings import RunSettings, api_key, check_gate
 from ci_eval.simulate import build_simulator
 
 
@@ -90,16 +90,9 @@ def make_judge(settings: RunSettings, env: Mapping[str, str] | None = None) -> J
         return None
     if not config.base_url or not config.model:
         raise InputError("the judge needs both a base URL and a model")
-    key = None
-    if config.api_key_env:
-        key = env.get(config.api_key_env)
-        if not key:
-            raise InputError(
-                f"the environment variable {config.api_key_env} (the judge's API key) is not set"
-            )
     return Judge(
         config,
-        key,
+        api_key(env, config.api_key_env, "the judge's"),
         Path(settings.template_dir) if settings.template_dir else None,
     )
 

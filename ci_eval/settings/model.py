@@ -289,6 +289,17 @@ def github_token(env: Mapping[str, str]) -> str | None:
     return None
 
 
+def api_key(env: Mapping[str, str], name: str | None, whose: str) -> str | None:
+    """The value of the environment variable ``name`` (None when no variable is named); a named
+    one that is unset or empty stops the run before it starts, saying which."""
+    if not name:
+        return None
+    key = env.get(name)
+    if not key:
+        raise InputError(f"the environment variable {name} ({whose} API key) is not set")
+    return key
+
+
 # --- checked once, before the first agent call ------------------------------------------------
 
 

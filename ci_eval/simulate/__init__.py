@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ci_eval.errors import InputError
 from ci_eval.model import EvalCase
-from ci_eval.settings import JudgeConfig, SimulatorConfig
+from ci_eval.settings import JudgeConfig, SimulatorConfig, api_key
 from ci_eval.simulate.base import Event, NextTurn, SimulatorError, Status, UserSimulator
 
 if TYPE_CHECKING:
@@ -93,14 +93,7 @@ def build_simulator(
         raise InputError("the user simulator needs both a base URL and a model ([simulator])")
     if resolved.max_turns is not None and resolved.max_turns < 1:
         raise InputError("[simulator] max_turns must be at least 1")
-    key = None
-    if resolved.api_key_env:
-        key = env.get(resolved.api_key_env)
-        if not key:
-            raise InputError(
-                f"the environment variable {resolved.api_key_env} (the simulator's API key) "
-                "is not set"
-            )
+    key = api_key(env, resolved.api_key_env, "the simulator's")
     from ci_eval.llm import ChatClient
 
     client = ChatClient(
