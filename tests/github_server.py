@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from tests.loopback import Loopback, QuietHandler
 
-class GitHubServer:
+
+class GitHubServer(Loopback):
     def __init__(
         self, others: int = 0, forbidden: bool = False, rate_limited_once: bool = False
     ) -> None:
@@ -28,27 +29,14 @@ class GitHubServer:
         self.lock = threading.Lock()
         hub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args: Any) -> None:
-                return None
-
+        class Handler(QuietHandler):
             def _send(
                 self,
                 status: int,
                 body: Any,
                 headers: dict[str, str] | None = None,
             ) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                self.reply(status, json.dumps(body).encode(), headers)
 
             def _body(self) -> Any:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -101,18 +89,9 @@ class GitHubServer:
             def do_PATCH(self) -> None:
                 self.handle_one("PATCH")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        super().__init__(Handler)
+        self.url = f"http://127.0.0.1:{self.port}"
         self.authorization: str | None = None
 
     def writes(self) -> list[str]:
         return [m for m, _, _ in self.requests if m in ("POST", "PATCH")]
-
-    def __enter__(self) -> GitHubServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.loopback import Loopback, QuietHandler
 
-class JudgeServer:
+
+class JudgeServer(Loopback):
     """``answer(prompt, n)`` gives the completion text for the n-th identical prompt; an int
     answer is sent as that HTTP status instead."""
 
@@ -21,13 +22,7 @@ class JudgeServer:
         self.lock = threading.Lock()
         judge = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args: Any) -> None:
-                return None
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 prompt = body["messages"][-1]["content"]
@@ -38,8 +33,7 @@ class JudgeServer:
                     n = judge.prompts.count(prompt)
                 reply = judge.answer(prompt, n)
                 if isinstance(reply, int):
-                    data = json.dumps({"error": {"message": "boom"}}).encode()
-                    self.send_response(reply)
+                    status, data = reply, json.dumps({"error": {"message": "boom"}}).encode()
                 else:
                     data = json.dumps(
                         {
@@ -54,20 +48,8 @@ class JudgeServer:
                             ],
                         }
                     ).encode()
-                    self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                    status = 200
+                self.reply(status, data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> JudgeServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
+        self.url = f"http://127.0.0.1:{self.port}/v1"

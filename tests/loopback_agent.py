@@ -18,15 +18,17 @@ import sys
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples/agents/weather_agent"))
 from logic import respond
 
+from tests.loopback import Loopback, QuietHandler
 
-class LoopbackAgent:
+
+class LoopbackAgent(Loopback):
     def __init__(self, latency: float = 0.0) -> None:
         self.latency = latency
         self.requests: Counter[str] = Counter()
@@ -34,13 +36,7 @@ class LoopbackAgent:
         self.lock = threading.Lock()
         agent = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # as real servers do; else 40 ms per reply
-
-            def log_message(self, *args: Any) -> None:
-                return None
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -50,18 +46,8 @@ class LoopbackAgent:
                     count = agent.requests[message]
                 agent.handle(self, message, count, str(body.get("session_id") or ""))
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/turn"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> LoopbackAgent:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
+        self.url = f"http://127.0.0.1:{self.port}/turn"
 
     def handle(
         self, h: BaseHTTPRequestHandler, message: str, count: int, session: str = ""
@@ -138,20 +124,13 @@ def _drip(h: BaseHTTPRequestHandler, data: bytes, every: float) -> None:
 
 
 def _send(
-    h: BaseHTTPRequestHandler,
+    h: QuietHandler,
     status: int,
     body: Any,
     headers: dict[str, str] | None = None,
     raw: bytes | None = None,
 ) -> None:
-    data = raw if raw is not None else json.dumps(body).encode()
-    h.send_response(status)
-    h.send_header("Content-Type", "application/json")
-    h.send_header("Content-Length", str(len(data)))
-    for key, value in (headers or {}).items():
-        h.send_header(key, value)
-    h.end_headers()
-    h.wfile.write(data)
+    h.reply(status, raw if raw is not None else json.dumps(body).encode(), headers)
 
 
 def serve_forever(latency: float) -> None:

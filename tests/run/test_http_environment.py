@@ -4,42 +4,30 @@ though it reads them once per host (ci_eval.http._Session)."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
 from ci_eval.http import HttpSettings, make_session, post_json
+from tests.loopback import Loopback, QuietHandler
 
 
-class _Recorder:
+class _Recorder(Loopback):
     """A loopback server answering ``{}`` to any POST and keeping each request's target."""
 
     def __init__(self) -> None:
         self.targets: list[str] = []
         recorder = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                return None
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 recorder.targets.append(self.path)
-                body = json.dumps({}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.reply(200, json.dumps({}).encode())
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        super().__init__(Handler)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.start()
 
 
 @pytest.fixture
@@ -52,8 +40,7 @@ def servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[_Recorder, _Recor
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     yield proxy, direct
     for server in (proxy, direct):
-        server.server.shutdown()
-        server.server.server_close()
+        server.stop()
 
 
 def test_each_request_goes_through_the_proxy_its_host_calls_for(

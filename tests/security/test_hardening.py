@@ -10,10 +10,8 @@ import json
 import os
 import re
 import sys
-import threading
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,7 @@ from ci_eval.report.markdown import render_summary
 from ci_eval.results import RunResults, SetRecord, read_results, write_json_atomic
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli
+from tests.loopback import Loopback, QuietHandler
 
 EVALS = str(SAMPLES / "evals/weather_basic.evalset.json")
 
@@ -189,49 +188,36 @@ def test_retry_after_never_raises(value: str) -> None:
     assert 0 <= github.retry_after(value, cap=1.0) <= 1.0
 
 
-class EndlessComments:
+class EndlessComments(Loopback):
     """A comments endpoint that always returns a full page: the same one, or new ones."""
 
     def __init__(self, repeat: bool) -> None:
         self.pages = 0
         hub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                return None
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 if self.path == "/user":
-                    data = b'{"message": "no"}'
-                    self.send_response(403)
+                    status, data = 403, b'{"message": "no"}'
                 else:
                     hub.pages += 1
                     first = 0 if repeat else hub.pages * 100
                     comments = [
                         {"id": first + i, "body": "x", "user": {"type": "User"}} for i in range(100)
                     ]
-                    data = json.dumps(comments).encode()
-                    self.send_response(200)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                    status, data = 200, json.dumps(comments).encode()
+                self.reply(status, data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        super().__init__(Handler)
+        self.url = f"http://127.0.0.1:{self.port}"
 
 
 @pytest.mark.parametrize("repeat", [True, False])
 def test_endless_pagination_ends(repeat: bool) -> None:
-    server = EndlessComments(repeat)
-    try:
+    with EndlessComments(repeat) as server:
         poster = github.CommentPoster(server.url, "o/r", "t0ken-value", github.Workflow())
         with pytest.raises(github.CommentError):
             poster.upsert(7, "body", "<!-- m -->")
-    finally:
-        server.server.shutdown()
     assert server.pages == (2 if repeat else github.MAX_PAGES)
 
 
@@ -328,19 +314,14 @@ def test_any_mutated_results_file_is_read_or_refused_never_a_crash(
 # --- 12. Honest retries, temp files, hand-edited baselines, merge/compare outputs -------
 
 
-class CutOff:
+class CutOff(Loopback):
     """Answers with a Content-Length longer than the body it sends."""
 
     def __init__(self) -> None:
         self.requests = 0
         hub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                return None
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers["Content-Length"]))
                 hub.requests += 1
@@ -350,19 +331,15 @@ class CutOff:
                 self.wfile.write(b'{"final_response": "cut')
                 self.close_connection = True
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/turn"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        super().__init__(Handler)
+        self.url = f"http://127.0.0.1:{self.port}/turn"
 
 
 def test_a_cut_off_body_is_not_counted_as_retries() -> None:
-    server = CutOff()
-    try:
+    with CutOff() as server:
         session = make_session(HttpSettings(timeout=5, retries=3, backoff=0))
         with pytest.raises(HttpError) as caught:
             post_json(session, server.url, {"message": "hi"}, 5, 3)
-    finally:
-        server.server.shutdown()
     assert caught.value.retries == server.requests - 1
     assert "cut off" in str(caught.value)
     if server.requests == 1:

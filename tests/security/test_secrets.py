@@ -11,9 +11,7 @@ import base64
 import json
 import os
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ import pytest
 from tests.conftest import SAMPLES
 from tests.github_server import GitHubServer
 from tests.helpers import run_cli
+from tests.loopback import Loopback, QuietHandler
 
 GITHUB_TOKEN = "ghs_plantedGithubToken4711xyz"
 JUDGE_KEY = "judgeKey-Planted-8c1e5a"
@@ -50,19 +49,12 @@ EVAL_SET = {
 }
 
 
-class EchoServer:
+class EchoServer(Loopback):
     """An agent (``/turn``) and a judge (``/v1/chat/completions``) that echo every credential
     they receive — in their replies and in their error bodies — as careless servers do."""
 
     def __init__(self) -> None:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                return None
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 seen = (
@@ -79,25 +71,9 @@ class EchoServer:
                     status, reply = 401, {"error": f"invalid token: {seen}"}
                 else:
                     status, reply = 200, {"final_response": f"It is sunny. (debug: {seen})"}
-                data = json.dumps(reply).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.reply(status, json.dumps(reply).encode())
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        del server
-
-    def __enter__(self) -> EchoServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 def _leaks(text: str) -> list[str]:

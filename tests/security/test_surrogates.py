@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +40,7 @@ from ci_eval.results import (
 )
 from ci_eval.text import REPLACEMENT, has_surrogates, scrub
 from tests.helpers import run_cli
+from tests.loopback import Loopback, QuietHandler
 
 # any str Python can hold, lone surrogates included (hypothesis leaves them out by default)
 ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=40)
@@ -66,7 +65,7 @@ def test_scrub_leaves_only_encodable_text_and_changes_nothing_else(text: str) ->
     )
 
 
-class _FakeAgent:
+class _FakeAgent(Loopback):
     """One loopback server for the http (``/turn``) and adk-http (``/sessions``, ``/run``)
     connectors; it answers whatever text the test sets, JSON-encoded as JavaScript does
     (lone surrogates as ``\\udXXX`` escapes)."""
@@ -75,12 +74,7 @@ class _FakeAgent:
         self.text = ""
         agent = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                return None
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 if self.path.endswith("/sessions"):
@@ -89,25 +83,17 @@ class _FakeAgent:
                     body = [{"author": "agent", "content": {"parts": [{"text": agent.text}]}}]
                 else:
                     body = {"final_response": agent.text, "tool_calls": [{"name": agent.text}]}
-                data = json.dumps(body).encode()  # ensure_ascii: "\ud83d" stays an escape
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                # ensure_ascii: "\ud83d" stays an escape
+                self.reply(200, json.dumps(body).encode())
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        super().__init__(Handler)
+        self.url = f"http://127.0.0.1:{self.port}"
 
 
 @pytest.fixture(scope="module")
 def fake_agent() -> Iterator[_FakeAgent]:
-    agent = _FakeAgent()
-    yield agent
-    agent.server.shutdown()
-    agent.server.server_close()
+    with _FakeAgent() as agent:
+        yield agent
 
 
 def _case(text: str = "hello") -> EvalCase:
