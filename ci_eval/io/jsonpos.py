@@ -1,14 +1,22 @@
-"""JSON parsing that remembers where every object and array starts.
+"""JSON parsing that remembers where objects and arrays start.
 
-The standard library's pure-Python scanner calls ``parse_object`` / ``parse_array`` hooks with the
-offset of each container; we wrap them to record that offset. Positions let us report
-``file:line:col`` for validation errors and remember the line where each eval case starts.
+Positions let us report ``file:line:col`` for validation errors and remember the line where each
+eval case starts. Loading needs only the shallow ones (the document, its members and theirs: an
+eval case is at depth 2), so the top two levels are walked in Python, recording where each
+container starts, and everything deeper is parsed by the C scanner. The position of a deeper
+container is wanted only to place an error: then the text is parsed once more with the
+standard library's pure-Python scanner, whose ``parse_object`` / ``parse_array`` hooks record
+every container's offset, and the two parses are matched node for node. Whatever the fast
+parse does not take as it is (invalid JSON, lone surrogates, deep nesting) goes the slow way
+from the start, so its errors and results are the slow parser's own.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import errno
+import gc
 import json
 import json.decoder
 import json.scanner
@@ -17,6 +25,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +44,9 @@ class JsonDocument:
     positions: dict[int, int] = field(default_factory=dict)
     scrubbed: bool = False  # lone surrogates were replaced with U+FFFD
     _line_starts: list[int] | None = None
+    # ``positions`` holds only the shallow containers (see the module's docstring): the others
+    # are found by parsing again when one is asked for
+    shallow: bool = False
 
     def line_col(self, offset: int) -> tuple[int, int]:
         if self._line_starts is None:
@@ -48,20 +60,44 @@ class JsonDocument:
         line = bisect.bisect_right(self._line_starts, offset)
         return line, offset - self._line_starts[line - 1] + 1
 
-    def line_of(self, node: Any) -> int | None:
+    def offset_of(self, node: Any) -> int | None:
+        """Where the container ``node`` of this document starts (None for anything else)."""
         offset = self.positions.get(id(node))
+        if offset is None and self.shallow and isinstance(node, dict | list):
+            self._complete_positions()
+            offset = self.positions.get(id(node))
+        return offset
+
+    def _complete_positions(self) -> None:
+        """Every container's position: the slow parser's, matched to ours node for node (the
+        same text parsed the same way gives the same tree)."""
+        self.shallow = False
+        slow = _parse(self.text, self.path)
+        stack: list[tuple[Any, Any]] = [(self.data, slow.data)]
+        while stack:
+            ours, theirs = stack.pop()
+            offset = slow.positions.get(id(theirs))
+            if offset is not None:
+                self.positions[id(ours)] = offset
+            if isinstance(ours, dict) and isinstance(theirs, dict):
+                stack += [(v, theirs[k]) for k, v in ours.items() if k in theirs]
+            elif isinstance(ours, list) and isinstance(theirs, list):
+                stack += zip(ours, theirs, strict=False)
+
+    def line_of(self, node: Any) -> int | None:
+        offset = self.offset_of(node)
         return None if offset is None else self.line_col(offset)[0]
 
     def locate(self, loc: tuple[Any, ...] | list[Any], base: Any = None) -> tuple[int, int] | None:
         """Line and column of the deepest container reached by following ``loc`` from ``base``."""
         node = self.data if base is None else base
-        best = self.positions.get(id(node))
+        best = self.offset_of(node)
         for key in loc:
             try:
                 node = node[key]
             except (KeyError, IndexError, TypeError):
                 break
-            offset = self.positions.get(id(node))
+            offset = self.offset_of(node)
             if offset is not None:
                 best = offset
         return None if best is None else self.line_col(best)
@@ -149,15 +185,44 @@ def max_results_bytes() -> int:
     return max_file_bytes() * RESULTS_LIMIT_FACTOR
 
 
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic collector off while a large acyclic tree is built (a parsed file, the models
+    validated from it): every few thousand allocations it would walk all that was built so far,
+    which at 20,000 cases is most of the time spent loading. Back on (if it was) afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def parse_json(text: str, path: str, positions_wanted: bool = True) -> JsonDocument:
     """Parse ``text``; lone surrogates in strings (keys too) are replaced by U+FFFD in place.
 
-    Without ``positions_wanted`` (files whose errors name no line, such as recorded results)
-    the C scanner parses: several times faster, with the same result."""
-    positions: dict[int, int] = {}
-    scrubbing = text_util.has_surrogate_escapes(text)
-    non_finite: list[_NonFinite] = []
+    With ``positions_wanted`` every container's position can be asked for (the shallow ones
+    are recorded as the text is parsed, see the module's docstring); without (files whose
+    errors name no line, such as recorded results) only the C scanner parses."""
+    if positions_wanted and not text_util.has_surrogate_escapes(text):
+        non_finite: list[_NonFinite] = []
+        decoder = _decoder(non_finite)
+        positions: dict[int, int] = {}
+        try:
+            decoder.scan_once = _shallow_scanner(decoder, positions)  # type: ignore[attr-defined]
+            data = decoder.decode(text)
+        except (json.JSONDecodeError, RecursionError, _IntTooLong, _TooDeep):
+            pass  # the slow parser says what is wrong, and where
+        else:
+            doc = JsonDocument(data=data, text=text, path=path, positions=positions, shallow=True)
+            if non_finite:
+                raise _non_finite_error(doc, non_finite)
+            return doc
+    return _parse(text, path, positions_wanted)
 
+
+def _decoder(non_finite: list[_NonFinite]) -> json.JSONDecoder:
     def parse_constant(literal: str) -> _NonFinite:
         non_finite.append(_NonFinite(literal))
         return non_finite[-1]
@@ -167,9 +232,94 @@ def parse_json(text: str, path: str, positions_wanted: bool = True) -> JsonDocum
         return value if math.isfinite(value) else parse_constant(literal)
 
     # given to the constructor: the C scanner takes its hooks from there
-    decoder = json.JSONDecoder(
+    return json.JSONDecoder(
         parse_int=_parse_int, parse_float=parse_float, parse_constant=parse_constant
     )
+
+
+#: Containers at depths below this are walked in Python and their positions recorded; those at
+#: this depth are parsed whole by the C scanner, their start recorded.
+SHALLOW_DEPTH = 2
+#: A container parsed whole that may nest deeper than this goes to the slow parser, whose
+#: refusal of deep nesting (it runs out of stack) names where; no eval set comes near it.
+_MAX_FAST_NESTING = 100
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _shallow_scanner(decoder: json.JSONDecoder, positions: dict[int, int]) -> Any:
+    """A ``scan_once`` for ``decoder`` that records where each container down to
+    :data:`SHALLOW_DEPTH` starts, and hands each value below to the C scanner."""
+    c_scan = json.scanner.c_make_scanner
+    if c_scan is None:  # an interpreter without the C accelerator
+        raise _TooDeep
+    fast = c_scan(decoder)
+    memo: dict[str, str] = {}
+    count = str.count
+
+    def at(depth: int) -> Any:
+        inner = at(depth + 1) if depth < SHALLOW_DEPTH else None
+
+        def scan_once(s: str, idx: int) -> tuple[Any, int]:
+            if depth < SHALLOW_DEPTH:
+                char = s[idx : idx + 1]
+                if char == "{":
+                    obj, end = json.decoder.JSONObject(
+                        (s, idx + 1), decoder.strict, inner, None, None, memo
+                    )
+                    positions[id(obj)] = idx
+                    return obj, end
+                if char == "[":
+                    obj, end = json.decoder.JSONArray((s, idx + 1), inner)
+                    positions[id(obj)] = idx
+                    return obj, end
+            value, end = fast(s, idx)
+            if isinstance(value, dict | list):
+                positions[id(value)] = idx
+                # fewer brackets than the limit in its text: it cannot nest deeper
+                if count(s, "{", idx, end) + count(s, "[", idx, end) > _MAX_FAST_NESTING:
+                    _check_nesting(value, _MAX_FAST_NESTING - depth)
+            return value, end
+
+        return scan_once
+
+    return at(0)
+
+
+def _check_nesting(root: Any, limit: int) -> None:
+    stack: list[tuple[Any, int]] = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            raise _TooDeep
+        values = node.values() if isinstance(node, dict) else node
+        stack += [(v, depth + 1) for v in values if isinstance(v, dict | list)]
+
+
+def _non_finite_error(doc: JsonDocument, non_finite: list[_NonFinite]) -> InputError:
+    loc = _find(doc.data, []) or []
+    bad = non_finite[0]
+    if loc:
+        node: Any = doc.data
+        for key in loc:
+            node = node[key]
+        bad = node
+    return doc.error(
+        f"{bad.literal} is not a number JSON allows (no NaN, Infinity or overflowing "
+        "exponents); write a finite number",
+        loc,
+    )
+
+
+def _parse(text: str, path: str, positions_wanted: bool = True) -> JsonDocument:
+    """With ``positions_wanted`` (or lone surrogates to scrub) the pure-Python scanner, every
+    container's position recorded, else the C scanner: their errors are the ones users see."""
+    positions: dict[int, int] = {}
+    scrubbing = text_util.has_surrogate_escapes(text)
+    non_finite: list[_NonFinite] = []
+    decoder = _decoder(non_finite)
 
     def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[Any, int]:
         obj, end = json.decoder.JSONObject(s_and_end, *args)
@@ -213,18 +363,7 @@ def parse_json(text: str, path: str, positions_wanted: bool = True) -> JsonDocum
         data = text_util.scrub(data)
     doc = JsonDocument(data=data, text=text, path=path, positions=positions, scrubbed=scrubbing)
     if non_finite:
-        loc = _find(data, []) or []
-        bad = non_finite[0]
-        if loc:
-            node: Any = data
-            for key in loc:
-                node = node[key]
-            bad = node
-        raise doc.error(
-            f"{bad.literal} is not a number JSON allows (no NaN, Infinity or overflowing "
-            "exponents); write a finite number",
-            loc,
-        )
+        raise _non_finite_error(doc, non_finite)
     return doc
 
 
