@@ -25,7 +25,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -367,6 +367,71 @@ def _parse(text: str, path: str, positions_wanted: bool = True) -> JsonDocument:
     return doc
 
 
+class NotStreamable(Exception):
+    """:func:`parse_streaming` could not take the text as it is: parse it the usual way."""
+
+
+def parse_streaming(text: str, members: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
+    """``text``, a JSON object, parsed as :func:`parse_json` without positions would, except
+    that each item of the top-level arrays named in ``members`` is handed to that member's
+    function as soon as it is parsed and its return value kept in its place: the items of a
+    large array are never all in memory as JSON trees, and the memory of each is reused for
+    the next. Anything else (invalid JSON, another top level, lone surrogates, numbers JSON
+    does not allow, a function's exception) raises :class:`NotStreamable`, and the caller
+    reads the file the usual way, which says what is wrong."""
+    if text_util.has_surrogate_escapes(text):
+        raise NotStreamable
+    non_finite: list[_NonFinite] = []
+    decoder = _decoder(non_finite)
+    fast = json.scanner.make_scanner(decoder)
+    space = json.decoder.WHITESPACE.match
+    scanstring = json.decoder.scanstring
+
+    def expect(char: str, idx: int) -> int:
+        if text[idx : idx + 1] != char:
+            raise NotStreamable
+        return space(text, idx + 1).end()
+
+    def array(idx: int, item: Callable[[Any], Any]) -> tuple[list[Any], int]:
+        out: list[Any] = []
+        idx = expect("[", idx)
+        if text[idx : idx + 1] == "]":
+            return out, idx + 1
+        while True:
+            value, idx = fast(text, idx)
+            out.append(item(value))
+            idx = space(text, idx).end()
+            if text[idx : idx + 1] == "]":
+                return out, idx + 1
+            idx = expect(",", idx)
+
+    try:
+        obj: dict[str, Any] = {}
+        idx = expect("{", space(text, 0).end())
+        if text[idx : idx + 1] != "}":
+            while True:
+                if text[idx : idx + 1] != '"':
+                    raise NotStreamable
+                key, idx = scanstring(text, idx + 1, True)
+                idx = expect(":", space(text, idx).end())
+                item = members.get(key)
+                if item is not None and text[idx : idx + 1] == "[":
+                    obj[key], idx = array(idx, item)
+                else:
+                    obj[key], idx = fast(text, idx)
+                idx = space(text, idx).end()
+                if text[idx : idx + 1] == "}":
+                    break
+                idx = expect(",", idx)
+        if space(text, idx + 1).end() != len(text) or non_finite:
+            raise NotStreamable
+        return obj
+    except NotStreamable:
+        raise
+    except Exception as exc:  # invalid JSON, too deep, or an item its function refused
+        raise NotStreamable from exc
+
+
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}:,]')
 
 
@@ -446,6 +511,12 @@ def read_json_file(
     """Read and parse a JSON file a user or a repository gave us, refusing what is not a regular
     file of sane size (a FIFO would block forever, ``/dev/zero`` would fill the memory)."""
     shown = display or str(file)
+    return parse_json(read_json_text(file, shown, limit), shown, positions_wanted)
+
+
+def read_json_text(file: Path, shown: str, limit: int | None = None) -> str:
+    """The text of a JSON file as :func:`read_json_file` reads it (refusals included), not yet
+    parsed."""
     raw = read_regular_file(file, shown, limit)
     try:
         text = raw.decode("utf-8-sig")
@@ -457,7 +528,7 @@ def read_json_file(
         ) from None
     if not text.strip():
         raise InputError("empty file; expected a JSON eval set", path=shown)
-    return parse_json(text, shown, positions_wanted)
+    return text
 
 
 _KINDS = (
