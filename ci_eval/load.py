@@ -13,7 +13,8 @@ from ci_eval.criteria import MetricConfig
 from ci_eval.dialects import LoadContext, looks_like, sniff
 from ci_eval.discover import Candidate, display_path, repo_root, safe_resolve
 from ci_eval.errors import InputError, NotAnEvalSet, ValidationFailed
-from ci_eval.io.jsonpos import JsonDocument, paused_gc, read_json_file
+from ci_eval.io.jsonfast import paused_gc
+from ci_eval.io.jsonpos import JsonDocument, read_json_file
 from ci_eval.model import EvalSet
 
 

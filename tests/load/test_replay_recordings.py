@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ci_eval.connectors import replay
 from ci_eval.connectors.replay import Recording, load_recordings
 from ci_eval.errors import InputError
-from ci_eval.io.jsonpos import NotStreamable
+from ci_eval.io.jsonfast import NotStreamable
 from ci_eval.model import Invocation
 from tests.load.test_properties import SETTINGS, invocations
 
