@@ -84,7 +84,7 @@ def main() -> int:
         for title, seconds, counter in zip(PHASES, phase_wall, by_phase, strict=True):
             print(f"  {title}: {seconds:.2f} s")
             for name, part in counter.most_common(12):
-                if part >= 0.01 and part < seconds * 0.999 or name == AGENT_PHASE:
+                if (part >= 0.01 and part < seconds * 0.999) or name == AGENT_PHASE:
                     print(f"    {part:6.2f} s  {name}")
     return 0
 
