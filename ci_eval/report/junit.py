@@ -338,4 +338,3 @@ def to_junit(results: RunResults) -> str:
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n' + _parent("testsuites", root, suites, 0) + "\n"
     )
-
