@@ -30,21 +30,36 @@ def _stack(frame: FrameType | None) -> list[str]:
     return names
 
 
+AGENT_PHASE = "ci_eval.runner._execute"  # on the main thread's stack while the turns run
+PHASES = ("before the agent phase", "the agent phase", "after it")
+
+
 def main() -> int:
     start = time.perf_counter()
     main_id = threading.get_ident()
     spent: collections.Counter[str] = collections.Counter()  # seconds on the stack
+    # the same per phase: before the runner starts the turns, while they run, after
+    by_phase: list[collections.Counter[str]] = [collections.Counter() for _ in PHASES]
+    phase_wall = [0.0] * len(PHASES)
     done = threading.Event()
 
     def sample() -> None:
         # each sample is charged the time since the previous one: a CPU-bound main thread holds
         # the GIL for up to the switch interval, so samples are not evenly spaced
         last = time.perf_counter()
+        phase = 0
         while not done.wait(0.002):
             frame = sys._current_frames().get(main_id)
             now = time.perf_counter()
-            for name in set(_stack(frame)):
+            names = set(_stack(frame))
+            if AGENT_PHASE in names:
+                phase = 1
+            elif phase == 1:
+                phase = 2
+            phase_wall[phase] += now - last
+            for name in names:
                 spent[name] += now - last
+                by_phase[phase][name] += now - last
             last = now
 
     threading.Thread(target=sample, daemon=True).start()
@@ -64,6 +79,13 @@ def main() -> int:
     for name, seconds in spent.most_common():
         if seconds / wall >= 0.01:
             print(f"  {seconds:6.2f} s  {seconds / wall:5.1%}  {name}")
+    if phase_wall[1]:
+        print("by phase (the agent phase: the runner's wait; the main thread's own work then):")
+        for title, seconds, counter in zip(PHASES, phase_wall, by_phase, strict=True):
+            print(f"  {title}: {seconds:.2f} s")
+            for name, part in counter.most_common(12):
+                if (part >= 0.01 and part < seconds * 0.999) or name == AGENT_PHASE:
+                    print(f"    {part:6.2f} s  {name}")
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 from urllib.parse import quote
 
 from ci_eval import redact
@@ -22,6 +23,8 @@ class AdkHttpConnector:
     app_name: str | None = None
     user_id: str | None = None
     kind: str = "adk-http"
+    # a session is a request to the server: the runner opens the next cases' while turns run
+    opens_ahead: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         self.base_url = self.base_url.rstrip("/")

@@ -74,7 +74,10 @@ class AgentSession(Protocol):
 
 
 class Connector(Protocol):
-    """Opens one fresh agent session per (case, run)."""
+    """Opens one fresh agent session per (case, run). A connector whose ``open`` is a request
+    to the agent may say ``opens_ahead = True``: the runner then opens the next cases' sessions
+    while the current turns are in flight (from another thread, so ``open`` must be
+    thread-safe, as it is for concurrent workers anyway)."""
 
     kind: str
 
