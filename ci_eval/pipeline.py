@@ -25,7 +25,7 @@ from ci_eval.metrics import adk_judges, lookup
 from ci_eval.metrics.judge import Judge
 from ci_eval.results import RunResults, write_results
 from ci_eval.runner import RunOptions, run_sets
-from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
+from ci_eval.score import ScoreOptions, Scorer, parse_metric_option, parse_metric_table
 from ci_eval.settings import RunSettings, api_key, check_gate
 from ci_eval.simulate import build_simulator
 
@@ -299,6 +299,10 @@ def run(
         except AgentError as exc:
             connector.close()
             raise InputError(str(exc)) from None
+    notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
+    # each case is scored as its runs end, while the others run (a judge's calls overlap the
+    # agent's turns)
+    scorer = Scorer(options)
     if settings.agent.replay_pick == "all" and settings.num_runs == 1:
         # one run per recording: every recording of a case is scored
         settings.num_runs = getattr(connector, "max_recordings", lambda: 1)()
@@ -314,6 +318,8 @@ def run(
                 settings.timeout,
                 simulator,
                 meanwhile=lambda: prepare_after_run(settings, env),
+                case_done=scorer.case,
+                release_cases=True,  # the sets are not read after the run
             ),
             stop=stop,
         )
@@ -338,8 +344,7 @@ def run(
         "adk_prompts": adk_judges.source(),
         "cases": settings.cases,
     }
-    score_results(results, options)
-    notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
+    scorer.rest(results)
     # compare first (against the baseline as it was), then write
     notices += apply_baseline(results, settings, env, loaded)
     if settings.results:

@@ -161,10 +161,13 @@ def _variants(value: str) -> set[str]:
     xml = html.escape(value, quote=True)
     amp = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     workflow = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    in_json = {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
     forms = {
         value,
-        json.dumps(value)[1:-1],
-        json.dumps(value, ensure_ascii=False)[1:-1],
+        *in_json,
+        # JSON text inside a JSON string: a compacted invocation is its JSON text, which the
+        # serialisation of its case escapes again (``Redactor._clean``)
+        *(json.dumps(form, ensure_ascii=False)[1:-1] for form in in_json),
         xml,
         amp,
         quote(value, safe=""),

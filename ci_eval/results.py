@@ -8,9 +8,12 @@ invocations (ADK's snake_case Invocation), timings, retries and errors. ``report
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+
+import pydantic_core
 
 from ci_eval import __version__
 from ci_eval.criteria import MetricConfig, MetricSpec
@@ -54,31 +57,11 @@ __all__ = [
 ]
 
 
-def _inv(inv: Invocation | None) -> dict[str, Any] | None:
-    return None if inv is None else inv.model_dump(mode="json", exclude_none=True)
-
-
-def _num(value: float | None) -> float | None:
-    return None if value is None or value != value else value  # NaN is not JSON
-
-
 _M = TypeVar("_M", MetricResult, CaseMetric)
-_FLOATS = frozenset({"score", "std", "min"})  # NaN is written as null (not measured)
-_FLOAT_LISTS = frozenset({"per_invocation", "runs"})
-
-
-def _metric(m: MetricResult | CaseMetric) -> dict[str, Any]:
-    """A metric's result as the results file holds it: its fields, in their order."""
-    data = dict(m.__dict__)
-    for name in _FLOATS & data.keys():
-        data[name] = _num(data[name])
-    for name in _FLOAT_LISTS & data.keys():
-        data[name] = [_num(v) for v in data[name]]
-    return data
 
 
 def _metric_from(kind: type[_M], data: dict[str, Any]) -> _M:
-    """The inverse of :func:`_metric` (the file was checked by ``results_schema``; missing
+    """A metric's result from the results file (the file was checked by ``results_schema``; missing
     optional fields take their defaults, null lists and flags become empty and false)."""
     names, defaulted = _FIELDS[kind]
     values = {k: v for k, v in data.items() if k in names and (v is not None or k not in defaulted)}
@@ -140,7 +123,7 @@ def _comparison(c: Comparison | None) -> dict[str, Any] | None:
 
 def to_json(results: RunResults) -> dict[str, Any]:
     """The results file's data."""
-    return _document(results, list)
+    return _document(results, lambda cases: [json.loads(_case_line(c)) for c in cases])
 
 
 def write_results(path: Path, results: RunResults) -> None:
@@ -148,10 +131,13 @@ def write_results(path: Path, results: RunResults) -> None:
     Python objects) never exists whole."""
     from ci_eval.io import jsonwrite
 
-    write_json_atomic(path, _document(results, jsonwrite.Lazy))
+    def cases(records: list[CaseRecord]) -> jsonwrite.Lazy:
+        return jsonwrite.Lazy(jsonwrite.Raw(_case_line(c)) for c in records)
+
+    write_json_atomic(path, _document(results, cases))
 
 
-def _document(results: RunResults, array: Callable[[Iterator[Any]], Any]) -> dict[str, Any]:
+def _document(results: RunResults, cases: Callable[[list[CaseRecord]], Any]) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "ci-eval", "version": __version__},
@@ -164,7 +150,7 @@ def _document(results: RunResults, array: Callable[[Iterator[Any]], Any]) -> dic
         | {"cases": len(results.cases()), "flaky": sum(1 for _, c in results.cases() if c.flaky)},
         "fail_on": list(results.fail_on),
         "comparison": _comparison(results.comparison),
-        "sets": array(_set_json(s, array(map(_case_json, s.cases))) for s in results.sets),
+        "sets": [_set_json(s, cases(s.cases)) for s in results.sets],
     }
 
 
@@ -194,42 +180,69 @@ def _seconds(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def _case_json(c: CaseRecord) -> dict[str, Any]:
-    return {
-        "eval_id": c.eval_id,
-        "file": c.file,
-        "line": c.line,
-        "status": c.status,
-        "error": c.error,
-        "skipped": c.skipped,
-        "flaky": c.flaky,
-        "metrics": [_metric(m) for m in c.metrics],
-        "extensions": c.extensions,
-        "rubrics": c.rubrics,
-        "conversation_scenario": c.scenario,
-        "runs": [
-            {
-                "run": r.run,
-                "error": r.error,
-                "duration_s": round(r.duration_s, 4),
-                "started_s": _seconds(r.started_s),
-                "retries": r.retries,
-                "metrics": [_metric(m) for m in r.metrics],
-                "simulation": r.simulation,
-                "invocations": [
-                    {
-                        "expected": _inv(i.expected),
-                        "actual": _inv(i.actual),
-                        "duration_s": _seconds(i.duration_s),
-                        "retries": i.retries,
-                        "error": i.error,
-                    }
-                    for i in r.invocations
-                ],
-            }
-            for r in c.runs
-        ],
-    }
+def _json(value: Any) -> str:
+    """Compact JSON by pydantic-core (dataclasses as their fields, statuses as their names,
+    NaN and infinities as null). Lone surrogates cannot be written: replaced, as everywhere."""
+    try:
+        return pydantic_core.to_json(value, inf_nan_mode="null").decode()
+    except pydantic_core.PydanticSerializationError as exc:
+        if "surrogates not allowed" not in str(exc):
+            raise TypeError(f"not JSON serializable: {exc}") from None
+        from ci_eval.text import scrub_json
+
+        plain = json.loads(json.dumps(value, default=_plain, ensure_ascii=False))
+        return pydantic_core.to_json(scrub_json(plain), inf_nan_mode="null").decode()
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dict(value.__dict__)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _case_line(c: CaseRecord) -> str:
+    """A case as the results file holds it: one line of compact JSON. Invocations kept
+    compact (:meth:`CaseRecord.compact`) are spliced in as they are."""
+    head = _json(
+        {
+            "eval_id": c.eval_id,
+            "file": c.file,
+            "line": c.line,
+            "status": c.status,
+            "error": c.error,
+            "skipped": c.skipped,
+            "flaky": c.flaky,
+            "metrics": c.metrics,
+            "extensions": c.extensions,
+            "rubrics": c.rubrics,
+            "conversation_scenario": c.scenario,
+        }
+    )
+    return head[:-1] + ',"runs":[' + ",".join(map(_run_text, c.runs)) + "]}"
+
+
+def _run_text(r: RunRecord) -> str:
+    head = _json(
+        {
+            "run": r.run,
+            "error": r.error,
+            "duration_s": round(r.duration_s, 4),
+            "started_s": _seconds(r.started_s),
+            "retries": r.retries,
+            "metrics": r.metrics,
+            "simulation": r.simulation,
+        }
+    )
+    invocations = ",".join(
+        '{"expected":'
+        + i.expected_json()
+        + ',"actual":'
+        + (i.actual_json() or "null")
+        + ","
+        + _json({"duration_s": _seconds(i.duration_s), "retries": i.retries, "error": i.error})[1:]
+        for i in r.invocations
+    )
+    return head[:-1] + ',"invocations":[' + invocations + "]}"
 
 
 def read_results(path: Path) -> RunResults:

@@ -64,6 +64,16 @@ class Lazy:
         return iter(self._items)
 
 
+class Raw:
+    """A JSON value already written as compact JSON text (no line break): written as it is,
+    on one line, wherever it stands."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
 # Floats under 1e-4 as pydantic-core writes them (``0.00004``, ``4e-7``; json: ``4e-05``,
 # ``4e-07``), found from their literal parts (a fast search; a regex starting with a digit
 # is ten times slower) and rewritten where a number stands in indented JSON: after a key (a
@@ -149,6 +159,8 @@ def dump(
         kind = type(value)
         if kind is str:
             append(escape(value))
+        elif kind is Raw:
+            append(value.text)
         elif kind is Lazy:
             inner = "\n" + pad + step
             first = True

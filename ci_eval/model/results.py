@@ -7,6 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pydantic_core
+from pydantic_core import PydanticSerializationError
+
 from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.model.comparison import Comparison
 from ci_eval.model.evalset import Invocation
@@ -41,13 +44,99 @@ class CaseMetric:
     reason: str | None = None
 
 
-@dataclass
+def invocation_json(inv: Invocation) -> str:
+    """An invocation as the results file holds it: compact JSON, snake_case, no null fields,
+    NaN and infinities as null; lone surrogates replaced (they cannot be written)."""
+    try:
+        return inv.model_dump_json(exclude_none=True)
+    except PydanticSerializationError:
+        from ci_eval.text import scrub_json
+
+        data = scrub_json(inv.model_dump(mode="json", exclude_none=True))
+        return pydantic_core.to_json(data, inf_nan_mode="null").decode()
+
+
+def _thaw(value: Invocation | str) -> Invocation:
+    return Invocation.model_validate_json(value) if type(value) is str else value
+
+
+@dataclass(init=False, eq=False)
 class InvocationRecord:
-    expected: Invocation
-    actual: Invocation | None = None
-    duration_s: float | None = None
-    retries: int = 0
-    error: str | None = None
+    """One turn of a run: the expected and the actual invocation, and how the call went.
+
+    ``expected`` and ``actual`` are :class:`Invocation` objects, or, once :meth:`compact`
+    (or the results file) made them so, their JSON text as the results file holds it, a
+    fraction of the memory: rebuilt on each access (nothing is cached, so read each once; the
+    dialect's private ``extensions`` of an invocation are not kept, as the file does not keep
+    them) and written to the results file as they are. The text is an ordinary string field,
+    so redaction reaches it as it reaches any other string of a run."""
+
+    # an Invocation, or its JSON text (see invocation_json)
+    stored_expected: Invocation | str
+    stored_actual: Invocation | str | None
+    duration_s: float | None
+    retries: int
+    error: str | None
+
+    def __init__(
+        self,
+        expected: Invocation | str,
+        actual: Invocation | str | None = None,
+        duration_s: float | None = None,
+        retries: int = 0,
+        error: str | None = None,
+    ) -> None:
+        self.stored_expected = expected
+        self.stored_actual = actual
+        self.duration_s = duration_s
+        self.retries = retries
+        self.error = error
+
+    @property
+    def expected(self) -> Invocation:
+        return _thaw(self.stored_expected)
+
+    @expected.setter
+    def expected(self, value: Invocation | str) -> None:
+        self.stored_expected = value
+
+    @property
+    def actual(self) -> Invocation | None:
+        value = self.stored_actual
+        return None if value is None else _thaw(value)
+
+    @actual.setter
+    def actual(self, value: Invocation | str | None) -> None:
+        self.stored_actual = value
+
+    @property
+    def compacted(self) -> bool:
+        return type(self.stored_expected) is str
+
+    def expected_json(self) -> str:
+        value = self.stored_expected
+        return value if type(value) is str else invocation_json(value)
+
+    def actual_json(self) -> str | None:
+        value = self.stored_actual
+        if value is None or type(value) is str:
+            return value
+        return invocation_json(value)
+
+    def compact(self) -> InvocationRecord:
+        """Keep the invocations as their JSON text from now on (see the class); returns self."""
+        self.stored_expected = self.expected_json()
+        self.stored_actual = self.actual_json()
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InvocationRecord):
+            return NotImplemented
+        return (self.duration_s, self.retries, self.error) == (
+            other.duration_s,
+            other.retries,
+            other.error,
+        ) and (self.expected, self.actual) == (other.expected, other.actual)
 
 
 @dataclass
@@ -97,6 +186,15 @@ class CaseRecord:
     @property
     def error(self) -> str | None:
         return next((r.error for r in self.runs if r.error), None)
+
+    def compact(self) -> CaseRecord:
+        """Once scored: every run's invocations kept as their JSON text (see
+        :class:`InvocationRecord`), about a fifth of the memory of the objects; reports and
+        the results file read them as before. Returns self."""
+        for run in self.runs:
+            for invocation in run.invocations:
+                invocation.compact()
+        return self
 
 
 @dataclass
