@@ -156,7 +156,7 @@ def test_a_run_scores_every_case_writes_the_results_and_gates(sample_run: RunSet
     assert outcome.results.settings["agent"] == "command"
 
 
-def test_a_run_keeps_its_scored_cases_as_json_and_drops_the_eval_sets_cases(
+def test_a_run_keeps_its_scored_cases_as_json(
     sample_run: RunSettings,
 ) -> None:
     outcome = pipeline.run(sample_run)
