@@ -23,6 +23,7 @@ from ci_eval.gate import gate, parse_fail_on
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import adk_judges, lookup
 from ci_eval.metrics.judge import Judge
+from ci_eval.model.results import CaseRecord
 from ci_eval.results import RunResults, write_results
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, Scorer, parse_metric_option, parse_metric_table
@@ -301,8 +302,9 @@ def run(
             raise InputError(str(exc)) from None
     notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
     # each case is scored as its runs end, while the others run (a judge's calls overlap the
-    # agent's turns)
-    scorer = Scorer(options)
+    # agent's turns), then kept as the results file will hold it: a run's memory is its
+    # cases' JSON, not their objects
+    scorer = Scorer(options, then=CaseRecord.compact)
     if settings.agent.replay_pick == "all" and settings.num_runs == 1:
         # one run per recording: every recording of a case is scored
         settings.num_runs = getattr(connector, "max_recordings", lambda: 1)()
