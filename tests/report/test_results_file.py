@@ -26,12 +26,12 @@ from ci_eval.results import (
     RunRecord,
     RunResults,
     SetRecord,
-    _read_carefully,
-    _read_cases,
     read_results,
     to_json,
     write_results,
 )
+from ci_eval.results_read import read_carefully
+from ci_eval.results_scan import read_cases
 
 
 def _invocation(text: str, answer: str | None = None, call: str | None = None) -> Invocation:
@@ -175,7 +175,7 @@ def _written(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
 
 def test_the_file_ci_eval_writes_is_read_case_by_case(tmp_path: Path) -> None:
     path, _ = _written(tmp_path)
-    assert _read_cases(path.read_text()) is not None
+    assert read_cases(path.read_text()) is not None
 
 
 @pytest.mark.parametrize(
@@ -261,10 +261,10 @@ def test_the_fast_reader_reads_what_the_careful_one_reads_or_leaves_it(
         node[key] = data.draw(json_values)
         break
     text = json.dumps(doc, indent=indent)
-    fast = _read_cases(text)
+    fast = read_cases(text)
     if fast is None:
         return  # left to the careful reader
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "r.json").write_text(text)
-        careful = _read_carefully(Path(folder) / "r.json")
+        careful = read_carefully(Path(folder) / "r.json")
     assert to_json(fast) == to_json(careful)
