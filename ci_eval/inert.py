@@ -42,6 +42,8 @@ _HASH_COMMANDS = re.compile(r"#(?=#(?:vso|teamcity)?\[)", re.IGNORECASE)
 
 # text without any of these is left as it is by every function here (nearly all text is)
 _QUIET = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029#]|::")
+# the same for text that keeps its lines: tabs and line feeds stay as they are
+_QUIET_TEXT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029#]|::")
 
 
 def strip_ansi(text: str) -> str:
@@ -61,7 +63,7 @@ def defang(text: str) -> str:
 def inert(text: object) -> str:
     """Agent text safe for any log-like channel: no controls, no CI command prefixes."""
     text = str(text)
-    if _QUIET.search(text) is None:
+    if _QUIET_TEXT.search(text) is None:
         return text
     return defang(strip_controls(text))
 

@@ -23,9 +23,10 @@ from ci_eval.gate import gate, parse_fail_on
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import adk_judges, lookup
 from ci_eval.metrics.judge import Judge
+from ci_eval.model.results import CaseRecord
 from ci_eval.results import RunResults, write_results
 from ci_eval.runner import RunOptions, run_sets
-from ci_eval.score import ScoreOptions, parse_metric_option, parse_metric_table, score_results
+from ci_eval.score import ScoreOptions, Scorer, parse_metric_option, parse_metric_table
 from ci_eval.settings import RunSettings, api_key, check_gate
 from ci_eval.simulate import build_simulator
 
@@ -299,6 +300,11 @@ def run(
         except AgentError as exc:
             connector.close()
             raise InputError(str(exc)) from None
+    notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
+    # each case is scored as its runs end, while the others run (a judge's calls overlap the
+    # agent's turns), then kept as the results file will hold it: a run's memory is its
+    # cases' JSON, not their objects
+    scorer = Scorer(options, then=CaseRecord.compact)
     if settings.agent.replay_pick == "all" and settings.num_runs == 1:
         # one run per recording: every recording of a case is scored
         settings.num_runs = getattr(connector, "max_recordings", lambda: 1)()
@@ -314,6 +320,8 @@ def run(
                 settings.timeout,
                 simulator,
                 meanwhile=lambda: prepare_after_run(settings, env),
+                case_done=scorer.case,
+                release_cases=True,  # the sets are not read after the run
             ),
             stop=stop,
         )
@@ -338,8 +346,7 @@ def run(
         "adk_prompts": adk_judges.source(),
         "cases": settings.cases,
     }
-    score_results(results, options)
-    notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
+    scorer.rest(results)
     # compare first (against the baseline as it was), then write
     notices += apply_baseline(results, settings, env, loaded)
     if settings.results:

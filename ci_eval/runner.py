@@ -40,6 +40,12 @@ class RunOptions:
     # work for the main thread while the agent's turns are in flight (it only waits then):
     # whatever the steps after the run will need and can prepare now, off the critical path
     meanwhile: Callable[[], object] | None = None
+    # called on the main thread as each case's last run ends (its runs in order), so that the
+    # steps after the run (scoring) go on while other cases are still in flight
+    case_done: Callable[[SetRecord, CaseRecord], object] | None = None
+    # the eval sets' cases are the runner's to drop: each one goes as its runs end, so that a
+    # run holds only the cases still to run (a big eval set is mostly what a run holds)
+    release_cases: bool = False
 
 
 def _skip_reason(
@@ -213,21 +219,22 @@ def _abandoned(partial: RunRecord, expected: list[Invocation], started: float) -
 @dataclass(eq=False)
 class _Job:
     eval_set_id: str
-    case: EvalCase
+    case: EvalCase | None  # None once the job has finished: the runner needs it no more
     case_record: CaseRecord
     run: int
     loaded: Any = None  # the LoadedEvalSet (dialect, eval config) the case comes from
     record: RunRecord | None = None  # set when the job starts; filled in turn by turn
     started: float = 0.0
     finished: bool = False
+    handed: bool = False  # its record is in its case's runs
     # its agent session, when opened ahead (_Opener): set once whoever claimed it has opened it
     opened: threading.Event | None = None
     session: AgentSession | None = None
     open_error: Exception | None = None
+    simulated: bool = False  # a user simulator plays the user (worked out before it runs)
 
-    @property
-    def simulated(self) -> bool:
-        return scenario_of(self.case, self.loaded.dialect) is not None
+    def __post_init__(self) -> None:
+        self.simulated = scenario_of(self.case, self.loaded.dialect) is not None
 
 
 class _Opener:
@@ -256,7 +263,7 @@ class _Opener:
             return True
 
     def _open(self, job: _Job) -> None:
-        assert job.opened is not None
+        assert job.opened is not None and job.case is not None  # unfinished: claimed first
         try:
             job.session = self.connector.open(job.eval_set_id, job.case, job.run)
         except Exception as exc:  # given to the worker, which reports it as its own
@@ -308,16 +315,17 @@ def _execute(
     stop: threading.Event,
     bar: Progress,
     t0: float,
+    finished: Callable[[_Job], None] | None = None,
 ) -> None:
     """Run the jobs on daemon worker threads until all are done or the run is abandoned; then
-    every job holds its final record."""
+    every job holds its final record. ``finished`` sees each job that ends before that, on
+    the main thread, as it ends."""
     abandoned = getattr(stop, "abandoned", None) or threading.Event()
     pending: queue.SimpleQueue[_Job] = queue.SimpleQueue()
     for job in jobs:
         pending.put(job)
     lock = threading.Lock()
-    all_done = threading.Event()
-    remaining = [len(jobs)]
+    ended: queue.SimpleQueue[_Job] = queue.SimpleQueue()
     width = max(1, min(options.concurrency, len(jobs)))
     opener = (
         _Opener(jobs, connector, stop, width) if getattr(connector, "opens_ahead", False) else None
@@ -327,10 +335,8 @@ def _execute(
         with lock:
             if job.finished:  # abandoned meanwhile: the main thread's record stands
                 return
-            job.record, job.finished = record, True
-            remaining[0] -= 1
-            if remaining[0] == 0:
-                all_done.set()
+            job.record, job.finished, job.case = record, True, None
+        ended.put(job)
         bar.advance(record.error is not None)
 
     def worker() -> None:
@@ -341,22 +347,24 @@ def _execute(
                 return
             if opener is not None:
                 opener.took()
+            case = job.case
+            assert case is not None  # a job is finished only once
             if stop.is_set():
                 if opener is not None:
                     opener.discard(job)
                 record = RunRecord(run=job.run, error="not run: the run was interrupted")
-                record.invocations = _not_run(job.case.invocations())
+                record.invocations = _not_run(case.invocations())
                 finish(job, record)
                 continue
             with lock:
                 job.record, job.started = RunRecord(run=job.run), time.monotonic()
             if job.simulated:
-                record = _run_simulated_job(connector, job.loaded, job.case, job.run, options)
+                record = _run_simulated_job(connector, job.loaded, case, job.run, options)
             else:
                 record = run_case(
                     connector,
                     job.eval_set_id,
-                    job.case,
+                    case,
                     job.run,
                     options.timeout,
                     stop,
@@ -384,13 +392,25 @@ def _execute(
         except Exception as exc:  # raised once every job has its record, not mid-run
             failure = exc
     # short waits, so the main thread runs the signal handlers promptly
-    while not all_done.wait(0.2):
-        if abandoned.is_set():
-            break
+    seen = 0
+    while seen < len(jobs):
+        try:
+            job = ended.get(timeout=0.2)
+        except queue.Empty:
+            if abandoned.is_set():
+                break
+            continue
+        seen += 1
+        if finished is not None and failure is None:
+            try:
+                finished(job)
+            except Exception as exc:  # raised once every job has its record, not mid-run
+                failure = exc
     with lock:
         for job in jobs:
             if job.finished:
                 continue
+            assert job.case is not None
             expected = job.case.invocations()
             if job.record is not None:
                 job.record = _abandoned(job.record, expected, job.started)
@@ -456,10 +476,35 @@ def run_sets(
 
     bar = Progress(len(jobs))
     work = [_Job(*job) for job in jobs]
-    _execute(work, connector, options, stop, bar, t0)
+    del jobs
+    if options.release_cases:
+        for loaded in sets:  # the jobs hold what is left to run
+            loaded.eval_set.eval_cases = []
+    # a case is done when its last job ends; the main thread then hands it on, runs in order
+    runs_left: dict[int, int] = {}
+    set_of: dict[int, SetRecord] = {}
     for job in work:
+        runs_left[id(job.case_record)] = runs_left.get(id(job.case_record), 0) + 1
+    for set_record in records:
+        for case_record in set_record.cases:
+            set_of[id(case_record)] = set_record
+
+    def job_finished(job: _Job) -> None:
+        case_record = job.case_record
         assert job.record is not None
-        job.case_record.runs.append(job.record)
+        case_record.runs.append(job.record)
+        job.handed = True
+        runs_left[id(case_record)] -= 1
+        if runs_left[id(case_record)] == 0:
+            case_record.runs.sort(key=lambda r: r.run)
+            if options.case_done is not None:
+                options.case_done(set_of[id(case_record)], case_record)
+
+    _execute(work, connector, options, stop, bar, t0, job_finished)
+    for job in work:  # those that ended after the run was abandoned, or after a failure
+        assert job.record is not None
+        if not job.handed:
+            job.case_record.runs.append(job.record)
     bar.finish()
     for set_record in records:
         for case_record in set_record.cases:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -242,12 +243,43 @@ def score_case(
     case.flaky = any(m.flaky for m in case.metrics if not m.informational)
 
 
+class Scorer:
+    """Scores cases one by one as they are handed in (while a run goes on), then the rest.
+
+    ``then`` sees each case right after it is scored: the pipeline compacts it there, so a
+    run holds its scored cases' invocations as the results file will, not as objects."""
+
+    def __init__(
+        self, options: ScoreOptions, then: Callable[[CaseRecord], object] | None = None
+    ) -> None:
+        self.options, self.then = options, then
+        self._metrics: dict[int, tuple[list[MetricSpec], str]] = {}
+        self._scored: set[int] = set()
+
+    def case(self, set_record: SetRecord, case: CaseRecord) -> None:
+        found = self._metrics.get(id(set_record))
+        if found is None:
+            found = self._metrics[id(set_record)] = metrics_for(set_record, self.options)
+            set_record.applied_metrics = found[0]
+        specs, dialect = found
+        score_case(case, specs, dialect, set_record.dialect, self.options)
+        self._scored.add(id(case))
+        if self.then is not None:
+            self.then(case)
+
+    def rest(self, results: RunResults) -> None:
+        """Every case not scored yet (skipped, trace-mode, abandoned, or all of them)."""
+        for set_record in results.sets:
+            if id(set_record) not in self._metrics:
+                self._metrics[id(set_record)] = metrics_for(set_record, self.options)
+                set_record.applied_metrics = self._metrics[id(set_record)][0]
+            for case in set_record.cases:
+                if id(case) not in self._scored:
+                    self.case(set_record, case)
+
+
 def score_results(results: RunResults, options: ScoreOptions) -> None:
-    for set_record in results.sets:
-        specs, dialect = metrics_for(set_record, options)
-        set_record.applied_metrics = specs
-        for case in set_record.cases:
-            score_case(case, specs, dialect, set_record.dialect, options)
+    Scorer(options).rest(results)
 
 
 def parse_metric_option(text: str, option: str = "--metric") -> MetricSpec:

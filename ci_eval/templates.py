@@ -40,6 +40,7 @@ RENDER_TIMEOUT = 20.0  # seconds per render; the built-in templates need well un
 MAX_OUTPUT = 16 * 1024 * 1024  # characters per render; reports are capped far below this
 MAX_TEMPLATE_BYTES = 1_000_000
 _MAX_SEQUENCE = 1_000_000  # items or characters a `*` may build
+_DICT_ATTRIBUTES = frozenset(dir(dict))  # what getattr finds on a plain dict
 
 
 def template_dirs(user_dir: Path | None = None) -> list[Path]:
@@ -116,6 +117,16 @@ class _Sandbox(SandboxedEnvironment):
     cannot interrupt a single C-level allocation)."""
 
     intercepted_binops = frozenset({"*", "**"})
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        # ``row.name`` on a plain dict: the sandbox tries the attribute first and looks the key
+        # up after the AttributeError; a name that is no attribute of dict skips to the key
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
 
     def call_binop(self, context: Any, op: str, left: Any, right: Any) -> Any:
         if op == "**" and isinstance(right, int) and abs(right) > 10_000:

@@ -23,7 +23,7 @@ print messages raw into their own step's log.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
+import functools
 
 from ci_eval.inert import inert, inert_line
 from ci_eval.model.comparison import CaseJudgement, Judgement, MetricChange
@@ -110,28 +110,91 @@ def _system_out(case: CaseRecord) -> str | None:
     return "\n".join(rows)
 
 
-def _element(parent: ET.Element, tag: str, message: str, kind: str, body: str) -> None:
-    el = ET.SubElement(parent, tag, {"message": inert_line(message), "type": kind})
-    el.text = inert(body)
+# The XML is written as text, as ElementTree writes the same tree indented by two spaces
+# (``ET.indent`` then ``ET.tostring``), byte for byte: building 100,000 elements to serialise
+# them took most of the report's time at 20,000 cases. A test holds it to ElementTree's text.
+_INDENT = ["\n" + "  " * level for level in range(6)]
 
 
-def _reruns(parent: ET.Element, case: CaseRecord, skip: RunRecord | None, flaky: bool) -> None:
+def _escape_text(text: str) -> str:
+    """Character data as ElementTree escapes it."""
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    return text
+
+
+def _escape_attribute(text: str) -> str:
+    """An attribute value as ElementTree escapes it (line breaks and tabs as references)."""
+    text = _escape_text(text)
+    if '"' in text:
+        text = text.replace('"', "&quot;")
+    if "\r" in text:
+        text = text.replace("\r", "&#13;")
+    if "\n" in text:
+        text = text.replace("\n", "&#10;")
+    if "\t" in text:
+        text = text.replace("\t", "&#09;")
+    return text
+
+
+def _tag(tag: str, attrs: dict[str, str]) -> str:
+    return "<" + tag + "".join(f' {k}="{_escape_attribute(v)}"' for k, v in attrs.items())
+
+
+def _leaf(tag: str, attrs: dict[str, str], text: str | None = None) -> str:
+    """An element without children."""
+    if text:
+        return f"{_tag(tag, attrs)}>{_escape_text(text)}</{tag}>"
+    return _tag(tag, attrs) + " />"
+
+
+def _parent(tag: str, attrs: dict[str, str], children: list[str], level: int) -> str:
+    """An element at indentation ``level`` with its (already written) children."""
+    if not children:
+        return _tag(tag, attrs) + " />"
+    inner = _INDENT[level + 1] if level + 1 < len(_INDENT) else "\n" + "  " * (level + 1)
+    outer = _INDENT[level] if level < len(_INDENT) else "\n" + "  " * level
+    return f"{_tag(tag, attrs)}>{inner}{inner.join(children)}{outer}</{tag}>"
+
+
+@functools.lru_cache(maxsize=4096)
+def _property(name: str, value: str) -> str:
+    # a few metric names and scores make most of the properties of a large run
+    return _leaf("property", {"name": name, "value": value})
+
+
+def _element(tag: str, message: str, kind: str, body: str) -> str:
+    return _leaf(tag, {"message": inert_line(message), "type": kind}, inert(body))
+
+
+def _reruns(case: CaseRecord, skip: RunRecord | None, flaky: bool) -> list[str]:
     """The other runs that failed or errored, as Surefire writes reruns."""
     if len(case.runs) < 2:
-        return
+        return []
+    elements = []
     for run in case.runs:
         outcome = run_outcome(run)
         if run is skip or outcome == Status.PASSED:
             continue
         error = outcome == Status.ERROR
         tag = ("flaky" if flaky else "rerun") + ("Error" if error else "Failure")
-        _element(
-            parent,
-            tag,
-            with_run(case, run, run_reason(run)),
-            ("AgentError" if run.error else "MetricError") if error else "ThresholdNotMet",
-            _run_details(case, run),
+        elements.append(
+            _element(
+                tag,
+                with_run(case, run, run_reason(run)),
+                ("AgentError" if run.error else "MetricError") if error else "ThresholdNotMet",
+                _run_details(case, run),
+            )
         )
+    return elements
+
+
+# what a testcase's verdict element is, per tag: what the suite counts
+_COUNTED = {"failure": "failures", "error": "errors", "skipped": "skipped"}
 
 
 def _case(
@@ -140,68 +203,76 @@ def _case(
     regressions: list[MetricChange],
     judged: CaseJudgement | None = None,
     failures_block: bool = True,
-) -> ET.Element:
-    el = ET.Element(
-        "testcase",
-        {
-            "name": inert_line(case.eval_id),
-            "classname": inert_line(set_id),
-            "file": inert_line(case.file),
-            "time": seconds(case_time(case)),
-        },
-    )
+) -> tuple[str, str | None]:
+    """The testcase element (at indentation level 2) and the tag of its verdict element."""
+    attrs = {
+        "name": inert_line(case.eval_id),
+        "classname": inert_line(set_id),
+        "file": inert_line(case.file),
+        "time": seconds(case_time(case)),
+    }
     if case.line is not None:
-        el.set("line", str(case.line))
+        attrs["line"] = str(case.line)
+    children = []
     if case.metrics or case.flaky or len(case.runs) > 1:
-        props = ET.SubElement(el, "properties")
+        props = []
         for m in case.metrics:
             value = f"{fmt(m.score)} {m.status}"
             if m.threshold is not None:
                 value += f" threshold {fmt(m.threshold)}"
             if m.pass_rate is not None and len(case.runs) > 1:
                 value += f" pass rate {m.pass_rate:.0%}"
-            ET.SubElement(props, "property", {"name": inert_line(m.name), "value": value})
+            props.append(_property(inert_line(m.name), value))
         if len(case.runs) > 1:
             passed = sum(1 for r in case.runs if run_outcome(r) == Status.PASSED)
-            ET.SubElement(
-                props, "property", {"name": "runs passed", "value": f"{passed}/{len(case.runs)}"}
-            )
+            props.append(_property("runs passed", f"{passed}/{len(case.runs)}"))
         if case.flaky:
-            ET.SubElement(props, "property", {"name": "flaky", "value": "true"})
+            props.append(_property("flaky", "true"))
+        children.append(_parent("properties", {}, props, 3))
     status = case.status
-    shown = shown_run(case)
     regressed = [c.describe() for c in regressions]
+    verdict: str | None = None
+    # a passing case shows no run, unless it regressed; a skipped one has none
+    quiet = status in (Status.PASSED, Status.SKIPPED) and not regressed
+    shown = None if quiet else shown_run(case)
     if regressed and status in (Status.PASSED, Status.FAILED, Status.NOT_EVALUATED):
         head = [f"regression: {judged.describe()}"] if judged is not None else []
         message = "; ".join([*head, *regressed])
-        _element(el, "failure", message, "Regression", _run_details(case, shown))
-        _reruns(el, case, shown, flaky=False)
+        verdict = "failure"
+        children.append(_element(verdict, message, "Regression", _run_details(case, shown)))
+        children += _reruns(case, shown, flaky=False)
     elif status == Status.FAILED and judged is not None and not failures_block:
         # judged against main's history and not blocking: a CI that reads only JUnit must not
         # go red for it, and every consumer shows a skipped case with its message
-        _element(
-            el, "skipped", _not_blocking(judged, case), "KnownFailure", _run_details(case, shown)
-        )
+        verdict = "skipped"
+        message = _not_blocking(judged, case)
+        children.append(_element(verdict, message, "KnownFailure", _run_details(case, shown)))
     elif status == Status.FAILED:
         message = "; ".join(failing_metrics(case)) or "failed"
-        _element(el, "failure", message, "ThresholdNotMet", _run_details(case, shown))
-        _reruns(el, case, shown, flaky=False)
+        verdict = "failure"
+        children.append(_element(verdict, message, "ThresholdNotMet", _run_details(case, shown)))
+        children += _reruns(case, shown, flaky=False)
     elif status == Status.ERROR:
         kind = "AgentError" if case.error else "MetricError"
-        _element(el, "error", error_reason(case), kind, _run_details(case, shown))
-        _reruns(el, case, shown, flaky=False)
+        verdict = "error"
+        children.append(_element(verdict, error_reason(case), kind, _run_details(case, shown)))
+        children += _reruns(case, shown, flaky=False)
     elif status == Status.SKIPPED:
         reason = case.skipped or "not run"
-        _element(el, "skipped", f"skipped: {reason}", "Skipped", _run_details(case, None))
+        verdict = "skipped"
+        children.append(
+            _element(verdict, f"skipped: {reason}", "Skipped", _run_details(case, None))
+        )
     elif status == Status.NOT_EVALUATED:
         reason = f"not evaluated: {not_evaluated_reason(case)}"
-        _element(el, "skipped", reason, "NotEvaluated", _run_details(case, shown))
+        verdict = "skipped"
+        children.append(_element(verdict, reason, "NotEvaluated", _run_details(case, shown)))
     else:  # PASSED: its failing runs, if any, were flaky
-        _reruns(el, case, None, flaky=True)
+        children += _reruns(case, None, flaky=True)
     out = _system_out(case)
     if out:
-        ET.SubElement(el, "system-out").text = inert(out)
-    return el
+        children.append(_leaf("system-out", {}, inert(out)))
+    return _parent("testcase", attrs, children, 2), verdict
 
 
 def _not_blocking(judged: CaseJudgement, case: CaseRecord) -> str:
@@ -213,10 +284,6 @@ def _not_blocking(judged: CaseJudgement, case: CaseRecord) -> str:
     else:
         message = f"failed within the case's usual noise, not a regression: {judged.history()}"
     return message + " — " + "; ".join(failing_metrics(case))
-
-
-def _count(cases: list[ET.Element], tag: str) -> int:
-    return sum(1 for c in cases if c.find(tag) is not None)
 
 
 def to_junit(results: RunResults) -> str:
@@ -231,46 +298,43 @@ def to_junit(results: RunResults) -> str:
                 continue  # accepted
             changes.setdefault((change.set_id, change.case_id), []).append(change)
     failures_block = "failure" in results.fail_on
-    root = ET.Element("testsuites", {"name": "ci-eval"})
+    suites = []
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for s in results.sets:
-        cases = [
-            _case(
+        counts = {"tests": len(s.cases), "failures": 0, "errors": 0, "skipped": 0}
+        cases = []
+        for c in s.cases:
+            element, verdict = _case(
                 s.eval_set_id,
                 c,
                 changes.get((s.eval_set_id, c.eval_id), []),
                 judgements.get((s.eval_set_id, c.eval_id)),
                 failures_block,
             )
-            for c in s.cases
-        ]
-        counts = {
-            "tests": len(cases),
-            "failures": _count(cases, "failure"),
-            "errors": _count(cases, "error"),
-            "skipped": _count(cases, "skipped"),
-        }
+            cases.append(element)
+            if verdict is not None:
+                counts[_COUNTED[verdict]] += 1
         attrs = {"name": inert_line(s.eval_set_id or s.file)}
         attrs |= {k: str(v) for k, v in counts.items()}
         attrs |= {"time": seconds(set_time(s)), "file": inert_line(s.file)}
         if results.started:
             attrs["timestamp"] = results.started
-        suite = ET.SubElement(root, "testsuite", attrs)
-        props = ET.SubElement(suite, "properties")
-        for name, value in (
-            ("file", s.file),
-            ("dialect", s.dialect),
-            ("metrics", ", ".join(m.describe() for m in s.applied_metrics)),
-            ("metrics source", s.metrics.source),
-        ):
-            ET.SubElement(props, "property", {"name": name, "value": inert_line(value)})
-        suite.extend(cases)
+        props = [
+            _property(name, inert_line(value))
+            for name, value in (
+                ("file", s.file),
+                ("dialect", s.dialect),
+                ("metrics", ", ".join(m.describe() for m in s.applied_metrics)),
+                ("metrics source", s.metrics.source),
+            )
+        ]
+        suites.append(_parent("testsuite", attrs, [_parent("properties", {}, props, 2), *cases], 1))
         for k, v in counts.items():
             totals[k] += v
-    for k, v in totals.items():
-        root.set(k, str(v))
-    root.set("time", seconds(results.duration_s))
+    root = {"name": "ci-eval"} | {k: str(v) for k, v in totals.items()}
+    root["time"] = seconds(results.duration_s)
     if results.started:
-        root.set("timestamp", results.started)
-    ET.indent(root, space="  ")
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+        root["timestamp"] = results.started
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n' + _parent("testsuites", root, suites, 0) + "\n"
+    )

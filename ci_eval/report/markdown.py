@@ -46,21 +46,33 @@ COMMENT_LIMIT = 65_536 - 256  # characters; GitHub rejects longer comment bodies
 MARKER = "<!-- ci-eval report (id: {id}) -->"
 
 
-def _finalize(value: Any) -> Any:
-    """Every ``{{ expression }}``: Markdown-inline escaping unless a filter already escaped it."""
-    if isinstance(value, Markup):
-        return value
-    if value is None:
-        return ""
-    if isinstance(value, bool | int | float):
-        return str(value)
-    return md(value)
+def _finalizer() -> Callable[[Any], Any]:
+    """Every ``{{ expression }}``: Markdown-inline escaping unless a filter already escaped it.
+    The escaped form of each string is kept for the renders of one report: the size budget
+    renders the same case ids, words and scores several times."""
+    escaped: dict[str, Markup] = {}
+
+    def finalize(value: Any) -> Any:
+        if type(value) is str:
+            found = escaped.get(value)
+            if found is None:
+                found = escaped[value] = md(value)
+            return found
+        if isinstance(value, Markup):
+            return value
+        if value is None:
+            return ""
+        if isinstance(value, bool | int | float):
+            return str(value)
+        return md(value)
+
+    return finalize
 
 
 def _environment(template_dir: Path | None) -> SandboxedEnvironment:
     env = templates.environment(
         template_dir,
-        finalize=_finalize,
+        finalize=_finalizer(),
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
@@ -145,14 +157,19 @@ def _render(
 ) -> str:
     env = _environment(template_dir)
     cache: dict[Any, Any] = {}
+    rendered: dict[tuple[int | None, ...], str] = {}  # by budget: the last probe is the report
 
     def attempt(budget: Budget) -> str:
+        key = (budget.passed_rows, budget.details, budget.failing_rows)
+        if key in rendered:
+            return rendered[key]
         variables, counts, clip = context(results, budget, marker, artifact, cache)
         variables["notes"] = notes(counts, clip, artifact)
         # only a user's templates get the time limit: the built-in ones are trusted and their
         # time grows with the number of cases (100,000 cases take longer than the limit)
         limit_s = None if template_dir is not None else math.inf
-        return templates.render(env, template, variables, timeout=limit_s)
+        text = rendered[key] = templates.render(env, template, variables, timeout=limit_s)
+        return text
 
     def size_of(budget: Budget) -> int:
         return size(attempt(budget))
@@ -173,8 +190,9 @@ def _render(
     if least <= limit:
         for kind, count in available.items():
 
-            def size_at(n: int, kind: str = kind) -> int:
-                return size_of(Budget(**{**budget.__dict__, kind: n}))
+            def size_at(n: int, kind: str = kind, count: int = count) -> int:
+                # all of them is the same text as None, which the last render asks for
+                return size_of(Budget(**{**budget.__dict__, kind: None if n == count else n}))
 
             kept, least = _grow(size_at, limit, count, least)
             if kept < count:

@@ -79,10 +79,12 @@ class Budget:
 
 @dataclass
 class Counts:
+    """What a budget kept, and left out, of each kind."""
+
     passed_rows: int = 0
     details: int = 0
     failing_rows: int = 0
-    notes: list[str] = field(default_factory=list)
+    left: dict[str, int] = field(default_factory=lambda: {"passing": 0, "failing": 0, "details": 0})
 
 
 def plural(n: int, word: str, plural: str | None = None) -> str:
@@ -175,6 +177,11 @@ def _row(
     return row, clip.texts
 
 
+def _kept(budget: int | None, used: int, available: int) -> int:
+    """How many of ``available`` rows a budget (None: all) still allows after ``used``."""
+    return available if budget is None else max(0, min(available, budget - used))
+
+
 def _set(
     s: SetRecord,
     changes: dict[tuple[str, str, str], MetricChange],
@@ -186,51 +193,64 @@ def _set(
     key = ("set", id(s))
     if key not in cache:
         cache[key] = _set_parts(s)
-    columns, ordered, fixed = cache[key]
+    columns, failing, passing, fixed = cache[key]
     rows = []
-    for case in ordered:
-        if failing_row(case):
-            if budget.failing_rows is not None and counts.failing_rows >= budget.failing_rows:
-                counts.notes.append("failing")
-                continue
-            counts.failing_rows += 1
+    # the table lists failing rows first, then passing ones: each kind is a prefix of its list
+    for kind, cases, allowed in (
+        ("failing", failing, budget.failing_rows),
+        ("passing", passing, budget.passed_rows),
+    ):
+        used = counts.failing_rows if kind == "failing" else counts.passed_rows
+        kept = _kept(allowed, used, len(cases))
+        counts.left[kind] += len(cases) - kept
+        if kind == "failing":
+            counts.failing_rows += kept
         else:
-            if budget.passed_rows is not None and counts.passed_rows >= budget.passed_rows:
-                counts.notes.append("passing")
-                continue
-            counts.passed_rows += 1
-        key = ("row", id(case))
-        if key not in cache:
-            cache[key] = _row(s, case, columns, changes)
-        row, clipped = cache[key]
-        clip.texts += clipped
-        rows.append(row)
+            counts.passed_rows += kept
+        for case in cases[:kept]:
+            key = ("row", id(case))
+            if key not in cache:
+                cache[key] = _row(s, case, columns, changes)
+            row, clipped = cache[key]
+            clip.texts += clipped
+            rows.append(row)
     return {"title": clip(title(s), 160), **fixed, "rows": rows}
 
 
-def _set_parts(s: SetRecord) -> tuple[list[str], list[CaseRecord], dict[str, Any]]:
-    """What a set's table shows whatever the budget: its columns, its cases in table order and
-    its counts and means."""
-    informational = {m.name for c in s.cases for m in c.metrics if m.informational}
+def _set_parts(
+    s: SetRecord,
+) -> tuple[list[str], list[CaseRecord], list[CaseRecord], dict[str, Any]]:
+    """What a set's table shows whatever the budget: its columns, its failing and its passing
+    cases in table order, and its counts and means."""
+    informational: set[str] = set()
+    scores: dict[str, list[float]] = {}  # per metric, its scores in case order
+    status_counts = dict.fromkeys(ORDER, 0)
+    multi = False
+    for c in s.cases:  # one pass: at 20,000 cases each pass over them costs
+        status = c.status
+        if status in status_counts:
+            status_counts[status] += 1
+        multi = multi or len(c.runs) > 1
+        for m in c.metrics:
+            if m.informational:
+                informational.add(m.name)
+            if m.score is not None:
+                scores.setdefault(m.name, []).append(m.score)
     names = [m.name for m in s.applied_metrics if m.name not in informational]
-    scored = {m.name for c in s.cases for m in c.metrics if m.score is not None}
-    columns = [n for n in names if n in scored]  # no column of n/a when nothing was scored
-    multi = any(len(c.runs) > 1 for c in s.cases)
+    columns = [n for n in names if n in scores]  # no column of n/a when nothing was scored
     ordered = sorted(s.cases, key=lambda c: (ORDER.get(c.status, 3), not c.flaky))
-    status_counts = {k: sum(1 for c in s.cases if c.status == k) for k in ORDER}
     # errored cases did not pass; skipped and not-evaluated ones say nothing either way
     evaluated = (
         status_counts[Status.PASSED] + status_counts[Status.FAILED] + status_counts[Status.ERROR]
     )
-    means = []
-    for name in columns:
-        values = [
-            m.score for c in s.cases for m in c.metrics if m.name == name and m.score is not None
-        ]
-        means.append({"name": name, "mean": fmt(sum(values) / len(values))})
+    means = [{"name": n, "mean": fmt(sum(scores[n]) / len(scores[n]))} for n in columns]
+    # failing rows sort first (a flaky pass before the clean ones): they are a prefix
+    failing = [c for c in ordered if failing_row(c)]
+    passing = [c for c in ordered if not failing_row(c)]
     return (
         columns,
-        ordered,
+        failing,
+        passing,
         {
             "id": s.eval_set_id,
             "file": s.file,
@@ -267,10 +287,9 @@ def context(
     sets = [_set(s, changes, budget, counts, clip, cache) for s in results.sets]
     regressed = results.comparison.regressed_cases() if results.comparison else set()
     problems = []
-    for s, c in all_problems:
-        if budget.details is not None and len(problems) >= budget.details:
-            counts.notes.append("details")
-            continue
+    kept = _kept(budget.details, 0, len(all_problems))
+    counts.left["details"] = len(all_problems) - kept
+    for s, c in all_problems[:kept]:
         key = ("problem", id(c))
         if key not in cache:
             one = Clipper()
@@ -297,7 +316,7 @@ def notes(counts: Counts, clip: Clipper, artifact: str | None) -> list[str]:
         else "the results file (write one with `--results FILE`)"
     )
     notes = []
-    left = {k: counts.notes.count(k) for k in ("passing", "failing", "details")}
+    left = counts.left
     if left["passing"]:
         notes.append(f"{plural(left['passing'], 'passing case')} not listed")
     if left["failing"]:

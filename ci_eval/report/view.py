@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from json.encoder import encode_basestring  # json's C escaper, as json.dumps uses
 from typing import Any
 
 from ci_eval.inert import strip_ansi
@@ -20,7 +21,7 @@ def fmt(value: float | None) -> str:
 def _clean(value: Any) -> Any:
     """ANSI codes out of every string in a JSON value (json.dumps would spell them out)."""
     if isinstance(value, str):
-        return strip_ansi(value)
+        return strip_ansi(value) if "\x1b" in value else value
     if isinstance(value, dict):
         return {_clean(k): _clean(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -28,10 +29,18 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _arg(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``, by the same C escaper for the common kinds."""
+    kind = type(value)
+    if kind is str:
+        return encode_basestring(value)
+    if kind is int:
+        return int.__repr__(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
 def fmt_call(call: FunctionCall) -> str:
-    args = ", ".join(
-        f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in _clean(call.args or {}).items()
-    )
+    args = ", ".join(f"{k}={_arg(v)}" for k, v in _clean(call.args or {}).items())
     return f"{strip_ansi(call.name or '')}({args})"
 
 

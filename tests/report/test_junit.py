@@ -8,6 +8,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.metrics.base import CaseMetric, MetricResult
@@ -154,3 +156,35 @@ def test_a_set_whose_cases_all_errored_has_no_column_of_na() -> None:
     assert "response_match_score" not in table.split("\n\n")[2]
     assert "No scores: no case of this set was scored" in table
     assert "| n/a |" not in summary
+
+
+def _as_elementtree_writes_it(text: str) -> str:
+    """The same document parsed and written again by ElementTree, indented as ci-eval indents."""
+    head, body = text.split("\n", 1)
+    root = ET.fromstring(body)
+    ET.indent(root, space="  ")
+    return f"{head}\n{ET.tostring(root, encoding='unicode')}\n"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    hostile=st.text(alphabet=st.characters(), max_size=40),
+    other=st.sampled_from(['a"b', "x & y <z>", "tab\there", "cr\r\nlf\n", "::warning::x", ""]),
+)
+def test_the_text_is_what_elementtree_writes_for_the_same_tree(hostile: str, other: str) -> None:
+    r = results()
+    s = r.sets[0]
+    s.eval_set_id = hostile + other
+    s.cases[1].eval_id = other + hostile
+    s.cases[2].runs[1].error = f"turn 1: {hostile}{other}"
+    s.cases[3].skipped = other + hostile
+    text = to_junit(r)
+    assert text == _as_elementtree_writes_it(text)
+
+
+def test_no_eval_set_is_an_empty_root() -> None:
+    r = results()
+    r.sets = []
+    text = to_junit(r)
+    assert text == _as_elementtree_writes_it(text)
+    assert text.endswith('timestamp="2026-11-22T12:00:00+00:00" />\n')

@@ -12,9 +12,10 @@ from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.metrics import INFORMATIONAL_DEFAULTS, REGISTRY, register
 from ci_eval.metrics.base import CaseMetric, Metric, MetricFailure, ScoreContext
 from ci_eval.model import Content, Invocation, Part
-from ci_eval.results import CaseRecord, InvocationRecord, RunRecord, SetRecord
+from ci_eval.results import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
 from ci_eval.score import (
     ScoreOptions,
+    Scorer,
     metrics_for,
     parse_metric_option,
     parse_metric_table,
@@ -161,6 +162,26 @@ def test_a_run_the_agent_did_not_finish_is_not_scored(scripted: list[Any]) -> No
     score_case(case, [MetricSpec("scripted", 0.5)], "adk", "adk", ScoreOptions())
     assert case.metrics[0].runs == [1.0]  # one scorer call: the other run is not scored
     assert case.verdict == "ERROR"  # and the case says it could not be run
+
+
+# --- cases scored as they are handed in, then the rest -------------------------------------
+
+
+def test_the_scorer_scores_the_cases_handed_in_and_then_only_the_rest(
+    scripted: list[Any],
+) -> None:
+    scripted += [1.0, 0.0]  # one score per case: a case scored twice would run out
+    first, second = _case(1), _case(1)
+    first.eval_id, second.eval_id = "first", "second"
+    sets = [_set([MetricSpec("scripted", 0.5)])]
+    sets[0].cases = [first, second]
+    after: list[tuple[str, str | None]] = []
+    scorer = Scorer(ScoreOptions(), then=lambda case: after.append((case.eval_id, case.verdict)))
+    scorer.case(sets[0], first)
+    assert after == [("first", "PASSED")] and second.verdict is None
+    scorer.rest(RunResults(sets=sets, agent="a", started="t", duration_s=0.0))
+    assert after == [("first", "PASSED"), ("second", "FAILED")]
+    assert [m.name for m in sets[0].applied_metrics][:1] == ["scripted"]
 
 
 # --- the case's verdict --------------------------------------------------------------------
