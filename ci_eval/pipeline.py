@@ -20,6 +20,7 @@ from ci_eval.connectors.base import AgentError
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import gate, parse_fail_on
+from ci_eval.io.jsonfast import paused_gc
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import adk_judges, lookup
 from ci_eval.metrics.judge import Judge
@@ -275,10 +276,12 @@ def run(
     write the results file. ``env`` is the job's environment (default: the process's)."""
     env = os.environ if env is None else env
     redact.register_settings(settings, env)
-    sets = load_eval_sets(settings)
-    # what is loaded lives to the end: out of the cyclic collector's sight, which would
-    # otherwise rescan it again and again (at 20,000 cases, a third of the run)
-    gc.freeze()
+    with paused_gc():
+        sets = load_eval_sets(settings)
+        # what is loaded lives to the end: out of the cyclic collector's sight, which would
+        # otherwise rescan it again and again (at 20,000 cases, a third of the run); frozen
+        # before the collector is back, whose first pass would walk all of it once more
+        gc.freeze()
     cases = shard_spec.parse_cases(settings.cases)
     check_case_filters(sets, cases, settings.names.name("cases"))
     preflight.run(settings)  # settings and output paths: before any agent call

@@ -39,9 +39,11 @@ from ci_eval.model import (
     IntermediateData,
     Invocation,
     InvocationEvents,
+    PlainInvocation,
 )
 
 _RUN: TypeAdapter[list[Invocation]] = TypeAdapter(list[Invocation])
+_PLAIN_RUN: TypeAdapter[list[PlainInvocation]] = TypeAdapter(list[PlainInvocation])
 
 
 class Recording(Sequence[Invocation]):
@@ -60,6 +62,13 @@ class Recording(Sequence[Invocation]):
             self._invocations = invocations
         else:
             self._json = _RUN.dump_json(invocations, exclude_unset=True)
+
+    @classmethod
+    def from_json(cls, text: bytes, count: int) -> Recording:
+        """A recording from the JSON of ``count`` invocations, already validated."""
+        recording = cls([])
+        recording._json, recording._count = text, count
+        return recording
 
     def invocations(self) -> list[Invocation]:
         """A fresh list of fresh models: a session may consume it."""
@@ -129,9 +138,10 @@ def _adk_result(result: Any) -> _AdkResult:
     if not isinstance(eval_id, str) or not isinstance(set_id, str | None):
         raise TypeError("not the plain shape")
     per = result.get("eval_metric_result_per_invocation") or []
-    return _AdkResult(
-        set_id, eval_id, Recording([Invocation.model_validate(p["actual_invocation"]) for p in per])
-    )
+    # validated as Invocation is, then kept as JSON: the plain model is enough, and faster
+    plain = [PlainInvocation.model_validate(p["actual_invocation"]) for p in per]
+    text = _PLAIN_RUN.serializer.to_json(plain, exclude_unset=True)
+    return _AdkResult(set_id, eval_id, Recording.from_json(text, len(plain)))
 
 
 def _adk_runs(data: dict[str, Any], path: str) -> dict[tuple[str, str], list[Recording]]:
