@@ -207,13 +207,14 @@ def _set(
             counts.failing_rows += kept
         else:
             counts.passed_rows += kept
-        for case in cases[:kept]:
-            key = ("row", id(case))
-            if key not in cache:
-                cache[key] = _row(s, case, columns, changes)
-            row, clipped = cache[key]
-            clip.texts += clipped
-            rows.append(row)
+        # the rows made so far for this kind, and the texts they shortened (running totals)
+        made, shortened = cache.setdefault(("rows", id(s), kind), ([], [0]))
+        while len(made) < kept:
+            row, clipped = _row(s, cases[len(made)], columns, changes)
+            made.append(row)
+            shortened.append(shortened[-1] + clipped)
+        rows += made[:kept]
+        clip.texts += shortened[kept]
     return {"title": clip(title(s), 160), **fixed, "rows": rows}
 
 
