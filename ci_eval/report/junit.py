@@ -212,13 +212,13 @@ def _case(
     failures_block: bool = True,
 ) -> tuple[str, str | None]:
     """The testcase element (at indentation level 2) and the tag of its verdict element."""
-    head = (
+    opening = (
         f'<testcase name="{_escape_attribute(inert_line(case.eval_id))}" '
         f'classname="{_line_attribute(set_id)}" file="{_line_attribute(case.file)}" '
         f'time="{seconds(case_time(case))}"'
     )
     if case.line is not None:
-        head += f' line="{case.line}"'
+        opening += f' line="{case.line}"'
     children = []
     multi = len(case.runs) > 1
     if case.metrics or case.flaky or multi:
@@ -280,8 +280,8 @@ def _case(
     if out:
         children.append(_leaf("system-out", {}, inert(out)))
     if not children:
-        return head + " />", verdict
-    return f"{head}>{_INDENT[3]}{_INDENT[3].join(children)}{_INDENT[2]}</testcase>", verdict
+        return opening + " />", verdict
+    return f"{opening}>{_INDENT[3]}{_INDENT[3].join(children)}{_INDENT[2]}</testcase>", verdict
 
 
 def _not_blocking(judged: CaseJudgement, case: CaseRecord) -> str:
