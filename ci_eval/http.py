@@ -1,10 +1,16 @@
-"""HTTP for whoever calls out (agent connectors, the LLM judge and simulator, the GitHub API):
-one requests session with urllib3's retry policy.
+"""HTTP for whoever calls out (agent connectors, the LLM judge and simulator, the GitHub API),
+with urllib3's retry policy.
 
 Connection errors, 5xx and 429 are retried with exponential backoff and jitter, honouring
 ``Retry-After`` (capped, so a hostile or confused server cannot park the run). POST is retried
 too: agents' turn endpoints are not idempotent in theory, but a turn that failed with 5xx or a
 reset did not produce an answer we could score.
+
+:func:`post_json` (agents, LLMs) sends through a :class:`Client`: urllib3 directly, at half the
+CPU per request of a requests session (16 workers share one GIL), for a plain ``http://`` URL
+that no proxy, ``.netrc``, cookie or redirect concerns; anything else goes through a requests
+session, which handles all of those, with the same retry policy. GitHub's calls use a requests
+session (:func:`make_requests_session`).
 """
 
 from __future__ import annotations
@@ -14,21 +20,24 @@ import json
 import logging
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import requests
-from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import InvalidHeader, ReadTimeoutError
+from urllib3.exceptions import InvalidHeader
 from urllib3.util.retry import Retry
 
 from ci_eval import redact
 from ci_eval.deadline import Deadline
 from ci_eval.text import loads as loads_json
+
+if TYPE_CHECKING:
+    import requests
+
+    from ci_eval.http_client import Client
 
 # urllib3 logs each retry as a warning; ci-eval reports retries itself (counts in the results,
 # one line per failure), and a library that configures the root logger (absl, imported with
@@ -86,12 +95,6 @@ class _HTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _HTTPSConnection
 
 
-class _Adapter(HTTPAdapter):
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
-
-
 def _shutdown(connections: list[Any]) -> None:
     for conn in list(connections):
         sock = getattr(conn, "sock", None)
@@ -132,31 +135,6 @@ class _CappedRetry(Retry):
             raise DeadlinePassed
 
 
-class _Session(requests.Session):
-    """A requests session that reads the environment's proxy and certificate settings
-    (``*_proxy``, ``no_proxy``, ``REQUESTS_CA_BUNDLE``...) once per host and arguments, not on
-    every request: requests scans the whole environment twice a request, a quarter of a turn's
-    CPU at 16 workers. A session lives for one run, and the environment does not change in it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._environment: dict[tuple[Any, ...], dict[str, Any]] = {}
-
-    def merge_environment_settings(
-        self, url: Any, proxies: Any, stream: Any, verify: Any, cert: Any
-    ) -> dict[str, Any]:
-        parts = urlsplit(str(url))
-        key = (parts.scheme, parts.netloc, stream, verify, cert)
-        if proxies or not all(isinstance(k, str | bool | None | tuple) for k in key[2:]):
-            return super().merge_environment_settings(url, proxies, stream, verify, cert)
-        settings = self._environment.get(key)
-        if settings is None:
-            settings = super().merge_environment_settings(url, proxies, stream, verify, cert)
-            self._environment[key] = settings
-        # a copy each time: requests passes these on to the adapter
-        return {k: dict(v) if isinstance(v, dict) else v for k, v in settings.items()}
-
-
 @dataclass
 class HttpSettings:
     timeout: float = 60.0
@@ -165,10 +143,8 @@ class HttpSettings:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-def make_session(settings: HttpSettings, pool_size: int = 128) -> requests.Session:
-    # a connection per worker thread, kept alive: past the pool size, urllib3 opens and drops a
-    # connection per request (slots are created on demand, so a big pool costs nothing)
-    retry = _CappedRetry(
+def _retry_policy(settings: HttpSettings) -> _CappedRetry:
+    return _CappedRetry(
         total=settings.retries,
         connect=settings.retries,
         read=settings.retries,
@@ -181,12 +157,81 @@ def make_session(settings: HttpSettings, pool_size: int = 128) -> requests.Sessi
         respect_retry_after_header=True,
         raise_on_status=False,
     )
-    adapter = _Adapter(max_retries=retry, pool_connections=pool_size, pool_maxsize=pool_size)
+
+
+def make_requests_session(settings: HttpSettings, pool_size: int = 128) -> requests.Session:
+    """A requests session with the retry policy, whose connections the deadline's watchdog can
+    shut down, reading the environment's proxy and certificate settings once per host."""
+    import requests
+    from requests.adapters import HTTPAdapter
+
+    class _Adapter(HTTPAdapter):
+        def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+            super().init_poolmanager(*args, **kwargs)
+            self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+
+    class _Session(requests.Session):
+        """Reads the environment's proxy and certificate settings (``*_proxy``, ``no_proxy``,
+        ``REQUESTS_CA_BUNDLE``...) once per host and arguments, not on every request: requests
+        scans the whole environment twice a request, a quarter of a turn's CPU at 16 workers.
+        A session lives for one run, and the environment does not change in it."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self._environment: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+        def merge_environment_settings(
+            self, url: Any, proxies: Any, stream: Any, verify: Any, cert: Any
+        ) -> dict[str, Any]:
+            parts = urlsplit(str(url))
+            key = (parts.scheme, parts.netloc, stream, verify, cert)
+            if proxies or not all(isinstance(k, str | bool | None | tuple) for k in key[2:]):
+                return super().merge_environment_settings(url, proxies, stream, verify, cert)
+            settings = self._environment.get(key)
+            if settings is None:
+                settings = super().merge_environment_settings(url, proxies, stream, verify, cert)
+                self._environment[key] = settings
+            # a copy each time: requests passes these on to the adapter
+            return {k: dict(v) if isinstance(v, dict) else v for k, v in settings.items()}
+
+    # a connection per worker thread, kept alive: past the pool size, urllib3 opens and drops a
+    # connection per request (slots are created on demand, so a big pool costs nothing)
+    adapter = _Adapter(
+        max_retries=_retry_policy(settings), pool_connections=pool_size, pool_maxsize=pool_size
+    )
     session = _Session()
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     session.headers.update(settings.headers)
     return session
+
+
+@dataclass
+class _Answer:
+    """A response, read: what :func:`post_json` needs of it, from either path."""
+
+    status: int
+    content_type: str
+    body: bytes
+    retries: int  # retries urllib3 made for it
+    encoding: str | None  # as requests' ``Response.encoding`` (from the headers)
+    text: Callable[[], str]  # the body as requests' ``Response.text`` decodes it
+
+
+class _Failure(Exception):
+    """A request that failed, classified as :func:`post_json` reports it: ``kind`` is one of
+    retry, timeout, connect, garbled, other; ``name`` the requests exception it amounts to."""
+
+    def __init__(self, kind: str, detail: str, name: str) -> None:
+        super().__init__(detail)
+        self.kind, self.detail, self.name = kind, detail, name
+
+
+def make_session(settings: HttpSettings, pool_size: int = 128) -> Client:
+    """The client :func:`post_json` sends through: one per connector or LLM client."""
+    from ci_eval.http_client import Client
+
+    return Client(settings, pool_size)
 
 
 def _retries(n: int) -> str:
@@ -214,7 +259,7 @@ def timeouts(deadline: Deadline, timeout: float) -> tuple[float, float]:
 
 
 def post_json(
-    session: requests.Session,
+    session: Client,
     url: str,
     body: Any,
     timeout: float,
@@ -230,45 +275,40 @@ def post_json(
         with within(deadline):
             if deadline.expired():
                 raise DeadlinePassed
-            response = session.post(url, json=body, timeout=timeouts(deadline, timeout))
+            response = session.post(url, body, timeouts(deadline, timeout))
         if deadline.fired:
             raise DeadlinePassed
     except DeadlinePassed:
         raise HttpError(f"POST {shown}: {deadline.message()}", retries) from None
-    except requests.exceptions.RetryError:
-        raise HttpError(f"POST {shown}: still failing after {_retries(retries)}", retries) from None
-    except requests.exceptions.RequestException as exc:
+    except _Failure as exc:
+        if exc.kind == "retry":
+            raise HttpError(
+                f"POST {shown}: still failing after {_retries(retries)}", retries
+            ) from None
         if deadline.expired():
             raise HttpError(f"POST {shown}: {deadline.message()}", retries) from None
-        timed_out = isinstance(exc, requests.exceptions.Timeout) or isinstance(
-            getattr(exc.args[0] if exc.args else None, "reason", None), ReadTimeoutError
-        )  # read timeouts, retried, end up as a ConnectionError
-        if timed_out:
+        if exc.kind == "timeout":
             raise HttpError(
                 f"POST {shown}: no answer within {timeout:g} s (after {_retries(retries)})", retries
             ) from None
-        if isinstance(exc, requests.exceptions.ConnectionError):
+        if exc.kind == "connect":
             why = failure_reason(exc)
             raise HttpError(
                 f"POST {shown}: cannot connect ({why}) after {_retries(retries)}", retries
             ) from None
         spent = _call.spent  # e.g. a body cut off after one attempt: no retries were made
         more = f" after {_retries(spent)}" if spent else ""
-        if isinstance(
-            exc,
-            requests.exceptions.ChunkedEncodingError | requests.exceptions.ContentDecodingError,
-        ):
+        if exc.kind == "garbled":
             raise HttpError(
                 f"POST {shown}: the answer was cut off or garbled{more}", spent
             ) from None
-        raise HttpError(f"POST {shown}: {type(exc).__name__}{more}", spent) from None
-    history = getattr(getattr(response.raw, "retries", None), "history", ()) or ()
-    spent = len(history)
-    if response.status_code >= 400:
+        raise HttpError(f"POST {shown}: {exc.name}{more}", spent) from None
+    spent = response.retries
+    if response.status >= 400:
         # redacted before it is cut short, so no prefix of a secret survives
-        detail = redact.text(response.text.strip()).replace("\n", " ")[:200]
+        detail = redact.text(response.text().strip()).replace("\n", " ")[:200]
         more = f" after {_retries(spent)}" if spent else ""
-        raise HttpError(f"POST {shown}: HTTP {response.status_code}{more}: {detail}", spent)
+        raise HttpError(f"POST {shown}: HTTP {response.status}{more}: {detail}", spent)
     try:
         # lone surrogates (a JavaScript agent's cut emoji) become U+FFFD here, at the boundary
         return loads_json(_body_text(response)), spent
@@ -279,12 +319,12 @@ def post_json(
         raise HttpError(f"POST {shown}: the answer is JSON nested too deeply", spent) from None
 
 
-def _body_text(response: requests.Response) -> str:
+def _body_text(response: _Answer) -> str:
     """The body as text: JSON is UTF-8 (RFC 8259) unless the server says otherwise; guessing
     the charset of a 10 MB body would cost seconds."""
-    if response.encoding and "charset" in response.headers.get("content-type", "").lower():
-        return response.text
-    return response.content.decode("utf-8-sig", errors="replace")
+    if response.encoding and "charset" in response.content_type.lower():
+        return response.text()
+    return response.body.decode("utf-8-sig", errors="replace")
 
 
 def failure_reason(exc: Exception) -> str:

@@ -21,7 +21,7 @@ class ChatClient:
     temperature: float = 0.0
 
     def __post_init__(self) -> None:
-        from ci_eval.http import HttpSettings, make_session  # requests: lazily
+        from ci_eval.http import HttpSettings, make_session  # urllib3: lazily
 
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         self._http = make_session(HttpSettings(self.timeout, self.retries, headers=headers))

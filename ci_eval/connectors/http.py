@@ -13,11 +13,11 @@ from ci_eval.http import HttpError, HttpSettings, make_session, post_json
 from ci_eval.model import Content, EvalCase
 
 if TYPE_CHECKING:
-    import requests
+    from ci_eval.http_client import Client
 
 
 def post(
-    session: requests.Session,
+    session: Client,
     url: str,
     body: Any,
     http: HttpSettings,

@@ -253,10 +253,10 @@ class CommentPoster:
     session: requests.Session = field(init=False)
 
     def __post_init__(self) -> None:
-        from ci_eval.http import HttpSettings, make_session
+        from ci_eval.http import HttpSettings, make_requests_session
 
         self.api_url = self.api_url.rstrip("/")
-        self.session = make_session(
+        self.session = make_requests_session(
             HttpSettings(
                 timeout=REQUEST_TIMEOUT,
                 retries=3,
