@@ -18,6 +18,7 @@ with several runs replays run for run).
 from __future__ import annotations
 
 import json
+import marshal
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -43,38 +44,36 @@ from ci_eval.model import (
 )
 
 _RUN: TypeAdapter[list[Invocation]] = TypeAdapter(list[Invocation])
-_PLAIN_RUN: TypeAdapter[list[PlainInvocation]] = TypeAdapter(list[PlainInvocation])
 
 
 class Recording(Sequence[Invocation]):
-    """One recorded run's actual invocations. Held as the JSON of the validated invocations
-    until a case's session opens (a few hundred bytes an invocation instead of a few KB of
-    models: 100 MB less at 20,000 cases) and validated again from it then; invocations with
-    dialect data the JSON does not carry (trpc's extensions) are held as they are."""
+    """One recorded run's actual invocations. Held as the JSON values they were validated from,
+    marshalled (a few hundred bytes an invocation instead of a few KB of models: 100 MB less
+    at 20,000 cases), until a case's session opens, and validated from them again then, as
+    they were when loading; invocations a dialect built itself (trpc's, with extensions) are
+    held as they are. ``marshal``: the fastest exact copy of JSON values the standard library
+    has, read back only from what this process wrote."""
 
-    __slots__ = ("_count", "_invocations", "_json")
+    __slots__ = ("_count", "_invocations", "_raw")
 
     def __init__(self, invocations: list[Invocation]) -> None:
         self._count = len(invocations)
-        self._invocations: list[Invocation] | None = None
-        self._json = b""
-        if any(inv.extensions for inv in invocations):
-            self._invocations = invocations
-        else:
-            self._json = _RUN.dump_json(invocations, exclude_unset=True)
+        self._invocations: list[Invocation] | None = invocations
+        self._raw = b""
 
     @classmethod
-    def from_json(cls, text: bytes, count: int) -> Recording:
-        """A recording from the JSON of ``count`` invocations, already validated."""
+    def from_raw(cls, raw: list[Any]) -> Recording:
+        """A recording of the JSON values ``raw``, each already validated as an Invocation."""
         recording = cls([])
-        recording._json, recording._count = text, count
+        recording._count, recording._invocations = len(raw), None
+        recording._raw = marshal.dumps(raw)
         return recording
 
     def invocations(self) -> list[Invocation]:
-        """A fresh list of fresh models: a session may consume it."""
+        """A fresh list (of fresh models, for the JSON held): a session may consume it."""
         if self._invocations is not None:
             return list(self._invocations)
-        return _RUN.validate_json(self._json)
+        return _RUN.validate_python(marshal.loads(self._raw))
 
     def __len__(self) -> int:
         return self._count
@@ -137,11 +136,10 @@ def _adk_result(result: Any) -> _AdkResult:
     set_id, eval_id = result.get("eval_set_id"), result["eval_id"]
     if not isinstance(eval_id, str) or not isinstance(set_id, str | None):
         raise TypeError("not the plain shape")
-    per = result.get("eval_metric_result_per_invocation") or []
-    # validated as Invocation is, then kept as JSON: the plain model is enough, and faster
-    plain = [PlainInvocation.model_validate(p["actual_invocation"]) for p in per]
-    text = _PLAIN_RUN.serializer.to_json(plain, exclude_unset=True)
-    return _AdkResult(set_id, eval_id, Recording.from_json(text, len(plain)))
+    raw = [p["actual_invocation"] for p in result.get("eval_metric_result_per_invocation") or []]
+    for inv in raw:  # validated as Invocation is (the plain model is enough, and faster)
+        PlainInvocation.model_validate(inv)
+    return _AdkResult(set_id, eval_id, Recording.from_raw(raw))
 
 
 def _adk_runs(data: dict[str, Any], path: str) -> dict[tuple[str, str], list[Recording]]:
@@ -152,16 +150,16 @@ def _adk_runs(data: dict[str, Any], path: str) -> dict[tuple[str, str], list[Rec
             runs.setdefault(key, []).append(result.recording)
             continue
         key = (result.get("eval_set_id") or data.get("eval_set_id") or "", result["eval_id"])
-        try:
-            invocations = [
-                Invocation.model_validate(p["actual_invocation"])
-                for p in result.get("eval_metric_result_per_invocation") or []
-            ]
+        raw = []
+        try:  # each in turn, as the first problem is the one reported
+            for p in result.get("eval_metric_result_per_invocation") or []:
+                raw.append(p["actual_invocation"])
+                Invocation.model_validate(raw[-1])
         except (ValidationError, KeyError, TypeError) as exc:
             raise InputError(
                 f"case {key[1]!r}: unreadable actual invocation ({exc})", path=path
             ) from None
-        runs.setdefault(key, []).append(Recording(invocations))
+        runs.setdefault(key, []).append(Recording.from_raw(raw))
     return runs
 
 
@@ -173,20 +171,17 @@ def _ci_eval_runs(data: dict[str, Any], path: str) -> dict[tuple[str, str], list
             for run in case.get("runs") or []:
                 if run.get("error"):
                     continue
-                try:
-                    runs.setdefault(key, []).append(
-                        Recording(
-                            [
-                                Invocation.model_validate(inv["actual"])
-                                for inv in run.get("invocations") or []
-                                if inv.get("actual")
-                            ]
-                        )
-                    )
+                raw = []
+                try:  # each in turn, as the first problem is the one reported
+                    for inv in run.get("invocations") or []:
+                        if inv.get("actual"):
+                            raw.append(inv["actual"])
+                            Invocation.model_validate(raw[-1])
                 except ValidationError as exc:
                     raise InputError(
                         f"case {key[1]!r}: unreadable actual invocation ({exc})", path=path
                     ) from None
+                runs.setdefault(key, []).append(Recording.from_raw(raw))
     return runs
 
 
