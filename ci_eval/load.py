@@ -13,6 +13,7 @@ from ci_eval.criteria import MetricConfig
 from ci_eval.dialects import LoadContext, looks_like, sniff
 from ci_eval.discover import Candidate, display_path, repo_root, safe_resolve
 from ci_eval.errors import InputError, NotAnEvalSet, ValidationFailed
+from ci_eval.io.jsonfast import paused_gc
 from ci_eval.io.jsonpos import JsonDocument, read_json_file
 from ci_eval.model import EvalSet
 
@@ -321,6 +322,12 @@ def load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
     rel = candidate.rel
     if not candidate.claimed and _lacks_markers(candidate.path):
         return Skipped(rel, "not an eval set (no key any eval-set format uses)")
+    with paused_gc():  # a parsed file and its models hold no cycles
+        return _load_candidate(candidate, sidecars)
+
+
+def _load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
+    rel = candidate.rel
     doc: JsonDocument | None = None
     try:
         doc = read_json_file(candidate.path, rel)

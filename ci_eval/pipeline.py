@@ -20,9 +20,11 @@ from ci_eval.connectors.base import AgentError
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import gate, parse_fail_on
+from ci_eval.io.jsonfast import paused_gc
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import adk_judges, lookup
 from ci_eval.metrics.judge import Judge
+from ci_eval.model.results import CaseRecord
 from ci_eval.results import RunResults, write_results
 from ci_eval.runner import RunOptions, run_sets
 from ci_eval.score import ScoreOptions, Scorer, parse_metric_option, parse_metric_table
@@ -274,10 +276,12 @@ def run(
     write the results file. ``env`` is the job's environment (default: the process's)."""
     env = os.environ if env is None else env
     redact.register_settings(settings, env)
-    sets = load_eval_sets(settings)
-    # what is loaded lives to the end: out of the cyclic collector's sight, which would
-    # otherwise rescan it again and again (at 20,000 cases, a third of the run)
-    gc.freeze()
+    with paused_gc():
+        sets = load_eval_sets(settings)
+        # what is loaded lives to the end: out of the cyclic collector's sight, which would
+        # otherwise rescan it again and again (at 20,000 cases, a third of the run); frozen
+        # before the collector is back, whose first pass would walk all of it once more
+        gc.freeze()
     cases = shard_spec.parse_cases(settings.cases)
     check_case_filters(sets, cases, settings.names.name("cases"))
     preflight.run(settings)  # settings and output paths: before any agent call
@@ -301,8 +305,9 @@ def run(
             raise InputError(str(exc)) from None
     notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
     # each case is scored as its runs end, while the others run (a judge's calls overlap the
-    # agent's turns)
-    scorer = Scorer(options)
+    # agent's turns), then kept as the results file will hold it: a run's memory is its
+    # cases' JSON, not their objects
+    scorer = Scorer(options, then=CaseRecord.compact)
     if settings.agent.replay_pick == "all" and settings.num_runs == 1:
         # one run per recording: every recording of a case is scored
         settings.num_runs = getattr(connector, "max_recordings", lambda: 1)()

@@ -178,6 +178,30 @@ class ResultsJson(TypedDict):
 
 
 _ADAPTER = TypeAdapter(ResultsJson)
+_SET = TypeAdapter(SetJson)
+_CASE = TypeAdapter(CaseJson)
+
+
+def _valid(adapter: TypeAdapter[Any], data: Any) -> bool:
+    try:
+        adapter.validate_python(data)
+    except ValidationError:
+        return False
+    return True
+
+
+# A results file is read case by case: the document (its sets' cases left empty), each set
+# (its cases left empty) and each case are checked apart, which together is :func:`check`.
+def valid_document(data: Any) -> bool:
+    return _valid(_ADAPTER, data)
+
+
+def valid_set(data: Any) -> bool:
+    return _valid(_SET, data)
+
+
+def valid_case(data: Any) -> bool:
+    return _valid(_CASE, data)
 
 
 def check(doc: JsonDocument) -> None:

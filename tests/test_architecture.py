@@ -103,6 +103,8 @@ OWN_MODULES = (
     "discover.py",
     "criteria.py",
     "results.py",
+    "results_read.py",
+    "results_scan.py",
     "results_schema.py",
     "compare.py",
     "baseline.py",

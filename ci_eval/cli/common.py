@@ -17,6 +17,8 @@ from ci_eval import __version__
 from ci_eval.errors import EXIT_INPUT, EXIT_OK, InputError, ValidationFailed
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ci_eval.deadline import Cancellation
     from ci_eval.results import RunResults
     from ci_eval.settings import ReportSettings
@@ -110,8 +112,15 @@ def fail(error: InputError, *, each_problem: bool = True, to_log: bool = False) 
     raise typer.Exit(EXIT_INPUT)
 
 
-def report(results: RunResults, settings: ReportSettings, notices: list[str] = ()) -> None:
-    """The run's notices, then the report stage (terminal summary, files, GitHub)."""
+def report(
+    results: RunResults,
+    settings: ReportSettings,
+    notices: list[str] = (),
+    source: Path | None = None,
+) -> None:
+    """The run's notices, then the report stage (terminal summary, files, GitHub). Results
+    read from ``source`` name it in an error found while reporting (an invocation there is
+    checked when a report first reads it)."""
     from ci_eval.publish import report as report_stage
 
     env = environment()
@@ -120,6 +129,8 @@ def report(results: RunResults, settings: ReportSettings, notices: list[str] = (
     try:
         report_stage(results, settings, env, say)
     except InputError as exc:
+        if exc.path is None and source is not None:
+            exc.path = str(source)
         fail(exc)
 
 

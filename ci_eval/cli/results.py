@@ -84,7 +84,7 @@ def report_command(
     except InputError as exc:
         fail(exc)
     gc.freeze()  # as in `run`: what was read lives to the end
-    report(results, settings.report(environment()))
+    report(results, settings.report(environment()), source=results_file)
     raise typer.Exit(gate(results))
 
 
@@ -151,7 +151,7 @@ def compare_command(
         fail(exc)
     except OSError as exc:
         fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(output)))
-    report(results, settings.report(env), notices)
+    report(results, settings.report(env), notices, source=results_file)
     raise typer.Exit(gate(results))
 
 

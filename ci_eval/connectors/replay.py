@@ -18,28 +18,77 @@ with several runs replays run for run).
 from __future__ import annotations
 
 import json
+import marshal
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.deadline import Deadline
 from ci_eval.dialects import trpc
 from ci_eval.errors import InputError
-from ci_eval.io.jsonpos import JsonDocument, max_results_bytes, read_json_file
+from ci_eval.io.jsonfast import NotStreamable, parse_streaming, paused_gc
+from ci_eval.io.jsonpos import JsonDocument, max_results_bytes, parse_json, read_json_text
 from ci_eval.model import (
     Content,
     EvalCase,
     IntermediateData,
     Invocation,
     InvocationEvents,
+    PlainInvocation,
 )
 
-Recording = list[Invocation]
+_RUN: TypeAdapter[list[Invocation]] = TypeAdapter(list[Invocation])
+
+
+class Recording(Sequence[Invocation]):
+    """One recorded run's actual invocations. Held as the JSON values they were validated from,
+    marshalled (a few hundred bytes an invocation instead of a few KB of models: 100 MB less
+    at 20,000 cases), until a case's session opens, and validated from them again then, as
+    they were when loading; invocations a dialect built itself (trpc's, with extensions) are
+    held as they are. ``marshal``: the fastest exact copy of JSON values the standard library
+    has, read back only from what this process wrote."""
+
+    __slots__ = ("_count", "_invocations", "_raw")
+
+    def __init__(self, invocations: list[Invocation]) -> None:
+        self._count = len(invocations)
+        self._invocations: list[Invocation] | None = invocations
+        self._raw = b""
+
+    @classmethod
+    def from_raw(cls, raw: list[Any]) -> Recording:
+        """A recording of the JSON values ``raw``, each already validated as an Invocation."""
+        recording = cls([])
+        recording._count, recording._invocations = len(raw), None
+        recording._raw = marshal.dumps(raw)
+        return recording
+
+    def invocations(self) -> list[Invocation]:
+        """A fresh list (of fresh models, for the JSON held): a session may consume it."""
+        if self._invocations is not None:
+            return list(self._invocations)
+        return _RUN.validate_python(marshal.loads(self._raw))
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> Invocation: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Invocation]: ...
+
+    def __getitem__(self, index: int | slice) -> Invocation | list[Invocation]:
+        return self.invocations()[index]
+
+    def __iter__(self) -> Iterator[Invocation]:
+        return iter(self.invocations())
 
 
 def invocation_to_turn(inv: Invocation) -> ActualTurn:
@@ -72,20 +121,45 @@ def _unwrap(doc: JsonDocument) -> Any:
     return data
 
 
+@dataclass
+class _AdkResult:
+    """An ADK eval case result as it streamed past: its ids and its recording."""
+
+    eval_set_id: str | None
+    eval_id: str
+    recording: Recording
+
+
+def _adk_result(result: Any) -> _AdkResult:
+    """The plain shape only: anything else raises, and the file is read the usual way (whose
+    errors say what is wrong)."""
+    set_id, eval_id = result.get("eval_set_id"), result["eval_id"]
+    if not isinstance(eval_id, str) or not isinstance(set_id, str | None):
+        raise TypeError("not the plain shape")
+    raw = [p["actual_invocation"] for p in result.get("eval_metric_result_per_invocation") or []]
+    for inv in raw:  # validated as Invocation is (the plain model is enough, and faster)
+        PlainInvocation.model_validate(inv)
+    return _AdkResult(set_id, eval_id, Recording.from_raw(raw))
+
+
 def _adk_runs(data: dict[str, Any], path: str) -> dict[tuple[str, str], list[Recording]]:
     runs: dict[tuple[str, str], list[Recording]] = {}
     for result in data.get("eval_case_results") or []:
+        if isinstance(result, _AdkResult):
+            key = (result.eval_set_id or data.get("eval_set_id") or "", result.eval_id)
+            runs.setdefault(key, []).append(result.recording)
+            continue
         key = (result.get("eval_set_id") or data.get("eval_set_id") or "", result["eval_id"])
-        try:
-            invocations = [
-                Invocation.model_validate(p["actual_invocation"])
-                for p in result.get("eval_metric_result_per_invocation") or []
-            ]
+        raw = []
+        try:  # each in turn, as the first problem is the one reported
+            for p in result.get("eval_metric_result_per_invocation") or []:
+                raw.append(p["actual_invocation"])
+                Invocation.model_validate(raw[-1])
         except (ValidationError, KeyError, TypeError) as exc:
             raise InputError(
                 f"case {key[1]!r}: unreadable actual invocation ({exc})", path=path
             ) from None
-        runs.setdefault(key, []).append(invocations)
+        runs.setdefault(key, []).append(Recording.from_raw(raw))
     return runs
 
 
@@ -97,19 +171,51 @@ def _ci_eval_runs(data: dict[str, Any], path: str) -> dict[tuple[str, str], list
             for run in case.get("runs") or []:
                 if run.get("error"):
                     continue
-                try:
-                    runs.setdefault(key, []).append(
-                        [
-                            Invocation.model_validate(inv["actual"])
-                            for inv in run.get("invocations") or []
-                            if inv.get("actual")
-                        ]
-                    )
+                raw = []
+                try:  # each in turn, as the first problem is the one reported
+                    for inv in run.get("invocations") or []:
+                        if inv.get("actual"):
+                            raw.append(inv["actual"])
+                            Invocation.model_validate(raw[-1])
                 except ValidationError as exc:
                     raise InputError(
                         f"case {key[1]!r}: unreadable actual invocation ({exc})", path=path
                     ) from None
+                runs.setdefault(key, []).append(Recording.from_raw(raw))
     return runs
+
+
+def _read_recorded(file: Path) -> tuple[dict[str, Any], dict[tuple[str, str], list[Recording]]]:
+    """One recorded file's top level and its recordings per (eval set id, case id)."""
+    shown = str(file)
+    text = read_json_text(file, shown, max_results_bytes())
+    try:
+        # ADK's result files: each case result is made a recording as it is parsed (a
+        # 20,000-case file is never all in memory as JSON); anything unusual, the usual way
+        data = parse_streaming(text, {"eval_case_results": _adk_result})
+        doc = JsonDocument(data=data, text=text, path=shown)
+    except NotStreamable:
+        # recorded results are big and their errors name no line: the fast parser
+        doc = parse_json(text, shown, positions_wanted=False)
+        data = _unwrap(doc)
+    del text
+    if not isinstance(data, dict):
+        raise InputError("not a result file (expected an object)", path=doc.path)
+    try:
+        if "eval_case_results" in data:
+            found = _adk_runs(data, doc.path)
+        elif "evalCaseResults" in data:
+            found = {
+                key: [Recording(run) for run in runs]
+                for key, runs in trpc.recorded_runs(doc, data).items()
+            }
+        elif "schema_version" in data and "sets" in data:
+            found = _ci_eval_runs(data, doc.path)
+        else:
+            raise InputError("not a result file ADK, trpc-agent-go or ci-eval wrote", path=doc.path)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"unreadable result file (missing {exc})", path=doc.path) from None
+    return data, found
 
 
 REPLAY_PICKS = ("newest", "oldest", "all")
@@ -149,28 +255,12 @@ def load_recordings(
             raise InputError("no such replay file or directory", path=str(path))
     # per case: (file time, file order, that file's recordings of the case)
     per_file: dict[tuple[str, str], list[tuple[float, int, list[Recording]]]] = {}
-    for order, file in enumerate(files):
-        # recorded results are big and their errors name no line: the fast parser
-        doc = read_json_file(file, str(file), positions_wanted=False, limit=max_results_bytes())
-        data = _unwrap(doc)
-        if not isinstance(data, dict):
-            raise InputError("not a result file (expected an object)", path=doc.path)
-        try:
-            if "eval_case_results" in data:
-                found = _adk_runs(data, doc.path)
-            elif "evalCaseResults" in data:
-                found = trpc.recorded_runs(doc, data)
-            elif "schema_version" in data and "sets" in data:
-                found = _ci_eval_runs(data, doc.path)
-            else:
-                raise InputError(
-                    "not a result file ADK, trpc-agent-go or ci-eval wrote", path=doc.path
-                )
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise InputError(f"unreadable result file (missing {exc})", path=doc.path) from None
-        when = _file_time(data, file)
-        for key, runs in found.items():
-            per_file.setdefault(key, []).append((when, order, runs))
+    with paused_gc():  # what is read holds no cycles
+        for order, file in enumerate(files):
+            data, found = _read_recorded(file)
+            when = _file_time(data, file)
+            for key, runs in found.items():
+                per_file.setdefault(key, []).append((when, order, runs))
     recordings: dict[tuple[str, str], list[Recording]] = {}
     for key, entries in per_file.items():
         # newest first; files with the same time keep the order they were given in
@@ -211,8 +301,8 @@ class ReplayConnector:
                 raise AgentError(
                     f"run {run}: {eval_set_id}:{case.eval_id} has only {len(runs)} recording(s)"
                 )
-            return _ReplaySession(list(runs[run - 1]))
-        return _ReplaySession(list(runs[min(run, len(runs)) - 1]))
+            return _ReplaySession(runs[run - 1].invocations())
+        return _ReplaySession(runs[min(run, len(runs)) - 1].invocations())
 
     def close(self) -> None:
         return None

@@ -1,21 +1,23 @@
-"""JSON parsing that remembers where every object and array starts.
+"""JSON parsing that remembers where objects and arrays start.
 
-The standard library's pure-Python scanner calls ``parse_object`` / ``parse_array`` hooks with the
-offset of each container; we wrap them to record that offset. Positions let us report
-``file:line:col`` for validation errors and remember the line where each eval case starts.
+Positions let us report ``file:line:col`` for validation errors and remember the line where each
+eval case starts. Loading needs only the shallow ones (the document, its members and theirs: an
+eval case is at depth 2), so the top two levels are walked in Python, recording where each
+container starts, and everything deeper is parsed by the C scanner. The position of a deeper
+container is wanted only to place an error: then the text is parsed once more with the
+standard library's pure-Python scanner, whose ``parse_object`` / ``parse_array`` hooks record
+every container's offset, and the two parses are matched node for node. Whatever the fast
+parse does not take as it is (invalid JSON, lone surrogates, deep nesting) goes the slow way
+from the start, so its errors and results are the slow parser's own.
 """
 
 from __future__ import annotations
 
 import bisect
-import errno
 import json
 import json.decoder
 import json.scanner
-import math
-import os
 import re
-import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,14 @@ from typing import Any
 
 from ci_eval import text as text_util
 from ci_eval.errors import InputError
+from ci_eval.io.jsonfast import IntTooLong, NonFinite, TooDeep, make_decoder, shallow_scanner
+from ci_eval.io.readfile import (  # noqa: F401 - callers have always found them here
+    MAX_FILE_MB_ENV,
+    RESULTS_LIMIT_FACTOR,
+    max_file_bytes,
+    max_results_bytes,
+    read_regular_file,
+)
 
 
 @dataclass
@@ -35,6 +45,9 @@ class JsonDocument:
     positions: dict[int, int] = field(default_factory=dict)
     scrubbed: bool = False  # lone surrogates were replaced with U+FFFD
     _line_starts: list[int] | None = None
+    # ``positions`` holds only the shallow containers (see the module's docstring): the others
+    # are found by parsing again when one is asked for
+    shallow: bool = False
 
     def line_col(self, offset: int) -> tuple[int, int]:
         if self._line_starts is None:
@@ -48,20 +61,44 @@ class JsonDocument:
         line = bisect.bisect_right(self._line_starts, offset)
         return line, offset - self._line_starts[line - 1] + 1
 
-    def line_of(self, node: Any) -> int | None:
+    def offset_of(self, node: Any) -> int | None:
+        """Where the container ``node`` of this document starts (None for anything else)."""
         offset = self.positions.get(id(node))
+        if offset is None and self.shallow and isinstance(node, dict | list):
+            self._complete_positions()
+            offset = self.positions.get(id(node))
+        return offset
+
+    def _complete_positions(self) -> None:
+        """Every container's position: the slow parser's, matched to ours node for node (the
+        same text parsed the same way gives the same tree)."""
+        self.shallow = False
+        slow = _parse(self.text, self.path)
+        stack: list[tuple[Any, Any]] = [(self.data, slow.data)]
+        while stack:
+            ours, theirs = stack.pop()
+            offset = slow.positions.get(id(theirs))
+            if offset is not None:
+                self.positions[id(ours)] = offset
+            if isinstance(ours, dict) and isinstance(theirs, dict):
+                stack += [(v, theirs[k]) for k, v in ours.items() if k in theirs]
+            elif isinstance(ours, list) and isinstance(theirs, list):
+                stack += zip(ours, theirs, strict=False)
+
+    def line_of(self, node: Any) -> int | None:
+        offset = self.offset_of(node)
         return None if offset is None else self.line_col(offset)[0]
 
     def locate(self, loc: tuple[Any, ...] | list[Any], base: Any = None) -> tuple[int, int] | None:
         """Line and column of the deepest container reached by following ``loc`` from ``base``."""
         node = self.data if base is None else base
-        best = self.positions.get(id(node))
+        best = self.offset_of(node)
         for key in loc:
             try:
                 node = node[key]
             except (KeyError, IndexError, TypeError):
                 break
-            offset = self.positions.get(id(node))
+            offset = self.offset_of(node)
             if offset is not None:
                 best = offset
         return None if best is None else self.line_col(best)
@@ -91,17 +128,8 @@ def json_path(loc: tuple[Any, ...] | list[Any], prefix: str = "$") -> str:
     return out
 
 
-class _NonFinite:
-    """Stands in for NaN, Infinity or a number too large for a float (1e999) while parsing:
-    JSON has no such numbers, strict parsers (jq) reject them, and a threshold of NaN passes
-    every comparison. Found again after parsing, to say where it is."""
-
-    def __init__(self, literal: str) -> None:
-        self.literal = literal
-
-
 def _find(node: Any, loc: list[Any]) -> list[Any] | None:
-    if isinstance(node, _NonFinite):
+    if isinstance(node, NonFinite):
         return loc
     items = (
         node.items()
@@ -117,59 +145,51 @@ def _find(node: Any, loc: list[Any]) -> list[Any] | None:
     return None
 
 
-MAX_FILE_MB_ENV = "CI_EVAL_MAX_FILE_MB"
-DEFAULT_MAX_FILE_MB = 50.0
-
-
-class _IntTooLong(Exception):
-    pass
-
-
-def max_file_bytes() -> int:
-    """The size limit for any JSON file ci-eval reads: 50 MB, or ``CI_EVAL_MAX_FILE_MB``."""
-    raw = os.environ.get(MAX_FILE_MB_ENV)
-    if raw:
-        try:
-            value = float(raw)
-        except ValueError:
-            value = -1.0
-        if not 0 < value < float("inf"):
-            raise InputError(f"{MAX_FILE_MB_ENV}={raw!r}: give the limit in MB, a positive number")
-        return int(value * 1_000_000)
-    return int(DEFAULT_MAX_FILE_MB * 1_000_000)
-
-
-#: Results files (and the baseline) are ci-eval's own output and grow with the suite: a
-#: 20,000-case results file is about 130 MB. They get this many times the eval-set limit.
-RESULTS_LIMIT_FACTOR = 20
-
-
-def max_results_bytes() -> int:
-    """The size limit for results files and the baseline: 20 × :func:`max_file_bytes`."""
-    return max_file_bytes() * RESULTS_LIMIT_FACTOR
-
-
 def parse_json(text: str, path: str, positions_wanted: bool = True) -> JsonDocument:
     """Parse ``text``; lone surrogates in strings (keys too) are replaced by U+FFFD in place.
 
-    Without ``positions_wanted`` (files whose errors name no line, such as recorded results)
-    the C scanner parses: several times faster, with the same result."""
+    With ``positions_wanted`` every container's position can be asked for (the shallow ones
+    are recorded as the text is parsed, see the module's docstring); without (files whose
+    errors name no line, such as recorded results) only the C scanner parses."""
+    if positions_wanted and not text_util.has_surrogate_escapes(text):
+        non_finite: list[NonFinite] = []
+        decoder = make_decoder(non_finite)
+        positions: dict[int, int] = {}
+        try:
+            decoder.scan_once = shallow_scanner(decoder, positions)  # type: ignore[attr-defined]
+            data = decoder.decode(text)
+        except (json.JSONDecodeError, RecursionError, IntTooLong, TooDeep):
+            pass  # the slow parser says what is wrong, and where
+        else:
+            doc = JsonDocument(data=data, text=text, path=path, positions=positions, shallow=True)
+            if non_finite:
+                raise _non_finite_error(doc, non_finite)
+            return doc
+    return _parse(text, path, positions_wanted)
+
+
+def _non_finite_error(doc: JsonDocument, non_finite: list[NonFinite]) -> InputError:
+    loc = _find(doc.data, []) or []
+    bad = non_finite[0]
+    if loc:
+        node: Any = doc.data
+        for key in loc:
+            node = node[key]
+        bad = node
+    return doc.error(
+        f"{bad.literal} is not a number JSON allows (no NaN, Infinity or overflowing "
+        "exponents); write a finite number",
+        loc,
+    )
+
+
+def _parse(text: str, path: str, positions_wanted: bool = True) -> JsonDocument:
+    """With ``positions_wanted`` (or lone surrogates to scrub) the pure-Python scanner, every
+    container's position recorded, else the C scanner: their errors are the ones users see."""
     positions: dict[int, int] = {}
     scrubbing = text_util.has_surrogate_escapes(text)
-    non_finite: list[_NonFinite] = []
-
-    def parse_constant(literal: str) -> _NonFinite:
-        non_finite.append(_NonFinite(literal))
-        return non_finite[-1]
-
-    def parse_float(literal: str) -> float | _NonFinite:
-        value = float(literal)
-        return value if math.isfinite(value) else parse_constant(literal)
-
-    # given to the constructor: the C scanner takes its hooks from there
-    decoder = json.JSONDecoder(
-        parse_int=_parse_int, parse_float=parse_float, parse_constant=parse_constant
-    )
+    non_finite: list[NonFinite] = []
+    decoder = make_decoder(non_finite)
 
     def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[Any, int]:
         obj, end = json.decoder.JSONObject(s_and_end, *args)
@@ -197,7 +217,7 @@ def parse_json(text: str, path: str, positions_wanted: bool = True) -> JsonDocum
         ) from None
     except RecursionError:
         raise _too_deep(text, path) from None
-    except _IntTooLong:
+    except IntTooLong:
         digits = sys.get_int_max_str_digits()
         match = re.search(rf"\d{{{digits + 1},}}", text)
         line, col = (None, None)
@@ -213,18 +233,7 @@ def parse_json(text: str, path: str, positions_wanted: bool = True) -> JsonDocum
         data = text_util.scrub(data)
     doc = JsonDocument(data=data, text=text, path=path, positions=positions, scrubbed=scrubbing)
     if non_finite:
-        loc = _find(data, []) or []
-        bad = non_finite[0]
-        if loc:
-            node: Any = data
-            for key in loc:
-                node = node[key]
-            bad = node
-        raise doc.error(
-            f"{bad.literal} is not a number JSON allows (no NaN, Infinity or overflowing "
-            "exponents); write a finite number",
-            loc,
-        )
+        raise _non_finite_error(doc, non_finite)
     return doc
 
 
@@ -275,13 +284,6 @@ def _chain(text: str, offset: int) -> list[list[Any]]:
     return stack
 
 
-def _parse_int(digits: str) -> int:
-    try:
-        return int(digits)
-    except ValueError:  # over sys.get_int_max_str_digits(): a denial-of-service guard
-        raise _IntTooLong from None
-
-
 def _scrub_in_place(node: dict[str, Any] | list[Any]) -> None:
     """Lone surrogates out of a container's own strings, keeping its identity (positions are
     keyed by id) and its key order; nested containers were scrubbed when they were parsed."""
@@ -307,6 +309,12 @@ def read_json_file(
     """Read and parse a JSON file a user or a repository gave us, refusing what is not a regular
     file of sane size (a FIFO would block forever, ``/dev/zero`` would fill the memory)."""
     shown = display or str(file)
+    return parse_json(read_json_text(file, shown, limit), shown, positions_wanted)
+
+
+def read_json_text(file: Path, shown: str, limit: int | None = None) -> str:
+    """The text of a JSON file as :func:`read_json_file` reads it (refusals included), not yet
+    parsed."""
     raw = read_regular_file(file, shown, limit)
     try:
         text = raw.decode("utf-8-sig")
@@ -318,76 +326,4 @@ def read_json_file(
         ) from None
     if not text.strip():
         raise InputError("empty file; expected a JSON eval set", path=shown)
-    return parse_json(text, shown, positions_wanted)
-
-
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _kind(mode: int) -> str:
-    return next((name for test, name in _KINDS if test(mode)), "a special file")
-
-
-def _os_reason(exc: OSError) -> str:
-    if exc.errno == errno.ELOOP:
-        return "a symlink loop (or too many levels of symlinks)"
-    if exc.errno == errno.ENAMETOOLONG:
-        return "the file name is too long for this system"
-    if exc.errno == errno.ENOENT:
-        return "no such file (a dangling symlink?)"
-    return exc.strerror or str(exc)
-
-
-def read_regular_file(file: Path, shown: str, limit: int | None = None) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes (default :func:`max_file_bytes`);
-    anything else is an InputError naming the file. Never blocks on a FIFO or a device."""
-    limit = max_file_bytes() if limit is None else limit
-    try:
-        before = os.stat(file)
-    except OSError as exc:
-        raise InputError(f"cannot read file: {_os_reason(exc)}", path=shown) from None
-    except ValueError:  # an embedded NUL
-        raise InputError("cannot read file: the name holds a NUL byte", path=shown) from None
-    if not stat.S_ISREG(before.st_mode):
-        raise InputError(
-            f"{_kind(before.st_mode)}, not a regular file; ci-eval reads only regular files",
-            path=shown,
-        )
-    too_big = InputError(
-        f"the file is over the size limit of {limit / 1e6:g} MB; raise it with "
-        f"{MAX_FILE_MB_ENV} (in MB; results files and the baseline get "
-        f"{RESULTS_LIMIT_FACTOR}×) if this file really is meant to be read",
-        path=shown,
-    )
-    if before.st_size > limit:
-        raise too_big
-    try:
-        # O_NONBLOCK: if the file was swapped for a FIFO since the stat, open must not hang
-        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise InputError(f"cannot read file: {_os_reason(exc)}", path=shown) from None
-    try:
-        after = os.fstat(fd)
-        if not stat.S_ISREG(after.st_mode):
-            raise InputError(
-                f"{_kind(after.st_mode)}, not a regular file; ci-eval reads only regular files",
-                path=shown,
-            )
-        chunks = []
-        size = 0
-        while chunk := os.read(fd, 1 << 20):
-            size += len(chunk)
-            if size > limit:  # it grew after the stat
-                raise too_big
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise InputError(f"cannot read file: {_os_reason(exc)}", path=shown) from None
-    finally:
-        os.close(fd)
+    return text

@@ -93,7 +93,11 @@ class Rubric(_Nested):
     type: str | None = None
 
 
-class Invocation(_Nested):
+class PlainInvocation(_Nested):
+    """An invocation's fields alone: validates exactly as :class:`Invocation` does, without the
+    Python-level hook pydantic runs for every model with private attributes (for JSON that is
+    only checked, such as a recording kept as its text until it is replayed)."""
+
     invocation_id: str = ""
     user_content: Content
     final_response: Content | None = None
@@ -105,6 +109,8 @@ class Invocation(_Nested):
     rubrics: list[Rubric] | None = None
     app_details: dict[str, Any] | None = None
 
+
+class Invocation(PlainInvocation):
     # Dialect data the ADK schema has no field for (trpc ``toolMock``, …); never written to ADK.
     _extensions: dict[str, Any] = PrivateAttr(default_factory=dict)
 

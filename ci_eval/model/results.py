@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pydantic_core
+from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from ci_eval.criteria import MetricConfig, MetricSpec
+from ci_eval.errors import InputError
 from ci_eval.model.comparison import Comparison
 from ci_eval.model.evalset import Invocation
 from ci_eval.model.status import Status
@@ -57,7 +59,18 @@ def invocation_json(inv: Invocation) -> str:
 
 
 def _thaw(value: Invocation | str) -> Invocation:
-    return Invocation.model_validate_json(value) if type(value) is str else value
+    if type(value) is not str:
+        return value
+    try:
+        return Invocation.model_validate_json(value)
+    except ValidationError as exc:
+        # text read from a results file is checked here, when a report first reads it
+        error = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in error["loc"]) or "the invocation"
+        raise InputError(
+            f"an invocation is not an ADK Invocation ({where}: {error['msg']}); "
+            "is this a results file ci-eval wrote?"
+        ) from None
 
 
 @dataclass(init=False, eq=False)

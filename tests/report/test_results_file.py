@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ci_eval import redact
 from ci_eval.criteria import MetricConfig, MetricSpec
+from ci_eval.errors import InputError
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation
 from ci_eval.model.status import Status
 from ci_eval.results import (
@@ -25,6 +30,8 @@ from ci_eval.results import (
     to_json,
     write_results,
 )
+from ci_eval.results_read import read_carefully
+from ci_eval.results_scan import read_cases
 
 
 def _invocation(text: str, answer: str | None = None, call: str | None = None) -> Invocation:
@@ -157,3 +164,107 @@ def test_a_secret_in_a_compacted_invocation_stays_out_of_the_results_file(
     finally:
         redact.install(previous)
     assert secret not in (tmp_path / "r.json").read_text()
+
+
+def _written(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    results = _results([_case("a"), _case("b", "rain"), _case("c", actual=False)])
+    results.sets[0].cases[1].extensions = {"trpc": {"n": [1, 2.5, None]}}
+    write_results(tmp_path / "r.json", results)
+    return tmp_path / "r.json", json.loads((tmp_path / "r.json").read_text())
+
+
+def test_the_file_ci_eval_writes_is_read_case_by_case(tmp_path: Path) -> None:
+    path, _ = _written(tmp_path)
+    assert read_cases(path.read_text()) is not None
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        {"indent": 2},  # as ci-eval wrote results files before
+        {"indent": None},  # one line
+        {"indent": None, "separators": (",", ":")},
+    ],
+)
+def test_every_layout_of_the_same_data_reads_the_same(
+    tmp_path: Path, layout: dict[str, Any]
+) -> None:
+    path, data = _written(tmp_path)
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(data, **layout))
+    assert to_json(read_results(other)) == to_json(read_results(path)) == data
+
+
+def test_a_set_whose_cases_come_before_its_file_reads_the_same(tmp_path: Path) -> None:
+    path, data = _written(tmp_path)
+    data["sets"][0] = {"cases": data["sets"][0].pop("cases"), **data["sets"][0]}
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(data, indent=2))
+    assert to_json(read_results(other)) == to_json(read_results(path))
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("1e999", "1e999 is not a number JSON allows"),
+        ("-1" + "0" * 400 + ".5", "is not a number JSON allows"),
+        ("NaN", "NaN is not a number JSON allows"),
+        ("1" * 5000, "an integer literal with more than"),
+    ],
+)
+def test_numbers_no_json_reader_agrees_on_are_refused_wherever_they_are(
+    tmp_path: Path, value: str, message: str
+) -> None:
+    path, _ = _written(tmp_path)
+    text = path.read_text().replace('"n":[1,2.5,null]', f'"n":[1,{value},null]')
+    assert value in text
+    path.write_text(text)
+    with pytest.raises(InputError, match=re.escape(message)):
+        read_results(path)
+
+
+def test_escaped_lone_surrogates_in_a_results_file_are_replaced(tmp_path: Path) -> None:
+    path, _ = _written(tmp_path)
+    path.write_text(path.read_text().replace("rain", "ra\\ud83din"))
+    case = read_results(path).sets[0].cases[1]
+    assert case.runs[0].invocations[0].actual.final_response.text() == "ra\ufffdin"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), indent=st.sampled_from([None, 2]))
+def test_the_fast_reader_reads_what_the_careful_one_reads_or_leaves_it(
+    data: st.DataObject, indent: int | None
+) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        _, doc = _written(Path(folder))
+    node: Any = doc  # one value somewhere replaced by random JSON
+    while True:
+        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+        if not keys:
+            break
+        key = data.draw(st.sampled_from(keys))
+        child = node[key]
+        if isinstance(child, dict | list) and child and data.draw(st.booleans()):
+            node = child
+            continue
+        node[key] = data.draw(json_values)
+        break
+    text = json.dumps(doc, indent=indent)
+    fast = read_cases(text)
+    if fast is None:
+        return  # left to the careful reader
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "r.json").write_text(text)
+        careful = read_carefully(Path(folder) / "r.json")
+    assert to_json(fast) == to_json(careful)

@@ -156,6 +156,15 @@ def test_a_run_scores_every_case_writes_the_results_and_gates(sample_run: RunSet
     assert outcome.results.settings["agent"] == "command"
 
 
+def test_a_run_keeps_its_scored_cases_as_json(
+    sample_run: RunSettings,
+) -> None:
+    outcome = pipeline.run(sample_run)
+    invocations = [i for _, c in outcome.results.cases() for r in c.runs for i in r.invocations]
+    assert invocations and all(i.compacted for i in invocations)
+    assert invocations[0].expected.user_content.text()  # rebuilt on access
+
+
 def test_a_bad_option_stops_the_run_before_the_agent_is_called(sample_run: RunSettings) -> None:
     sample_run.agent.command = "/no/such/agent"
     sample_run.concurrency = 0

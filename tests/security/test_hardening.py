@@ -271,6 +271,21 @@ def test_a_crafted_results_file_is_refused_with_its_place(
     assert not (tmp_path / "s.md").exists()
 
 
+def test_a_broken_invocation_is_refused_when_a_report_reads_it(
+    tmp_path: Path, results_doc: dict[str, Any]
+) -> None:
+    data = copy.deepcopy(results_doc)
+    [failing] = [c for c in data["sets"][0]["cases"] if c["status"] == "FAILED"][:1]
+    failing["runs"][0]["invocations"][0]["actual"] = {"user_content": "<b>not content</b>"}
+    file = tmp_path / "broken.json"
+    file.write_text(json.dumps(data, indent=2))
+    result = cli("report", str(file), "--junit", str(tmp_path / "j.xml"))
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"ci-eval: {file}: ") and "internal error" not in line
+    assert "user_content" in line and "is not an ADK Invocation" in line
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
     lambda inner: (
@@ -308,7 +323,10 @@ def test_any_mutated_results_file_is_read_or_refused_never_a_crash(
     except InputError as exc:
         assert str(exc).startswith(str(file))
         return
-    render_summary(results)  # what was accepted renders
+    try:
+        render_summary(results)  # what was accepted renders
+    except InputError as exc:  # or names the invocation it cannot read (checked when read)
+        assert "is not an ADK Invocation" in str(exc)
 
 
 # --- 12. Honest retries, temp files, hand-edited baselines, merge/compare outputs -------
