@@ -293,10 +293,32 @@ class Redactor:
     def _clean(self, obj: Any) -> bool:
         """Nothing in ``obj`` to redact, by one search of its JSON text; False if unsure."""
         try:
-            text = pydantic_core.to_json(obj, inf_nan_mode="null").decode()
+            text = _json(obj).decode()
         except Exception:  # lone surrogates, types pydantic-core cannot write: walk it
             return False
         return not self._trigger.found(text.lower())
+
+
+# per unit type, pydantic-core's serialiser built from its type hints (None: none could be):
+# a third of the time of serialising a dataclass by looking at each value
+_SERIALIZERS: dict[type, Any] = {}
+
+
+def _json(obj: Any) -> bytes:
+    """``obj`` as JSON text holding every string in it (field names aside)."""
+    kind = type(obj)
+    if kind not in _SERIALIZERS:
+        try:
+            from pydantic import TypeAdapter
+
+            _SERIALIZERS[kind] = TypeAdapter(kind).serializer
+        except Exception:  # hints it cannot resolve: values are looked at one by one
+            _SERIALIZERS[kind] = None
+    serializer = _SERIALIZERS[kind]
+    if serializer is None:
+        return pydantic_core.to_json(obj, inf_nan_mode="null")
+    # a value other than its hint says (a str for a Status) is written as what it is
+    return serializer.to_json(obj, warnings=False)
 
 
 _ATOMIC = (type(None), bool, int, float, bytes)

@@ -212,11 +212,12 @@ def render(
             template: Template = env.get_template(name)
             parts: list[str] = []
             size = 0
+            timed = not math.isinf(deadline)  # ci-eval's own templates have no time limit
             for chunk in template.generate(**context):
                 size += len(chunk)
                 if size > MAX_OUTPUT:
                     raise TemplateError(f"the output is over {MAX_OUTPUT:,} characters")
-                if time.monotonic() > deadline:
+                if timed and time.monotonic() > deadline:
                     raise _RenderTimeout(f"rendering took longer than {timeout:g} s")
                 parts.append(chunk)
             outcome["text"] = "".join(parts)

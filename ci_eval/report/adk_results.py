@@ -50,15 +50,18 @@ def _case(set_record: SetRecord, case: CaseRecord) -> list[dict[str, Any]]:
         failed = bool(run.error) or any(m.status == Status.FAILED for m in run.metrics)
         passed = any(m.status == Status.PASSED for m in run.metrics)
         final = 2 if failed else 1 if passed else 3
-        per = [
-            {
-                "actual_invocation": i.actual.model_dump(mode="json", exclude_none=True),
-                "expected_invocation": i.expected.model_dump(mode="json", exclude_none=True),
-                "eval_metric_results": [_metric(m, n) for m in run.metrics],
-            }
-            for n, i in enumerate(run.invocations)
-            if i.actual is not None
-        ]
+        per = []
+        for n, i in enumerate(run.invocations):
+            actual = i.actual  # a compacted record rebuilds it on each read
+            if actual is None:
+                continue
+            per.append(
+                {
+                    "actual_invocation": actual.model_dump(mode="json", exclude_none=True),
+                    "expected_invocation": i.expected.model_dump(mode="json", exclude_none=True),
+                    "eval_metric_results": [_metric(m, n) for m in run.metrics],
+                }
+            )
         out.append(
             {
                 "eval_set_id": set_record.eval_set_id,

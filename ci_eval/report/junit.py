@@ -163,8 +163,15 @@ def _parent(tag: str, attrs: dict[str, str], children: list[str], level: int) ->
 
 @functools.lru_cache(maxsize=4096)
 def _property(name: str, value: str) -> str:
-    # a few metric names and scores make most of the properties of a large run
-    return _leaf("property", {"name": name, "value": value})
+    """A property element; ``name`` is already an attribute's text. A few metric names and
+    scores make most of the properties of a large run."""
+    return f'<property name="{name}" value="{_escape_attribute(value)}" />'
+
+
+@functools.lru_cache(maxsize=1024)
+def _line_attribute(text: str) -> str:
+    """Inert one-line text as an attribute's text: set ids, files, metric names repeat."""
+    return _escape_attribute(inert_line(text))
 
 
 def _element(tag: str, message: str, kind: str, body: str) -> str:
@@ -205,25 +212,25 @@ def _case(
     failures_block: bool = True,
 ) -> tuple[str, str | None]:
     """The testcase element (at indentation level 2) and the tag of its verdict element."""
-    attrs = {
-        "name": inert_line(case.eval_id),
-        "classname": inert_line(set_id),
-        "file": inert_line(case.file),
-        "time": seconds(case_time(case)),
-    }
+    opening = (
+        f'<testcase name="{_escape_attribute(inert_line(case.eval_id))}" '
+        f'classname="{_line_attribute(set_id)}" file="{_line_attribute(case.file)}" '
+        f'time="{seconds(case_time(case))}"'
+    )
     if case.line is not None:
-        attrs["line"] = str(case.line)
+        opening += f' line="{case.line}"'
     children = []
-    if case.metrics or case.flaky or len(case.runs) > 1:
+    multi = len(case.runs) > 1
+    if case.metrics or case.flaky or multi:
         props = []
         for m in case.metrics:
             value = f"{fmt(m.score)} {m.status}"
             if m.threshold is not None:
                 value += f" threshold {fmt(m.threshold)}"
-            if m.pass_rate is not None and len(case.runs) > 1:
+            if m.pass_rate is not None and multi:
                 value += f" pass rate {m.pass_rate:.0%}"
-            props.append(_property(inert_line(m.name), value))
-        if len(case.runs) > 1:
+            props.append(_property(_line_attribute(m.name), value))
+        if multi:
             passed = sum(1 for r in case.runs if run_outcome(r) == Status.PASSED)
             props.append(_property("runs passed", f"{passed}/{len(case.runs)}"))
         if case.flaky:
@@ -272,7 +279,9 @@ def _case(
     out = _system_out(case)
     if out:
         children.append(_leaf("system-out", {}, inert(out)))
-    return _parent("testcase", attrs, children, 2), verdict
+    if not children:
+        return opening + " />", verdict
+    return f"{opening}>{_INDENT[3]}{_INDENT[3].join(children)}{_INDENT[2]}</testcase>", verdict
 
 
 def _not_blocking(judged: CaseJudgement, case: CaseRecord) -> str:

@@ -207,13 +207,14 @@ def _set(
             counts.failing_rows += kept
         else:
             counts.passed_rows += kept
-        for case in cases[:kept]:
-            key = ("row", id(case))
-            if key not in cache:
-                cache[key] = _row(s, case, columns, changes)
-            row, clipped = cache[key]
-            clip.texts += clipped
-            rows.append(row)
+        # the rows made so far for this kind, and the texts they shortened (running totals)
+        made, shortened = cache.setdefault(("rows", id(s), kind), ([], [0]))
+        while len(made) < kept:
+            row, clipped = _row(s, cases[len(made)], columns, changes)
+            made.append(row)
+            shortened.append(shortened[-1] + clipped)
+        rows += made[:kept]
+        clip.texts += shortened[kept]
     return {"title": clip(title(s), 160), **fixed, "rows": rows}
 
 
@@ -226,6 +227,7 @@ def _set_parts(
     scores: dict[str, list[float]] = {}  # per metric, its scores in case order
     status_counts = dict.fromkeys(ORDER, 0)
     multi = False
+    keyed = []  # (table order, failing row?, case)
     for c in s.cases:  # one pass: at 20,000 cases each pass over them costs
         status = c.status
         if status in status_counts:
@@ -236,21 +238,20 @@ def _set_parts(
                 informational.add(m.name)
             if m.score is not None:
                 scores.setdefault(m.name, []).append(m.score)
+        keyed.append(((ORDER.get(status, 3), not c.flaky), failing_row(c), c))
     names = [m.name for m in s.applied_metrics if m.name not in informational]
     columns = [n for n in names if n in scores]  # no column of n/a when nothing was scored
-    ordered = sorted(s.cases, key=lambda c: (ORDER.get(c.status, 3), not c.flaky))
+    ordered = sorted(keyed, key=lambda kfc: kfc[0])
     # errored cases did not pass; skipped and not-evaluated ones say nothing either way
     evaluated = (
         status_counts[Status.PASSED] + status_counts[Status.FAILED] + status_counts[Status.ERROR]
     )
     means = [{"name": n, "mean": fmt(sum(scores[n]) / len(scores[n]))} for n in columns]
-    # failing rows sort first (a flaky pass before the clean ones): they are a prefix
-    failing = [c for c in ordered if failing_row(c)]
-    passing = [c for c in ordered if not failing_row(c)]
+    # failing rows (see failing_row) sort first, a flaky pass before the clean ones
     return (
         columns,
-        failing,
-        passing,
+        [c for _, failing, c in ordered if failing],
+        [c for _, failing, c in ordered if not failing],
         {
             "id": s.eval_set_id,
             "file": s.file,

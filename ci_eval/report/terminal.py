@@ -5,7 +5,7 @@ Pure: the CLI prints the lines, and makes them inert (``ci_eval.inert``) as it d
 from __future__ import annotations
 
 from ci_eval.gate import verdict
-from ci_eval.model.comparison import Comparison, Judgement
+from ci_eval.model.comparison import CaseJudgement, Comparison, Judgement
 from ci_eval.model.status import Status
 from ci_eval.report.view import (
     error_reason,
@@ -23,8 +23,7 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
     return f"{count} {noun if count == 1 else (many or noun + 's')}"
 
 
-def _counts(cases: list[CaseRecord]) -> str:
-    counts = {v: sum(1 for c in cases if c.status == v) for v in COUNTED}
+def _counts(counts: dict[Status, int]) -> str:
     parts = [f"{counts[Status.PASSED]} passed", f"{counts[Status.FAILED]} failed"]
     if counts[Status.ERROR]:
         parts.append(plural(counts[Status.ERROR], "error"))
@@ -49,72 +48,85 @@ def _case(s: SetRecord, c: CaseRecord) -> str:
 
 def summary_lines(results: RunResults) -> list[str]:
     lines = []
+    totals = dict.fromkeys(COUNTED, 0)
+    judgements: dict[tuple[str, str], CaseJudgement] = {}
+    for judged in results.comparison.cases if results.comparison else []:
+        judgements.setdefault((judged.set_id, judged.case_id), judged)  # the first, if twice
     for s in results.sets:
-        means = []
-        for spec in s.applied_metrics:
-            scores = [
-                m.score
-                for c in s.cases
-                for m in c.metrics
-                if m.name == spec.name and m.score is not None and not m.informational
-            ]
-            if scores:
-                means.append(f"{spec.name} {fmt(sum(scores) / len(scores))}")
-        lines.append(
-            f"{_name(s)}: {_counts(s.cases)}" + (f" — {'; '.join(means)}" if means else "")
-        )
-        for c in s.cases:
-            if c.status == Status.ERROR:
-                lines.append(f"  ERROR {_case(s, c)}: {error_reason(c)}")
-            elif c.status == Status.FAILED:
-                lines.append(
-                    f"  FAILED {_case(s, c)}: "
-                    + ", ".join(failing_metrics(c))
-                    + _judged_note(results, s, c)
-                )
-            elif c.status == Status.NOT_EVALUATED:
-                missing = [
-                    f"{m.name} not computed: {m.reason or 'no reason given'}"
-                    for m in c.metrics
-                    if m.status == Status.NOT_EVALUATED and not m.informational
-                ]
-                lines.append(
-                    f"  NOT EVALUATED {_case(s, c)}: "
-                    + ("; ".join(missing) or not_evaluated_reason(c))
-                )
-            elif c.status == Status.SKIPPED:
-                lines.append(f"  SKIPPED {_case(s, c)}: {c.skipped or 'not run'}")
-            if c.flaky:
-                passed = sum(1 for r in c.runs if run_outcome(r) == Status.PASSED)
-                lines.append(
-                    f"  FLAKY {_case(s, c)}: passed {passed} of {plural(len(c.runs), 'run')}"
-                )
+        counts = dict.fromkeys(COUNTED, 0)
+        scores: dict[str, list[float]] = {}  # per metric, its scores in case order
+        case_lines = []
+        for c in s.cases:  # one pass: at 20,000 cases each pass over them costs
+            status = c.status
+            if status in counts:
+                counts[status] += 1
+            for m in c.metrics:
+                if m.score is not None and not m.informational:
+                    scores.setdefault(m.name, []).append(m.score)
+            case_lines += _case_lines(judgements, s, c, status)
+        means = [
+            f"{spec.name} {fmt(sum(values) / len(values))}"
+            for spec in s.applied_metrics
+            if (values := scores.get(spec.name))
+        ]
+        lines.append(f"{_name(s)}: {_counts(counts)}" + (f" — {'; '.join(means)}" if means else ""))
+        lines += case_lines
+        for status, n in counts.items():
+            totals[status] += n
     comparison = results.comparison
     if comparison is not None:
         lines += _comparison_lines(comparison)
-    cases = [c for _, c in results.cases()]
-    totals = (
-        f"{results.count(Status.PASSED)} passed, {results.count(Status.FAILED)} failed, "
-        f"{plural(results.count(Status.ERROR), 'error')}, "
+    cases = sum(len(s.cases) for s in results.sets)
+    total = (
+        f"{totals[Status.PASSED]} passed, {totals[Status.FAILED]} failed, "
+        f"{plural(totals[Status.ERROR], 'error')}, "
         + (
-            f"{results.count(Status.NOT_EVALUATED)} not evaluated, "
-            if results.count(Status.NOT_EVALUATED)
+            f"{totals[Status.NOT_EVALUATED]} not evaluated, "
+            if totals[Status.NOT_EVALUATED]
             else ""
         )
-        + f"{results.count(Status.SKIPPED)} skipped"
+        + f"{totals[Status.SKIPPED]} skipped"
     )
     lines.append(
-        f"{plural(len(cases), 'case')}: {totals} in {results.duration_s:.1f} s "
+        f"{plural(cases, 'case')}: {total} in {results.duration_s:.1f} s "
         f"({results.agent})" + (" — interrupted" if results.interrupted else "")
     )
     lines.append(verdict(results).line)  # the gate's decision, last, in one line
     return lines
 
 
-def _judged_note(results: RunResults, s: SetRecord, c: CaseRecord) -> str:
+def _case_lines(
+    judgements: dict[tuple[str, str], CaseJudgement], s: SetRecord, c: CaseRecord, status: Status
+) -> list[str]:
+    """What the summary says about a case that did not simply pass."""
+    lines = []
+    if status == Status.ERROR:
+        lines.append(f"  ERROR {_case(s, c)}: {error_reason(c)}")
+    elif status == Status.FAILED:
+        lines.append(
+            f"  FAILED {_case(s, c)}: "
+            + ", ".join(failing_metrics(c))
+            + _judged_note(judgements.get((s.eval_set_id, c.eval_id)))
+        )
+    elif status == Status.NOT_EVALUATED:
+        missing = [
+            f"{m.name} not computed: {m.reason or 'no reason given'}"
+            for m in c.metrics
+            if m.status == Status.NOT_EVALUATED and not m.informational
+        ]
+        lines.append(
+            f"  NOT EVALUATED {_case(s, c)}: " + ("; ".join(missing) or not_evaluated_reason(c))
+        )
+    elif status == Status.SKIPPED:
+        lines.append(f"  SKIPPED {_case(s, c)}: {c.skipped or 'not run'}")
+    if c.flaky:
+        passed = sum(1 for r in c.runs if run_outcome(r) == Status.PASSED)
+        lines.append(f"  FLAKY {_case(s, c)}: passed {passed} of {plural(len(c.runs), 'run')}")
+    return lines
+
+
+def _judged_note(judged: CaseJudgement | None) -> str:
     """Why a failing case does not block: a known failure, or the case's usual noise."""
-    comparison = results.comparison
-    judged = comparison.judgement_of(s.eval_set_id, c.eval_id) if comparison else None
     if judged is None:
         return ""
     if judged.judgement is Judgement.KNOWN_FAILURE:

@@ -11,7 +11,7 @@ from typing import Any
 from ci_eval.inert import strip_ansi
 from ci_eval.model import FunctionCall, Invocation
 from ci_eval.model.status import Status
-from ci_eval.results import CaseRecord, RunRecord
+from ci_eval.results import CaseRecord, InvocationRecord, RunRecord
 
 
 def fmt(value: float | None) -> str:
@@ -65,19 +65,22 @@ def _response(inv: Invocation | None) -> str | None:
     return inv.final_response.text() if inv.final_response is not None else ""
 
 
+def _diff(n: int, record: InvocationRecord) -> InvocationDiff:
+    # each read of a compacted record's invocation rebuilds it: read each once
+    expected, actual = record.expected, record.actual
+    return InvocationDiff(
+        n,
+        expected.user_content.text(),
+        [fmt_call(c) for c in expected.tool_calls()],
+        None if actual is None else [fmt_call(c) for c in actual.tool_calls()],
+        _response(expected),
+        _response(actual),
+        record.error,
+    )
+
+
 def invocation_diffs(run: RunRecord) -> list[InvocationDiff]:
-    return [
-        InvocationDiff(
-            n,
-            i.expected.user_content.text(),
-            [fmt_call(c) for c in i.expected.tool_calls()],
-            None if i.actual is None else [fmt_call(c) for c in i.actual.tool_calls()],
-            _response(i.expected),
-            _response(i.actual),
-            i.error,
-        )
-        for n, i in enumerate(run.invocations, 1)
-    ]
+    return [_diff(n, i) for n, i in enumerate(run.invocations, 1)]
 
 
 def shown_run(case: CaseRecord) -> RunRecord | None:

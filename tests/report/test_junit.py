@@ -188,3 +188,29 @@ def test_no_eval_set_is_an_empty_root() -> None:
     text = to_junit(r)
     assert text == _as_elementtree_writes_it(text)
     assert text.endswith('timestamp="2026-11-22T12:00:00+00:00" />\n')
+
+
+def test_a_regression_and_a_known_failure_as_consumers_read_them() -> None:
+    from ci_eval.model.comparison import CaseJudgement, Comparison, Judgement, MetricChange
+
+    r = results()
+    r.fail_on = ("error",)  # failures judged against main's history do not block
+    change = MetricChange("x", "flaky", SPEC.name, 1.0, 0.7, regressed=True)
+    r.comparison = Comparison(
+        "abc",
+        "2026-11-01",
+        changes=[change],
+        cases=[
+            CaseJudgement("x", "flaky", Judgement.REGRESSION, 10, 0, 3, 1, "history"),
+            CaseJudgement("x", "failing", Judgement.KNOWN_FAILURE, 10, 10, 3, 3, "history"),
+        ],
+    )
+    text = to_junit(r)
+    assert text == _as_elementtree_writes_it(text)
+    case = {c.get("name"): c for c in ET.fromstring(text.split("\n", 1)[1]).iter("testcase")}
+    [failure] = case["flaky"].findall("failure")
+    assert failure.get("type") == "Regression"
+    assert failure.get("message").startswith("regression: ")
+    [skipped] = case["failing"].findall("skipped")
+    assert skipped.get("type") == "KnownFailure"
+    assert skipped.get("message").startswith("known failure on main: ")

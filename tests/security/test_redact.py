@@ -224,6 +224,8 @@ def test_long_text_is_redacted_like_short_text() -> None:
 
 def test_scrubbing_by_units_redacts_what_walking_every_string_redacts() -> None:
     from ci_eval.model import Content, Invocation
+    from ci_eval.model.results import MetricResult
+    from ci_eval.model.status import Status
     from ci_eval.results import CaseRecord, InvocationRecord, RunRecord
 
     def case(answer: str) -> CaseRecord:
@@ -232,7 +234,8 @@ def test_scrubbing_by_units_redacts_what_walking_every_string_redacts() -> None:
             user_content=Content.from_text("hi", "user"),
             final_response=Content.from_text(answer, "model"),
         )
-        run = RunRecord(1, [InvocationRecord(expected, actual)])
+        metric = MetricResult("m", Status.FAILED, 0.5, 1.0, [0.5], answer, {answer: [answer]})
+        run = RunRecord(1, [InvocationRecord(expected, actual)], metrics=[metric])
         return CaseRecord("c", "f.json", 1, runs=[run], extensions={"note": answer})
 
     secret = 'tok"en\\-s3cret é'  # its JSON form differs from the text itself
@@ -246,3 +249,9 @@ def test_scrubbing_by_units_redacts_what_walking_every_string_redacts() -> None:
         assert secret not in shown and "pw@" not in shown
         assert secret not in by_units.extensions["note"]
         assert (shown == answer) == (answer in ("clean", "x" * 70_000))
+        # the same once the invocations are kept as their JSON text
+        walked, by_units = case(answer).compact(), case(answer).compact()
+        redact.Redactor([secret]).scrub(walked)
+        redact.Redactor([secret]).scrub(by_units, units=(CaseRecord,))
+        assert by_units == walked
+        assert (by_units == case(answer)) == (answer in ("clean", "x" * 70_000))
