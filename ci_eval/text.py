@@ -32,7 +32,7 @@ def has_surrogate_escapes(text: str) -> bool:
 
 def scrub(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD (the same object if there is none)."""
-    return _SURROGATE.sub(REPLACEMENT, text) if _SURROGATE.search(text) else text
+    return _SURROGATE.sub(REPLACEMENT, text) if has_surrogates(text) else text
 
 
 def scrub_json(value: Any) -> Any:
