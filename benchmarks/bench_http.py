@@ -9,8 +9,8 @@ main thread's time goes, before, during and after the agent phase (``where.py``;
 ``--no-where`` skips it).
 
 On a loaded machine compare CPU time (user + sys) rather than wall time; a single client's
-turn against this server takes about 2 ms more than its 200 ms of latency (loopback, the
-server's own work, waking up), so even a zero-cost client would need about 5.05 s.
+turn against this server took 202 ms for its 200 ms of latency on the 2-CPU machine at load
+4-5 (loopback, the server's own work, waking up): 25 turns in a row need about 5.05 s.
 """
 
 from __future__ import annotations
