@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ci_eval import redact
-from ci_eval.connectors import contract
 from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.deadline import Deadline
 from ci_eval.http import HttpError, HttpSettings, make_session, post_json
@@ -43,6 +42,9 @@ class HttpConnector:
         return redact.text(f"HTTP agent at {self.url}")
 
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _HttpSession:
+        # the contract's models load with this connector, not with adk-http's use of post()
+        from ci_eval.connectors import contract
+
         return _HttpSession(self, eval_set_id, case, run, contract.new_session_id())
 
     def close(self) -> None:
@@ -59,6 +61,8 @@ class _HttpSession:
     turns: int = 0
 
     def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
+        from ci_eval.connectors import contract
+
         self.turns += 1
         c = self.connector
         body = contract.request(

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from ci_eval.errors import InputError
 from ci_eval.io import jsonpos
+from ci_eval.io.jsonfast import NotStreamable, parse_streaming
 from ci_eval.io.jsonpos import JsonDocument, parse_json
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -92,3 +93,30 @@ def test_non_finite_numbers_are_placed_as_before() -> None:
     message = _error(text, lambda t: parse_json(t, "f.json"))
     assert message == _error(text, _slow)
     assert message is not None and "NaN is not a number JSON allows" in message
+
+
+@SETTINGS
+@given(data=st.dictionaries(st.text(max_size=4), values), items=st.lists(values, max_size=4))
+def test_streaming_gives_what_the_whole_parse_gives(data: dict[str, Any], items: list[Any]) -> None:
+    text = json.dumps({**data, "items": items}, ensure_ascii=False)  # (\ud83d: the slow way)
+    seen: list[Any] = []
+
+    def keep(item: Any) -> Any:
+        seen.append(item)
+        return item
+
+    assert parse_streaming(text, {"items": keep}) == json.loads(text)
+    assert seen == json.loads(text)["items"]
+
+
+@SETTINGS
+@given(data=values, cut=st.integers(min_value=0, max_value=400), junk=st.sampled_from(']}{[,:"x'))
+def test_streaming_never_takes_what_the_parser_refuses(data: Any, cut: int, junk: str) -> None:
+    text = json.dumps({"items": [data, {"a": [data]}], "b": data})
+    cut %= len(text)
+    broken = text[:cut] + junk + text[cut:]
+    try:
+        streamed = parse_streaming(broken, {"items": lambda item: item})
+    except NotStreamable:
+        return
+    assert streamed == parse_json(broken, "f.json", positions_wanted=False).data

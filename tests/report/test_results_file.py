@@ -268,3 +268,27 @@ def test_the_fast_reader_reads_what_the_careful_one_reads_or_leaves_it(
         (Path(folder) / "r.json").write_text(text)
         careful = read_carefully(Path(folder) / "r.json")
     assert to_json(fast) == to_json(careful)
+
+
+def test_a_negative_duration_is_refused_with_its_place(tmp_path: Path) -> None:
+    path, data = _written(tmp_path)
+    data["sets"][0]["cases"][1]["runs"][0]["duration_s"] = -1.5
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError) as refused:
+        read_results(path)
+    assert str(refused.value) == (
+        f"{path}: $.sets[0].cases[1].runs[0].duration_s: must not be negative (found -1.5); "
+        "is this a results file ci-eval wrote?"
+    )
+
+
+def test_values_other_than_their_type_says_are_written_as_they_are(tmp_path: Path) -> None:
+    case = _case()
+    case.metrics[0].threshold = 1  # an integer threshold from a config file
+    case.runs[0].metrics[0].details = {"pair": (1, "a"), "score": 0.5}
+    case.line = None
+    write_results(tmp_path / "r.json", _results([case]))
+    written = json.loads((tmp_path / "r.json").read_text())["sets"][0]["cases"][0]
+    assert '"threshold":1,' in (tmp_path / "r.json").read_text()
+    assert written["runs"][0]["metrics"][0]["details"] == {"pair": [1, "a"], "score": 0.5}
+    assert written["line"] is None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -56,9 +57,12 @@ SETTINGS = HttpSettings(timeout=10, retries=0, headers={"Authorization": "Bearer
 BODY = {"new_message": {"parts": [{"text": "héllo ☃"}]}, "n": 1.5}
 
 
-def test_the_request_on_the_wire_is_the_one_a_requests_session_sends(agent: _Agent) -> None:
-    post_json(make_session(SETTINGS), f"{agent.url}/run?x=1", BODY, 10, 0)
-    make_requests_session(SETTINGS).post(f"{agent.url}/run?x=1", json=BODY, timeout=10)
+@pytest.mark.parametrize("rest", ["/run?x=1", "?x=1", "", "/a/b;c=d/e@f~", "/apps/x%20y/run"])
+def test_the_request_on_the_wire_is_the_one_a_requests_session_sends(
+    agent: _Agent, rest: str
+) -> None:
+    post_json(make_session(SETTINGS), f"{agent.url}{rest}", BODY, 10, 0)
+    make_requests_session(SETTINGS).post(f"{agent.url}{rest}", json=BODY, timeout=10)
     ours, theirs = agent.seen
     assert ours == theirs
 
@@ -114,3 +118,20 @@ def test_a_charset_the_agent_names_decodes_its_json(agent: _Agent) -> None:
         {"text": "caf\u00e9"},
         0,
     )
+
+
+def test_credentials_in_the_url_are_sent_as_basic_auth(agent: _Agent) -> None:
+    url = agent.url.replace("http://", "http://user:p%40ss@")
+    post_json(make_session(HttpSettings(timeout=10, retries=0)), f"{url}/run", {}, 10, 0)
+    assert agent.seen[-1][2]["Authorization"] == "Basic dXNlcjpwQHNz"  # user:p@ss
+
+
+def test_a_netrc_entry_for_the_host_is_used(
+    agent: _Agent, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login robot password s3cret\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    post_json(make_session(HttpSettings(timeout=10, retries=0)), f"{agent.url}/run", {}, 10, 0)
+    assert agent.seen[-1][2]["Authorization"] == "Basic cm9ib3Q6czNjcmV0"  # robot:s3cret
