@@ -5,7 +5,12 @@ The physical limit is ceil(400/16) x 0.2 s = 5.0 s; the target is 1.15 x that fo
 process (start-up, loading, sessions, turns, scoring, reports). The server runs in its own
 process, as a real agent would. Each run's agent phase (the runner's clock, first session to
 last turn) is printed beside the whole process, and a last run in process shows where the
-main thread's time goes (``where.py``; ``--no-where`` skips it).
+main thread's time goes, before, during and after the agent phase (``where.py``;
+``--no-where`` skips it).
+
+On a loaded machine compare CPU time (user + sys) rather than wall time; a single client's
+turn against this server took 202 ms for its 200 ms of latency on the 2-CPU machine at load
+4-5 (loopback, the server's own work, waking up): 25 turns in a row need about 5.05 s.
 """
 
 from __future__ import annotations

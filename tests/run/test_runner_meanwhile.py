@@ -8,11 +8,10 @@ import threading
 import pytest
 
 from ci_eval.connectors.base import ActualTurn
-from ci_eval.criteria import MetricConfig
 from ci_eval.deadline import Deadline
-from ci_eval.load import LoadedEvalSet
-from ci_eval.model import Content, EvalCase, EvalSet, Part
+from ci_eval.model import Content, EvalCase, Part
 from ci_eval.runner import RunOptions, run_sets
+from tests.factories import loaded_set
 
 
 class _WaitingAgent:
@@ -37,23 +36,6 @@ class _WaitingAgent:
         return None
 
 
-def _loaded(cases: int) -> LoadedEvalSet:
-    conversation = [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]
-    return LoadedEvalSet(
-        eval_set=EvalSet.model_validate(
-            {
-                "eval_set_id": "s",
-                "eval_cases": [
-                    {"eval_id": f"c{n}", "conversation": conversation} for n in range(cases)
-                ],
-            }
-        ),
-        path="s.evalset.json",
-        dialect="adk",
-        metrics=MetricConfig([], "default", "default"),
-    )
-
-
 def _answers(results: object) -> list[str]:
     return [
         run.invocations[0].actual.final_response.text()
@@ -64,7 +46,7 @@ def _answers(results: object) -> list[str]:
 
 def test_the_meanwhile_work_runs_while_the_turns_are_in_flight() -> None:
     ready = threading.Event()
-    results = run_sets([_loaded(3)], _WaitingAgent(ready), RunOptions(3, meanwhile=ready.set))
+    results = run_sets([loaded_set(3)], _WaitingAgent(ready), RunOptions(3, meanwhile=ready.set))
     assert _answers(results) == ["answered"] * 3
 
 
@@ -86,5 +68,5 @@ def test_a_failing_meanwhile_is_raised_after_every_turn_has_its_record() -> None
 
     agent.send = send  # type: ignore[method-assign]
     with pytest.raises(RuntimeError, match="cannot prepare the reports"):
-        run_sets([_loaded(3)], agent, RunOptions(3, meanwhile=fail))
+        run_sets([loaded_set(3)], agent, RunOptions(3, meanwhile=fail))
     assert len(records) == 3  # every turn ran to its end before the failure surfaced

@@ -8,11 +8,10 @@ from __future__ import annotations
 import threading
 
 from ci_eval.connectors.base import ActualTurn, AgentError
-from ci_eval.criteria import MetricConfig
 from ci_eval.deadline import Deadline
-from ci_eval.load import LoadedEvalSet
-from ci_eval.model import Content, EvalCase, EvalSet, Part
+from ci_eval.model import Content, EvalCase, Part
 from ci_eval.runner import RunOptions, run_sets
+from tests.factories import loaded_set
 
 
 class _Session:
@@ -56,26 +55,9 @@ class _Agent:
         return None
 
 
-def _loaded(cases: int) -> LoadedEvalSet:
-    conversation = [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}}]
-    return LoadedEvalSet(
-        eval_set=EvalSet.model_validate(
-            {
-                "eval_set_id": "s",
-                "eval_cases": [
-                    {"eval_id": f"c{n}", "conversation": conversation} for n in range(cases)
-                ],
-            }
-        ),
-        path="s.evalset.json",
-        dialect="adk",
-        metrics=MetricConfig([], "default", "default"),
-    )
-
-
 def test_every_run_answers_in_its_own_session_opened_once() -> None:
     agent = _Agent()
-    results = run_sets([_loaded(40)], agent, RunOptions(4, num_runs=2))
+    results = run_sets([loaded_set(40)], agent, RunOptions(4, num_runs=2))
     answers = {
         (case.eval_id, run.run): run.invocations[0].actual.final_response.text()
         for case in results.sets[0].cases
@@ -88,7 +70,7 @@ def test_every_run_answers_in_its_own_session_opened_once() -> None:
 
 def test_a_session_that_cannot_be_opened_is_that_cases_error() -> None:
     agent = _Agent(fail_open=frozenset({"c7"}))
-    results = run_sets([_loaded(20)], agent, RunOptions(2))
+    results = run_sets([loaded_set(20)], agent, RunOptions(2))
     errors = {c.eval_id: c.runs[0].error for c in results.sets[0].cases if c.runs[0].error}
     assert errors == {"c7": "cannot start a session: HTTP 503: no sessions today"}
 
@@ -106,7 +88,7 @@ def test_after_a_stop_request_the_session_opened_ahead_is_closed() -> None:
             stop.set()
 
     agent.turn_hook = stop_once_the_next_is_open  # type: ignore[method-assign]
-    results = run_sets([_loaded(20)], agent, RunOptions(1), stop=stop)
+    results = run_sets([loaded_set(20)], agent, RunOptions(1), stop=stop)
     not_run = [c.eval_id for c in results.sets[0].cases if c.runs[0].error]
     assert not_run == [f"c{n}" for n in range(6, 20)]
     assert agent.opened == [(f"c{n}", 1) for n in range(7)]

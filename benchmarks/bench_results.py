@@ -1,0 +1,160 @@
+"""The results file, at scale: writing it (``write_results``, as a run does after scoring, its
+cases compacted) and reading it back (``read_results``, what ``report``, ``compare`` and
+``merge`` start with), each timed in a fresh process on the results of a ``ci-eval run
+--agent replay`` of the 20,000 one-turn cases ``bench_scale`` builds.
+
+Each prints wall and CPU time of the step alone (imports excluded); for reading, what the
+process holds afterwards beyond what it held before, and its peak RSS. Before #17's second
+session: writing 4.1 s (a 133 MB file), reading 11.2 s of ``report``'s 11.5 s and 559 MB.
+
+    python benchmarks/bench_results.py [--cases N] [--repeat N] [--against REV]
+
+``--against REV`` times the same steps with ci_eval as it was at git revision REV (its
+``ci_eval/`` from ``git archive``), in turns with this tree's, as the reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _measure
+import bench_scale
+from bench_load import _cpu, _rss_mb
+
+
+def child(step: str, results: Path) -> None:
+    """One step, timed in this process; its figures as JSON on stdout."""
+    from ci_eval.results import read_results, write_results
+
+    gc.set_threshold(50_000, 20, 100)  # as the command line sets it
+    if step == "write":
+        loaded = read_results(results)
+        for _, case in loaded.cases():
+            getattr(case, "compact", lambda: None)()  # as a run holds its scored cases
+        gc.freeze()
+    gc.collect()
+    before, cpu, wall = _rss_mb(), _cpu(), time.perf_counter()
+    if step == "write":
+        write_results(results.with_name("again.json"), loaded)
+    else:
+        read = read_results(results)
+        assert read.cases()
+    wall, cpu = time.perf_counter() - wall, _cpu() - cpu
+    figures = {"wall": wall, "cpu": cpu, "held": _rss_mb() - before, "peak": _rss_mb("VmHWM")}
+    if step == "write":
+        figures["mb"] = results.with_name("again.json").stat().st_size / 1e6
+    print(json.dumps(figures))
+
+
+def measure(
+    step: str, results: Path, repeat: int, trees: list[Path | None]
+) -> list[dict[str, float]]:
+    """The step in each tree (None: this one), in turns; per tree the median run (by wall
+    time) and the largest peak."""
+    runs: list[list[dict[str, float]]] = [[] for _ in trees]
+    for _ in range(repeat):
+        for i, tree in enumerate(trees):
+            env = dict(bench_scale.ENV)
+            if tree is not None:
+                env["PYTHONPATH"] = str(tree)
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", step, str(results)],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+            )
+            runs[i].append(json.loads(out.stdout.splitlines()[-1]))
+    summaries = []
+    for tree_runs in runs:
+        median = statistics.median_low(r["wall"] for r in tree_runs)
+        chosen = next(r for r in tree_runs if r["wall"] == median)
+        summaries.append({**chosen, "peak": max(r["peak"] for r in tree_runs), "n": repeat})
+    return summaries
+
+
+def _shown(step: str, r: dict[str, float]) -> str:
+    timed = f"{r['wall']:.2f} s (median of {r['n']:.0f}; cpu {r['cpu']:.2f} s)"
+    if step == "write":
+        return f"{timed}, a {r['mb']:.0f} MB file"
+    return f"{timed}, {r['held']:.0f} MB held after, process peak {r['peak']:.0f} MB"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--against", metavar="REV", help="also time ci_eval at this revision")
+    parser.add_argument("--child", nargs=2, metavar=("STEP", "FILE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child[0], Path(args.child[1]))
+        return
+    steps = {
+        "write": (
+            f"writing the results file of {args.cases:,} cases",
+            "4.1 s, 133 MB",
+            "well under 1.5 s",
+            1.5,
+        ),
+        "read": (
+            f"reading the results file of {args.cases:,} cases",
+            "11.2 s, 559 MB peak (report)",
+            "report <= 5 s whole process, far less memory",
+            None,
+        ),
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        trees: list[Path | None] = [None]
+        if args.against:
+            ref = folder / "ref"
+            ref.mkdir()
+            archive = subprocess.run(
+                ["git", "-C", str(_measure.ROOT), "archive", args.against, "ci_eval"],
+                capture_output=True,
+                check=True,
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", str(ref)], input=archive, check=True)
+            trees.append(ref)
+        evalset, recorded = bench_scale.write_inputs(folder, args.cases)
+        results = folder / "out" / "results.json"
+        subprocess.run(
+            [
+                str(_measure.BIN / "ci-eval"), "run", str(evalset), "--agent", "replay",
+                "--replay", str(recorded), "--results", str(results),
+            ],
+            cwd=folder,
+            env=bench_scale.ENV,
+            capture_output=True,
+        )  # fmt: skip
+        assert results.exists(), "the run wrote no results file"
+        for step, (name, before, target, limit) in steps.items():
+            ours, *theirs = measure(step, results, args.repeat, trees)
+            reference = (
+                f"at {args.against}: {_shown(step, theirs[0])}"
+                if theirs
+                else f"before: {before} (quiet machine)"
+            )
+            _measure.figure(
+                name,
+                _shown(step, ours),
+                reference,
+                target,
+                None if limit is None else ours["wall"] < limit,
+                "python benchmarks/run.py results"
+                + (f" (bench_results.py --against {args.against})" if args.against else ""),
+            )
+
+
+if __name__ == "__main__":
+    main()
