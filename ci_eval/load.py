@@ -10,11 +10,11 @@ from typing import Any
 
 from ci_eval import criteria
 from ci_eval.criteria import MetricConfig
-from ci_eval.dialects import LoadContext, looks_like, sniff
+from ci_eval.dialects import DIALECTS, LoadContext, looks_like, sniff
 from ci_eval.discover import Candidate, display_path, repo_root, safe_resolve
 from ci_eval.errors import InputError, NotAnEvalSet, ValidationFailed
 from ci_eval.io.jsonfast import paused_gc
-from ci_eval.io.jsonpos import JsonDocument, read_json_file
+from ci_eval.io.jsonpos import JsonDocument, parse_json, read_json_file, read_json_text
 from ci_eval.model import EvalSet
 
 
@@ -112,6 +112,23 @@ def parse_document(
         raise NotAnEvalSet(f"not an eval set ({_describe_unknown(data)})", path=rel, json_path="$")
     ctx = LoadContext(rel)
     return dialect.name, dialect.load(doc, ctx), ctx.warnings
+
+
+def _streamed(text: str, rel: str) -> tuple[str, EvalSet, list[str]] | None:
+    """The file read as it is parsed by the first dialect, if it can (``load_streamed``: each
+    case validated as soon as it is parsed, the file never all in memory as JSON), when
+    :func:`parse_document` would give it to that dialect: for an object, what decides before
+    the dialects sniff is its keys, and that dialect sniffs the top level it returns."""
+    first = DIALECTS[0]
+    read = getattr(first, "load_streamed", None)
+    ctx = LoadContext(rel)
+    got = read(text, ctx) if read is not None else None
+    if got is None:
+        return None
+    top, eval_set = got
+    if criteria.is_adk_config(top) or looks_like(top) is not None or not first.sniff(top):
+        return None
+    return first.name, eval_set, ctx.warnings
 
 
 class SidecarFinder:
@@ -330,8 +347,12 @@ def _load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
     rel = candidate.rel
     doc: JsonDocument | None = None
     try:
-        doc = read_json_file(candidate.path, rel)
-        parsed = parse_document(doc, rel, by_content=not candidate.claimed)
+        text = read_json_text(candidate.path, rel)
+        parsed = _streamed(text, rel)
+        if parsed is None:
+            doc = parse_json(text, rel)
+            del text
+            parsed = parse_document(doc, rel, by_content=not candidate.claimed)
         if isinstance(parsed, LoadedSidecar):
             return parsed
         dialect, eval_set, warnings = parsed
@@ -340,7 +361,7 @@ def _load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
         metrics = sidecars.find(
             candidate.path, eval_set.eval_set_id, candidate.root, dialect, warnings
         )
-        if doc.scrubbed:
+        if doc is not None and doc.scrubbed:
             warnings = [*warnings, SCRUBBED_NOTE]
         return LoadedEvalSet(rel, dialect, eval_set, metrics, warnings)
     except NotAnEvalSet as exc:

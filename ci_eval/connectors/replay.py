@@ -130,7 +130,7 @@ class _AdkResult:
     recording: Recording
 
 
-def _adk_result(result: Any) -> _AdkResult:
+def _adk_result(result: Any, offset: int = 0) -> _AdkResult:
     """The plain shape only: anything else raises, and the file is read the usual way (whose
     errors say what is wrong)."""
     set_id, eval_id = result.get("eval_set_id"), result["eval_id"]

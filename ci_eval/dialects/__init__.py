@@ -6,12 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ci_eval.dialects.adk import (
-    AdkCamelDialect,
-    AdkDialect,
-    AdkLegacyEvalSetDialect,
-    AdkLegacyTestDialect,
-)
+from ci_eval.dialects.adk import AdkCamelDialect, AdkDialect
+from ci_eval.dialects.adk_legacy import AdkLegacyEvalSetDialect, AdkLegacyTestDialect
 from ci_eval.dialects.adk_rs import AdkRsDialect
 from ci_eval.dialects.base import Dialect, LoadContext, Writer
 from ci_eval.dialects.other import looks_like

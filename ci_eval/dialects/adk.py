@@ -1,30 +1,25 @@
-"""Google ADK eval sets: the current EvalSet schema and the two legacy list formats.
+"""Google ADK eval sets: the current EvalSet schema, and its camelCase form.
 
 ADK 2.13 reads ``*.evalset.json`` / ``*.test.json`` with ``EvalSet.model_validate_json`` and, when
 that fails on a list, converts the legacy forms (``local_eval_sets_manager`` and
-``agent_evaluator``). ADK draws a random uuid for the eval-set id of a legacy ``.test.json`` and
-random invocation ids; a baseline needs stable keys, so ids here derive from the file's path.
+``agent_evaluator``: ``ci_eval.dialects.adk_legacy``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from ci_eval.dialects.base import LoadContext, attach_sources, check_unique_ids
 from ci_eval.errors import ValidationFailed
+from ci_eval.io.jsonfast import NotStreamable, parse_streaming
 from ci_eval.io.jsonpos import JsonDocument, parse_json
 from ci_eval.io.validation import validate
 from ci_eval.model import (
-    Content,
     EvalCase,
     EvalSet,
-    FunctionCall,
-    IntermediateData,
     Invocation,
-    Part,
-    SessionInput,
     SourceRef,
     dump_adk,
 )
@@ -52,6 +47,9 @@ class AdkDialect:
 
     def load(self, doc: JsonDocument, ctx: LoadContext) -> EvalSet:
         return _load_evalset(doc, ctx, "eval_cases")
+
+    def load_streamed(self, text: str, ctx: LoadContext) -> tuple[dict[str, Any], EvalSet] | None:
+        return streamed(text, ctx.rel_path)
 
     def dump(self, eval_set: EvalSet) -> tuple[Any, list[str]]:
         lost = sorted(
@@ -121,6 +119,35 @@ def _case_by_case(doc: JsonDocument, ctx: LoadContext, top: Any, raw_cases: list
         raise _Unusual
     eval_set.eval_cases = cases
     return eval_set
+
+
+def streamed(text: str, rel_path: str) -> tuple[dict[str, Any], EvalSet] | None:
+    """The usual ADK set (snake_case, no trace-mode case, nothing to report), each case
+    validated and packed as soon as it is parsed: the file is never all in memory as JSON
+    (at 100,000 cases that, and what it leaves fragmented, is hundreds of MB). Its top level
+    (the cases in place) for the caller to tell whether it is an ADK set, and the set; None
+    for anything else, which the usual way reads (whose messages say where)."""
+    lines = JsonDocument(data=None, text=text, path=rel_path)
+
+    def case(raw: Any, offset: int) -> EvalCase:
+        if _is_trace(raw):
+            raise _Unusual
+        case = EvalCase.model_validate(raw)
+        case._source = SourceRef(rel_path, lines.line_col(offset)[0])
+        if case.conversation:  # held as its JSON until the case runs
+            case.pack(raw["conversation"])
+        return case
+
+    try:
+        top = parse_streaming(text, {"eval_cases": case})
+        cases = top.get("eval_cases")
+        if not isinstance(cases, list) or len({c.eval_id for c in cases}) != len(cases):
+            return None
+        eval_set = EvalSet.model_validate({**top, "eval_cases": []})
+    except (NotStreamable, ValidationError, AttributeError):
+        return None
+    eval_set.eval_cases = cases
+    return top, eval_set
 
 
 def _load_evalset(doc: JsonDocument, ctx: LoadContext, cases_key: str) -> EvalSet:
@@ -248,134 +275,3 @@ class AdkCamelDialect:
             "the form it reads"
         )
         return eval_set
-
-
-class _LegacyToolUse(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    tool_name: str
-    tool_input: dict[str, Any] | None
-
-
-class _LegacyIntermediate(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    author: str
-    text: str | None
-
-
-class _LegacyTurn(BaseModel):
-    """One item of a legacy ``.test.json`` list, as ADK's converter reads it."""
-
-    model_config = ConfigDict(extra="ignore")
-    query: str
-    expected_tool_use: list[_LegacyToolUse] = Field(default_factory=list)
-    reference: str | None = ""
-    expected_intermediate_agent_responses: list[_LegacyIntermediate] = Field(default_factory=list)
-
-
-class _LegacyInitialSession(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    app_name: str = ""
-    user_id: str = ""
-    state: dict[str, Any] = Field(default_factory=dict)
-
-
-class _LegacyCase(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    name: str
-    data: list[_LegacyTurn]
-    initial_session: dict[str, Any] = Field(default_factory=dict)
-
-
-def _invocation(turn: _LegacyTurn, number: int) -> Invocation:
-    return Invocation(
-        invocation_id=f"inv-{number}",
-        user_content=Content(role="user", parts=[Part(text=turn.query)]),
-        final_response=Content(role="model", parts=[Part(text=turn.reference)]),
-        intermediate_data=IntermediateData(
-            tool_uses=[
-                FunctionCall(name=t.tool_name, args=t.tool_input) for t in turn.expected_tool_use
-            ],
-            intermediate_responses=[
-                (r.author, [Part(text=r.text)]) for r in turn.expected_intermediate_agent_responses
-            ],
-        ),
-    )
-
-
-class AdkLegacyTestDialect:
-    """``[{"query", "expected_tool_use", "reference"}, …]``: the whole file is one case."""
-
-    name = "adk-legacy"
-
-    def sniff(self, data: Any) -> bool:
-        return (
-            isinstance(data, list)
-            and bool(data)
-            and isinstance(data[0], dict)
-            and "query" in data[0]
-        )
-
-    def load(self, doc: JsonDocument, ctx: LoadContext) -> EvalSet:
-        turns = [
-            validate(_LegacyTurn, item, doc, base=item, base_loc=[i])
-            if isinstance(item, dict)
-            else _not_an_object(doc, i)
-            for i, item in enumerate(doc.data)
-        ]
-        case = EvalCase(
-            eval_id=ctx.rel_path, conversation=[_invocation(t, n) for n, t in enumerate(turns, 1)]
-        )
-        case._source = SourceRef(ctx.rel_path, doc.line_of(doc.data))
-        return EvalSet(eval_set_id=ctx.rel_path, name=ctx.rel_path, eval_cases=[case])
-
-
-class AdkLegacyEvalSetDialect:
-    """``[{"name", "data": [turns], "initial_session"}, …]``: one case per element."""
-
-    name = "adk-legacy-evalset"
-
-    def sniff(self, data: Any) -> bool:
-        return (
-            isinstance(data, list)
-            and bool(data)
-            and isinstance(data[0], dict)
-            and "data" in data[0]
-        )
-
-    def load(self, doc: JsonDocument, ctx: LoadContext) -> EvalSet:
-        cases = []
-        for i, item in enumerate(doc.data):
-            if not isinstance(item, dict):
-                _not_an_object(doc, i)
-            legacy = validate(_LegacyCase, item, doc, base=item, base_loc=[i])
-            if "initial_state" in item and "initial_session" not in item:
-                ctx.warnings.append(
-                    f"{ctx.rel_path}: case {legacy.name!r} has 'initial_state', which ADK ignores"
-                    " (it reads 'initial_session': {state, app_name, user_id})"
-                )
-            session_input = None
-            if legacy.initial_session:
-                init = validate(
-                    _LegacyInitialSession,
-                    legacy.initial_session,
-                    doc,
-                    base=item["initial_session"],
-                    base_loc=[i, "initial_session"],
-                )
-                session_input = SessionInput(
-                    app_name=init.app_name, user_id=init.user_id, state=init.state
-                )
-            case = EvalCase(
-                eval_id=legacy.name,
-                session_input=session_input,
-                conversation=[_invocation(t, n) for n, t in enumerate(legacy.data, 1)],
-            )
-            case._source = SourceRef(ctx.rel_path, doc.line_of(item))
-            cases.append(case)
-        eval_set = EvalSet(eval_set_id=ctx.rel_path, name=ctx.rel_path, eval_cases=cases)
-        check_unique_ids(eval_set, doc, doc.data, "name", [])
-        return eval_set
-
-
-def _not_an_object(doc: JsonDocument, index: int) -> Any:
-    raise doc.error("expected an object in the legacy eval list", [index])

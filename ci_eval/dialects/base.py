@@ -41,6 +41,10 @@ class Dialect(Protocol):
 
     def load(self, doc: JsonDocument, ctx: LoadContext) -> EvalSet: ...
 
+    # Optional, for the first dialect: ``load_streamed(text, ctx)`` reads the set as the text is
+    # parsed and returns (its top level, the set), or None for the usual way; the top level is
+    # what ``sniff`` gets, so that the file goes to this dialect only if sniff says so.
+
 
 class Writer(Protocol):
     """A dialect that can also write an eval set (``ci-eval convert --to NAME``)."""

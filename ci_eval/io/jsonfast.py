@@ -124,10 +124,11 @@ class NotStreamable(Exception):
     """:func:`parse_streaming` could not take the text as it is: parse it the usual way."""
 
 
-def parse_streaming(text: str, members: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
+def parse_streaming(text: str, members: dict[str, Callable[[Any, int], Any]]) -> dict[str, Any]:
     """``text``, a JSON object, parsed as :func:`parse_json` without positions would, except
     that each item of the top-level arrays named in ``members`` is handed to that member's
-    function as soon as it is parsed and its return value kept in its place: the items of a
+    function (with the offset where it starts) as soon as it is parsed and its return value
+    kept in its place: the items of a
     large array are never all in memory as JSON trees, and the memory of each is reused for
     the next. Anything else (invalid JSON, another top level, lone surrogates, numbers JSON
     does not allow, a function's exception) raises :class:`NotStreamable`, and the caller
@@ -145,14 +146,15 @@ def parse_streaming(text: str, members: dict[str, Callable[[Any], Any]]) -> dict
             raise NotStreamable
         return space(text, idx + 1).end()
 
-    def array(idx: int, item: Callable[[Any], Any]) -> tuple[list[Any], int]:
+    def array(idx: int, item: Callable[[Any, int], Any]) -> tuple[list[Any], int]:
         out: list[Any] = []
         idx = expect("[", idx)
         if text[idx : idx + 1] == "]":
             return out, idx + 1
         while True:
-            value, idx = fast(text, idx)
-            out.append(item(value))
+            value, end = fast(text, idx)
+            out.append(item(value, idx))
+            idx = end
             idx = space(text, idx).end()
             if text[idx : idx + 1] == "]":
                 return out, idx + 1

@@ -1,5 +1,6 @@
-"""ADK eval sets validated one case at a time (each case's JSON let go once its model is built)
-load exactly as validating the whole set does: the same models and lines, the same errors."""
+"""ADK eval sets validated one case at a time, as the file is parsed (``adk.streamed``) or after
+(each case's JSON let go once its model is built), load exactly as validating the whole set
+does: the same models and lines, the same errors."""
 
 from __future__ import annotations
 
@@ -27,19 +28,29 @@ def _outcome(path: Path) -> Any:
     return canonical_form(outcome.eval_set), sources, outcome.warnings, outcome.dialect
 
 
+def _not_streamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(adk, "streamed", lambda text, rel_path: None)
+
+
 def _whole_set_way(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any) -> Any:
         raise adk._Unusual
 
+    _not_streamed(monkeypatch)
     monkeypatch.setattr(adk, "_case_by_case", refuse)
 
 
 def _both_ways(path: Path) -> tuple[Any, Any]:
-    by_case = _outcome(path)
+    """As loaded, and validating the whole set; a case-by-case load after parsing in between
+    must agree with both."""
+    streamed = _outcome(path)
     with pytest.MonkeyPatch.context() as patch:
+        _not_streamed(patch)
+        by_case = _outcome(path)
         _whole_set_way(patch)
         whole = _outcome(path)
-    return by_case, whole
+    assert by_case == whole
+    return streamed, whole
 
 
 @SETTINGS
@@ -47,9 +58,10 @@ def _both_ways(path: Path) -> tuple[Any, Any]:
 def test_valid_sets_load_the_same_either_way(eval_set: EvalSet, tmp_path: Path) -> None:
     path = tmp_path / "g.evalset.json"
     path.write_text(json.dumps(adk.dump_adk(eval_set), indent=1, ensure_ascii=False), "utf-8")
-    by_case, whole = _both_ways(path)
-    assert by_case == whole
-    assert isinstance(by_case, tuple)
+    streamed, whole = _both_ways(path)
+    assert streamed == whole
+    assert isinstance(streamed, tuple)
+    assert adk.streamed(path.read_text("utf-8"), "g.evalset.json") is not None  # it did stream
 
 
 def _case(i: int) -> dict[str, Any]:

@@ -101,7 +101,7 @@ def test_streaming_gives_what_the_whole_parse_gives(data: dict[str, Any], items:
     text = json.dumps({**data, "items": items}, ensure_ascii=False)  # (\ud83d: the slow way)
     seen: list[Any] = []
 
-    def keep(item: Any) -> Any:
+    def keep(item: Any, offset: int) -> Any:
         seen.append(item)
         return item
 
@@ -116,7 +116,7 @@ def test_streaming_never_takes_what_the_parser_refuses(data: Any, cut: int, junk
     cut %= len(text)
     broken = text[:cut] + junk + text[cut:]
     try:
-        streamed = parse_streaming(broken, {"items": lambda item: item})
+        streamed = parse_streaming(broken, {"items": lambda item, offset: item})
     except NotStreamable:
         return
     assert streamed == parse_json(broken, "f.json", positions_wanted=False).data
