@@ -212,6 +212,7 @@ def main() -> int:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,  # clients giving up on stalls make it chatty
             text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},  # it imports tests.loopback
         )
         try:
             assert server.stdout is not None

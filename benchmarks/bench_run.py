@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,7 @@ def main() -> None:
             [sys.executable, str(ROOT / "tests/loopback_agent.py"), str(LATENCY)],
             stdout=subprocess.PIPE,
             text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},  # it imports tests.loopback
         )
         try:
             assert server.stdout is not None

@@ -164,6 +164,8 @@ def read_cases(text: str) -> RunResults | None:
 
         def member(step: tuple[str, int]) -> int:
             key, at = step
+            if key in data:  # a repeated key: the last one counts, for what came before too
+                raise _Careful
             if key == "cases" and text[at] == "[":
                 data[key] = []
                 return walk(items(at), read_case)
@@ -192,6 +194,8 @@ def read_cases(text: str) -> RunResults | None:
 
         def member(step: tuple[str, int]) -> int:
             key, at = step
+            if key in data:
+                raise _Careful
             if key == "sets" and text[at] == "[":
                 data[key] = []
                 return walk(items(at), lambda at: read_set(at, sets) if text[at] == "{" else _no())

@@ -393,12 +393,10 @@ def _execute(
             failure = exc
     # short waits, so the main thread runs the signal handlers promptly
     seen = 0
-    while seen < len(jobs):
+    while seen < len(jobs) and not abandoned.is_set():
         try:
             job = ended.get(timeout=0.2)
         except queue.Empty:
-            if abandoned.is_set():
-                break
             continue
         seen += 1
         if finished is not None and failure is None:

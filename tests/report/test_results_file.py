@@ -292,3 +292,21 @@ def test_values_other_than_their_type_says_are_written_as_they_are(tmp_path: Pat
     assert '"threshold":1,' in (tmp_path / "r.json").read_text()
     assert written["runs"][0]["metrics"][0]["details"] == {"pair": [1, "a"], "score": 0.5}
     assert written["line"] is None
+
+
+@pytest.mark.parametrize("repeated", ["file", "cases", "sets"])
+def test_a_repeated_key_means_what_it_means_to_json(tmp_path: Path, repeated: str) -> None:
+    path, _ = _written(tmp_path)
+    text = path.read_text()
+    if repeated == "sets":  # a second, empty list of sets: the last one counts
+        text = text.rstrip().removesuffix("}") + ', "sets": []}'
+    elif repeated == "cases":
+        text = text.replace(
+            '"file": "s.json",\n      "dialect"', '"cases": [],"file": "s.json",\n      "dialect"'
+        )
+    else:
+        text = text.replace('"dialect": "adk"', '"dialect": "adk", "file": "other.json"', 1)
+    assert text != path.read_text()
+    path.write_text(text)
+    assert to_json(read_results(path)) == to_json(read_carefully(path))
+    assert read_cases(text) is None
