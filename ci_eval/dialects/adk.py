@@ -112,6 +112,8 @@ def _case_by_case(doc: JsonDocument, ctx: LoadContext, top: Any, raw_cases: list
         line = doc.line_of(raw)
         case = EvalCase.model_validate(raw)
         case._source = SourceRef(ctx.rel_path, line)
+        if case.conversation:  # held as its JSON until the case runs
+            case.pack(raw["conversation"])
         cases.append(case)
         raw_cases[i] = None  # let go
         doc.positions.pop(id(raw), None)  # its id may be reused

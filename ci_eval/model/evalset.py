@@ -11,10 +11,21 @@ kept as they are rather than rejected.
 
 from __future__ import annotations
 
+import marshal
+import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 
@@ -173,6 +184,8 @@ class EvalCase(_Nested):
     # trace mode (trpc-agent-go ``evalMode``, trpc-agent-python ``eval_mode``): the recorded
     # conversation that is scored as the actual; the agent is not called
     _trace: list[Invocation] | None = PrivateAttr(default=None)
+    # while the conversation is packed (see pack()): its JSON values, marshalled
+    _packed: bytes | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _conversation_xor_scenario(self) -> EvalCase:
@@ -202,6 +215,61 @@ class EvalCase(_Nested):
 
     def invocations(self) -> list[Invocation]:
         return self.conversation or []
+
+    def pack(self, raw_conversation: Any) -> None:
+        """Hold the conversation as the JSON values it was validated from
+        (``raw_conversation``), marshalled, until it is first read, when it is validated from
+        them again: a few hundred bytes a case instead of a few KB of models, for the cases of
+        a large set that wait their turn (100,000 cases are 600 MB of models). Reading,
+        assigning, comparing, copying or dumping the case sees the conversation as before."""
+        self._packed = marshal.dumps(raw_conversation)
+        del self.__dict__["conversation"]
+
+    def _unpack(self) -> None:
+        if "conversation" in self.__dict__:
+            return
+        with _UNPACKING:  # cases are read from the runner's threads
+            if "conversation" in self.__dict__:
+                return
+            packed = self._packed
+            assert packed is not None, "a packed case keeps its conversation's JSON"
+            fields = dict(self.__dict__)
+            conversation = _CONVERSATION.validate_python(marshal.loads(packed))
+            # a new __dict__ in the fields' order (dumps follow it), in place at once
+            unpacked = {
+                name: conversation if name == "conversation" else fields.pop(name)
+                for name in type(self).model_fields
+                if name == "conversation" or name in fields
+            }
+            object.__setattr__(self, "__dict__", {**unpacked, **fields})
+            self._packed = None
+
+    if not TYPE_CHECKING:  # pydantic's own __getattr__ is hidden from type checkers too
+
+        def __getattr__(self, item: str) -> Any:
+            if item == "conversation":  # packed: not in the instance's __dict__
+                self._unpack()
+                return self.__dict__["conversation"]
+            return super().__getattr__(item)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        self._unpack()
+        return handler(self)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EvalCase):
+            self._unpack()
+            other._unpack()
+        return super().__eq__(other)
+
+    def __repr_args__(self) -> Any:
+        self._unpack()
+        return super().__repr_args__()
+
+
+_CONVERSATION: TypeAdapter[list[Invocation] | None] = TypeAdapter(list[Invocation] | None)
+_UNPACKING = threading.Lock()
 
 
 class EvalSet(BaseModel):
