@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -115,11 +116,20 @@ def _document(results: RunResults, cases: Callable[[list[CaseRecord]], Any]) -> 
         "agent": results.agent,
         "settings": results.settings,
         "interrupted": results.interrupted,
-        "totals": {status.lower(): results.count(status) for status in CASE_STATUSES}
-        | {"cases": len(results.cases()), "flaky": sum(1 for _, c in results.cases() if c.flaky)},
+        "totals": _totals(results),
         "fail_on": list(results.fail_on),
         "comparison": _comparison(results.comparison),
         "sets": [_set_json(s, cases(s.cases)) for s in results.sets],
+    }
+
+
+def _totals(results: RunResults) -> dict[str, int]:
+    # one pass over the cases (RunResults.count would make one per status)
+    counted = Counter(c.status for s in results.sets for c in s.cases)
+    flaky = sum(1 for s in results.sets for c in s.cases if c.flaky)
+    return {status.lower(): counted[status] for status in CASE_STATUSES} | {
+        "cases": counted.total(),
+        "flaky": flaky,
     }
 
 

@@ -254,7 +254,6 @@ class Scorer:
     ) -> None:
         self.options, self.then = options, then
         self._metrics: dict[int, tuple[list[MetricSpec], str]] = {}
-        self._scored: set[int] = set()
 
     def case(self, set_record: SetRecord, case: CaseRecord) -> None:
         found = self._metrics.get(id(set_record))
@@ -263,18 +262,18 @@ class Scorer:
             set_record.applied_metrics = found[0]
         specs, dialect = found
         score_case(case, specs, dialect, set_record.dialect, self.options)
-        self._scored.add(id(case))
         if self.then is not None:
             self.then(case)
 
     def rest(self, results: RunResults) -> None:
-        """Every case not scored yet (skipped, trace-mode, abandoned, or all of them)."""
+        """Every case not scored yet, i.e. with no verdict (skipped, trace-mode, abandoned, or
+        all of them)."""
         for set_record in results.sets:
             if id(set_record) not in self._metrics:
                 self._metrics[id(set_record)] = metrics_for(set_record, self.options)
                 set_record.applied_metrics = self._metrics[id(set_record)][0]
             for case in set_record.cases:
-                if id(case) not in self._scored:
+                if case.verdict is None:
                     self.case(set_record, case)
 
 

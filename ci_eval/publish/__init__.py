@@ -126,13 +126,16 @@ def publish(
     for name, path in settings.report_files().items():
         write_text_atomic(Path(path), REPORTERS[name].render(results))
     summary_text = None
+    views: dict[object, object] = {}  # what the summary's and the comment's templates share
     job_summary = env.get("GITHUB_STEP_SUMMARY") if on_actions and settings.job_summary else None
     if settings.summary or job_summary:
         # jinja2 and the Markdown renderer load when a summary is asked for, not with publish
         from ci_eval.report.markdown import render_summary
 
         summary_text = scrub(
-            render_summary(results, template_dir, artifact=settings.results, problems=warnings)
+            render_summary(
+                results, template_dir, artifact=settings.results, problems=warnings, cache=views
+            )
         )
         if settings.summary:
             write_text_atomic(Path(settings.summary), summary_text)
@@ -146,7 +149,7 @@ def publish(
             github.write_outputs(env["GITHUB_OUTPUT"], outputs(results, settings))
         github.annotate(results, workflow)
     if settings.comment:
-        warnings += _comment(results, settings, env, workflow, token, template_dir)
+        warnings += _comment(results, settings, env, workflow, token, template_dir, views)
     return warnings
 
 
@@ -157,6 +160,7 @@ def _comment(
     workflow: github.Workflow,
     token: str | None,
     template_dir: Path | None,
+    views: dict[object, object],
 ) -> list[str]:
     number = github.pr_number(env)
     if number is None:
@@ -169,7 +173,12 @@ def _comment(
     problems: list[str] = []
     body = scrub(
         render_comment(
-            results, comment_id, template_dir, artifact=settings.results, problems=problems
+            results,
+            comment_id,
+            template_dir,
+            artifact=settings.results,
+            problems=problems,
+            cache=views,
         )
     )
     poster = github.CommentPoster(

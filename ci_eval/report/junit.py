@@ -48,7 +48,10 @@ def seconds(value: float) -> str:
 
 def case_time(case: CaseRecord) -> float:
     # the per-run durations as the results file keeps them, so `report` writes the same XML
-    return sum(round(r.duration_s, 4) for r in case.runs)
+    runs = case.runs
+    if len(runs) == 1:  # nearly every case: sum() of one, without a generator
+        return sum((round(runs[0].duration_s, 4),))
+    return sum(round(r.duration_s, 4) for r in runs)
 
 
 def set_time(s: SetRecord) -> float:
@@ -224,9 +227,10 @@ def _case(
     if case.metrics or case.flaky or multi:
         props = []
         for m in case.metrics:
-            value = f"{fmt(m.score)} {m.status}"
-            if m.threshold is not None:
-                value += f" threshold {fmt(m.threshold)}"
+            score, threshold = m.score, m.threshold  # as fmt() writes them
+            value = f"{'n/a' if score is None else f'{score:.3g}'} {m.status}"
+            if threshold is not None:
+                value += f" threshold {threshold:.3g}"
             if m.pass_rate is not None and multi:
                 value += f" pass rate {m.pass_rate:.0%}"
             props.append(_property(_line_attribute(m.name), value))
@@ -235,7 +239,8 @@ def _case(
             props.append(_property("runs passed", f"{passed}/{len(case.runs)}"))
         if case.flaky:
             props.append(_property("flaky", "true"))
-        children.append(_parent("properties", {}, props, 3))
+        inner = _INDENT[4]
+        children.append(f"<properties>{inner}{inner.join(props)}{_INDENT[3]}</properties>")
     status = case.status
     regressed = [c.describe() for c in regressions]
     verdict: str | None = None

@@ -133,17 +133,20 @@ def render(
     artifact: str | None = None,
     size: Callable[[str], int] = len,
     problems: list[str] | None = None,
+    cache: dict[Any, Any] | None = None,
 ) -> str:
     """A user's template that fails (error, sandbox violation, time limit) is reported in
     ``problems`` (raised when None) as one line naming its file and line, and the built-in
-    template renders instead: the report is never lost."""
+    template renders instead: the report is never lost. Reports of the same results may share
+    a ``cache`` of what their templates are given (rows, details), made once."""
+    cache = {} if cache is None else cache
     try:
-        return _render(results, template, limit, template_dir, marker, artifact, size)
+        return _render(results, template, limit, template_dir, marker, artifact, size, cache)
     except templates.TemplateProblem as exc:
         if template_dir is None or problems is None:
             raise
         problems.append(f"{exc}; the built-in template was used instead")
-        return _render(results, template, limit, None, marker, artifact, size)
+        return _render(results, template, limit, None, marker, artifact, size, cache)
 
 
 def _render(
@@ -154,9 +157,9 @@ def _render(
     marker: str | None,
     artifact: str | None,
     size: Callable[[str], int],
+    cache: dict[Any, Any],
 ) -> str:
     env = _environment(template_dir)
-    cache: dict[Any, Any] = {}
     rendered: dict[tuple[int | None, ...], str] = {}  # by budget: the last probe is the report
 
     def attempt(budget: Budget) -> str:
@@ -215,6 +218,7 @@ def render_summary(
     template_dir: Path | None = None,
     artifact: str | None = None,
     problems: list[str] | None = None,
+    cache: dict[Any, Any] | None = None,
 ) -> str:
     return render(
         results,
@@ -224,6 +228,7 @@ def render_summary(
         artifact=artifact,
         size=lambda t: len(t.encode("utf-8", "surrogatepass")),
         problems=problems,
+        cache=cache,
     )
 
 
@@ -233,6 +238,7 @@ def render_comment(
     template_dir: Path | None = None,
     artifact: str | None = None,
     problems: list[str] | None = None,
+    cache: dict[Any, Any] | None = None,
 ) -> str:
     marker = MARKER.format(id=comment_id)
     text = render(
@@ -243,6 +249,7 @@ def render_comment(
         marker=marker,
         artifact=artifact,
         problems=problems,
+        cache=cache,
     )
     if marker not in text:  # a custom template must keep it, or the comment would duplicate
         text = f"{marker}\n{text}"

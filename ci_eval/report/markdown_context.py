@@ -276,13 +276,17 @@ def context(
     cache: dict[Any, Any],
 ) -> tuple[dict[str, Any], Counts, Clipper]:
     """The template's variables under ``budget``; ``cache`` keeps each case's row and details
-    across the renders that look for the largest budget that fits."""
+    across the renders that look for the largest budget that fits (and across the reports of
+    one run: the summary and the comment)."""
     if "context" not in cache:
         changes = _changes(results)
         all_problems = [(s, c) for s, c in results.cases() if c.status in PROBLEMS]
         all_problems.sort(key=lambda sc: ORDER.get(sc[1].status, 3))
-        cache["context"] = changes, all_problems, fixed_context(results, marker, artifact)
-    changes, all_problems, fixed = cache["context"]
+        cache["context"] = changes, all_problems
+    key = ("fixed", marker, artifact)
+    if key not in cache:
+        cache[key] = fixed_context(results, marker, artifact)
+    (changes, all_problems), fixed = cache["context"], cache[key]
     clip = Clipper()
     counts = Counts()
     sets = [_set(s, changes, budget, counts, clip, cache) for s in results.sets]

@@ -248,3 +248,13 @@ def test_a_chart_only_where_it_says_more_than_a_table() -> None:
     labels = chart[chart.index("x-axis [") : chart.index("]", chart.index("x-axis ["))]
     assert "<" not in labels and labels.count('"') == 8  # agent text cannot leave its label
     check(summary, backslashes_in_source=True)
+
+
+def test_the_comment_shares_what_the_summary_made_and_reads_the_same(regressed: Path) -> None:
+    results = read_results(regressed)
+    alone = render_comment(results, "ci/evals", artifact="results.json")
+    shared: dict[object, object] = {}
+    summary = render_summary(results, artifact="results.json", cache=shared)
+    assert shared  # the summary's rows and details, made once
+    assert render_comment(results, "ci/evals", artifact="results.json", cache=shared) == alone
+    assert render_summary(results, artifact="results.json", cache=shared) == summary
