@@ -60,7 +60,7 @@ def _quiet(text: str, plain: bytes, pattern: re.Pattern[str]) -> bool:
 
 
 def strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text)
+    return _ANSI.sub("", text) if "\x1b" in text else text  # every sequence starts with ESC
 
 
 def strip_controls(text: str) -> str:

@@ -21,7 +21,7 @@ def fmt(value: float | None) -> str:
 def _clean(value: Any) -> Any:
     """ANSI codes out of every string in a JSON value (json.dumps would spell them out)."""
     if isinstance(value, str):
-        return strip_ansi(value) if "\x1b" in value else value
+        return strip_ansi(value)
     if isinstance(value, dict):
         return {_clean(k): _clean(v) for k, v in value.items()}
     if isinstance(value, list):
