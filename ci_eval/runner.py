@@ -339,11 +339,20 @@ def _execute(
         ended.put(job)
         bar.advance(record.error is not None)
 
+    # a worker takes a job only while fewer than ``ahead`` are taken and not yet handed on: when
+    # the main thread's work on ended jobs (scoring) is slower than the agent (a replay), the
+    # ended runs wait in the workers' stead, not by the thousand in memory
+    ahead = threading.Semaphore(2 * width + 16)
+
     def worker() -> None:
         while True:
+            while not ahead.acquire(timeout=0.2):
+                if abandoned.is_set():
+                    return
             try:
                 job = pending.get_nowait()
             except queue.Empty:
+                ahead.release()
                 return
             if opener is not None:
                 opener.took()
@@ -404,6 +413,7 @@ def _execute(
                 finished(job)
             except Exception as exc:  # raised once every job has its record, not mid-run
                 failure = exc
+        ahead.release()
     with lock:
         for job in jobs:
             if job.finished:

@@ -14,7 +14,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -64,6 +64,18 @@ def write_text_atomic(path: Path, text: str) -> None:
     through a temp file in the same directory and a rename, with normal permissions. Creates
     missing parent directories; the temp file never outlives a failure. Raises OSError."""
     _replace(path, lambda handle: handle.write(redact.text(scrub(text))))  # and no secret
+
+
+def write_parts_atomic(path: Path, parts: Iterable[str]) -> None:
+    """The concatenation of ``parts`` as :func:`write_text_atomic` writes text, piece by piece
+    (a large report is never one string, nor its redacted and encoded copies). Each piece must
+    be whole as far as secrets go: a value is never split between two pieces."""
+
+    def write(handle: TextIO) -> None:
+        for part in parts:
+            handle.write(redact.text(scrub(part)))
+
+    _replace(path, write)
 
 
 class _Inert:

@@ -9,7 +9,7 @@ A report file is a ``Reporter``: a name and a pure function from the results to 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,11 +18,11 @@ from ci_eval.deadline import Deadline
 from ci_eval.errors import InputError
 from ci_eval.gate import verdict
 from ci_eval.inert import inert_line
-from ci_eval.io.files import write_json_atomic, write_text_atomic
+from ci_eval.io.files import write_json_atomic, write_parts_atomic, write_text_atomic
 from ci_eval.model.status import Status
 from ci_eval.publish import github
 from ci_eval.report.adk_results import to_adk_results
-from ci_eval.report.junit import to_junit
+from ci_eval.report.junit import junit_parts, to_junit
 from ci_eval.results import CaseRecord, RunResults
 from ci_eval.settings import ReportSettings
 from ci_eval.text import scrub
@@ -36,6 +36,8 @@ class Reporter:
 
     name: str
     render: Callable[[RunResults], str]
+    # the same text in pieces, each whole as far as secrets go: written one by one
+    parts: Callable[[RunResults], Iterable[str]] | None = None
 
 
 REPORTERS: dict[str, Reporter] = {}
@@ -46,7 +48,7 @@ def register_reporter(reporter: Reporter) -> Reporter:
     return reporter
 
 
-register_reporter(Reporter("junit", to_junit))
+register_reporter(Reporter("junit", to_junit, junit_parts))
 
 
 def check_reports(settings: ReportSettings) -> None:
@@ -124,7 +126,11 @@ def publish(
     # once, before anything renders: no renderer can cut a secret into an unmatched prefix
     redact.current().scrub(results, units=(CaseRecord,))
     for name, path in settings.report_files().items():
-        write_text_atomic(Path(path), REPORTERS[name].render(results))
+        reporter = REPORTERS[name]
+        if reporter.parts is not None:
+            write_parts_atomic(Path(path), reporter.parts(results))
+        else:
+            write_text_atomic(Path(path), reporter.render(results))
     summary_text = None
     views: dict[object, object] = {}  # what the summary's and the comment's templates share
     job_summary = env.get("GITHUB_STEP_SUMMARY") if on_actions and settings.job_summary else None

@@ -155,13 +155,16 @@ def _leaf(tag: str, attrs: dict[str, str], text: str | None = None) -> str:
     return _tag(tag, attrs) + " />"
 
 
+def _indent(level: int) -> str:
+    return _INDENT[level] if level < len(_INDENT) else "\n" + "  " * level
+
+
 def _parent(tag: str, attrs: dict[str, str], children: list[str], level: int) -> str:
     """An element at indentation ``level`` with its (already written) children."""
     if not children:
         return _tag(tag, attrs) + " />"
-    inner = _INDENT[level + 1] if level + 1 < len(_INDENT) else "\n" + "  " * (level + 1)
-    outer = _INDENT[level] if level < len(_INDENT) else "\n" + "  " * level
-    return f"{_tag(tag, attrs)}>{inner}{inner.join(children)}{outer}</{tag}>"
+    inner = _indent(level + 1)
+    return f"{_tag(tag, attrs)}>{inner}{inner.join(children)}{_indent(level)}</{tag}>"
 
 
 @functools.lru_cache(maxsize=4096)
@@ -301,6 +304,13 @@ def _not_blocking(judged: CaseJudgement, case: CaseRecord) -> str:
 
 
 def to_junit(results: RunResults) -> str:
+    return "".join(junit_parts(results))
+
+
+def junit_parts(results: RunResults) -> list[str]:
+    """The JUnit file's text in pieces, a case each, whose concatenation is :func:`to_junit`:
+    a writer takes them one by one, so a run of 20,000 cases never holds its 14 MB of XML
+    several times over (joined, redacted, encoded)."""
     changes: dict[tuple[str, str], list[MetricChange]] = {}
     comparison = results.comparison
     judgements = {}
@@ -312,11 +322,11 @@ def to_junit(results: RunResults) -> str:
                 continue  # accepted
             changes.setdefault((change.set_id, change.case_id), []).append(change)
     failures_block = "failure" in results.fail_on
-    suites = []
+    suites: list[list[str]] = []
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for s in results.sets:
         counts = {"tests": len(s.cases), "failures": 0, "errors": 0, "skipped": 0}
-        cases = []
+        cases = []  # each with the line break and indentation before it
         for c in s.cases:
             element, verdict = _case(
                 s.eval_set_id,
@@ -325,7 +335,7 @@ def to_junit(results: RunResults) -> str:
                 judgements.get((s.eval_set_id, c.eval_id)),
                 failures_block,
             )
-            cases.append(element)
+            cases.append(_INDENT[2] + element)
             if verdict is not None:
                 counts[_COUNTED[verdict]] += 1
         attrs = {"name": inert_line(s.eval_set_id or s.file)}
@@ -342,13 +352,21 @@ def to_junit(results: RunResults) -> str:
                 ("metrics source", s.metrics.source),
             )
         ]
-        suites.append(_parent("testsuite", attrs, [_parent("properties", {}, props, 2), *cases], 1))
+        # _parent's text in pieces (a suite always has its properties)
+        opening = _tag("testsuite", attrs) + ">" + _INDENT[2] + _parent("properties", {}, props, 2)
+        suites.append([_INDENT[1] + opening, *cases, _INDENT[1] + "</testsuite>"])
+        del cases
         for k, v in counts.items():
             totals[k] += v
     root = {"name": "ci-eval"} | {k: str(v) for k, v in totals.items()}
     root["time"] = seconds(results.duration_s)
     if results.started:
         root["timestamp"] = results.started
-    return (
-        '<?xml version="1.0" encoding="utf-8"?>\n' + _parent("testsuites", root, suites, 0) + "\n"
-    )
+    head = '<?xml version="1.0" encoding="utf-8"?>\n' + _tag("testsuites", root)
+    if not suites:
+        return [head + " />\n"]
+    pieces = [head + ">"]
+    for suite in suites:
+        pieces += suite
+    pieces.append(_INDENT[0] + "</testsuites>\n")
+    return pieces

@@ -87,3 +87,19 @@ def test_every_report_and_the_baseline_are_readable_by_others(tmp_path: Path, um
     assert {p.relative_to(tmp_path).as_posix(): oct(mode(p)) for p in written} == {
         p.relative_to(tmp_path).as_posix(): oct(0o644) for p in written
     }
+
+
+def test_a_report_in_pieces_is_written_whole_each_piece_redacted(tmp_path: Path) -> None:
+    from ci_eval import redact
+    from ci_eval.io.files import write_parts_atomic
+
+    secret = "s3cr3t-value-0123456789"
+    previous = redact.install(redact.Redactor([secret]))
+    try:
+        pieces = iter(["<a>", f"\n  <b>{secret}</b>", "\n  <c>lone \ud83d</c>", "\n</a>\n"])
+        write_parts_atomic(tmp_path / "report.xml", pieces)
+    finally:
+        redact.install(previous)
+    assert (tmp_path / "report.xml").read_text() == (
+        "<a>\n  <b>***</b>\n  <c>lone \ufffd</c>\n</a>\n"
+    )

@@ -101,3 +101,19 @@ def test_a_failing_hook_is_raised_once_every_run_has_ended() -> None:
     with pytest.raises(RuntimeError, match="cannot score"):
         run_sets([loaded_set(3)], agent, RunOptions(2, num_runs=2, case_done=case_done))
     assert len(agent.turns) == 6  # the failure stopped no run
+
+
+def test_the_agent_gets_only_so_far_ahead_of_the_cases_handed_on() -> None:
+    # while the first case is being handed on (slowly), the workers may run a few cases
+    # more but not the whole set: ended runs are not left piling up in memory
+    agent = _Agent()
+    seen_then: list[int] = []
+
+    def case_done(set_record: SetRecord, case: CaseRecord) -> None:
+        if not seen_then:
+            time.sleep(1.0)
+            seen_then.append(len(agent.turns))
+
+    run_sets([loaded_set(100)], agent, RunOptions(1, case_done=case_done))
+    assert seen_then[0] <= 2 * 1 + 16 + 1
+    assert len(agent.turns) == 100
