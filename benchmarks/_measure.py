@@ -144,3 +144,100 @@ def figure(
                 )
                 + "\n"
             )
+
+
+# --- a step timed inside fresh processes, against ci_eval at another revision -------------------
+
+
+def cpu_s() -> float:
+    """This process's user + system CPU seconds."""
+    times = os.times()
+    return times.user + times.system
+
+
+def rss_mb(key: str = "VmRSS") -> float:
+    """This process's resident set now (``VmHWM``: its peak), in MB."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith(key):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def reference_trees(
+    rev: str | None, folder: Path, paths: Sequence[str] = ("ci_eval",)
+) -> list[Path | None]:
+    """``[None]`` (this tree), plus ``paths`` as they were at git revision ``rev`` exported
+    under ``folder``/ref when one is given: run with that on ``PYTHONPATH``."""
+    trees: list[Path | None] = [None]
+    if rev:
+        ref = folder / "ref"
+        ref.mkdir()
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", rev, *paths], capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(ref)], input=archive, check=True)
+        trees.append(ref)
+    return trees
+
+
+def child_runs(
+    script: str,
+    child_args: Sequence[str],
+    repeat: int,
+    trees: Sequence[Path | None],
+    env: Mapping[str, str],
+    by: str = "wall",
+    out: Path | None = None,
+) -> list[dict[str, float]]:
+    """``script --child *child_args`` in a fresh process per tree (None: this one), in turns,
+    ``repeat`` times; each prints its figures as one JSON object on its last line. Per tree: the
+    median run by ``by``, its ``peak`` the largest of the runs' (when they have one), ``n``
+    the runs. With ``out``, each tree's child gets its own folder ``out``N as a last argument."""
+    runs: list[list[dict[str, float]]] = [[] for _ in trees]
+    for _ in range(repeat):
+        for i, tree in enumerate(trees):
+            run_env = dict(env)
+            if tree is not None:
+                run_env["PYTHONPATH"] = str(tree)
+            extra: list[str] = []
+            if out is not None:
+                (folder := out.with_name(f"{out.name}{i}")).mkdir(exist_ok=True)
+                extra = [str(folder)]
+            done = subprocess.run(
+                [sys.executable, script, "--child", *child_args, *extra],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=run_env,
+            )
+            runs[i].append(json.loads(done.stdout.splitlines()[-1]))
+    summaries = []
+    for tree_runs in runs:
+        median = sorted(r[by] for r in tree_runs)[(len(tree_runs) - 1) // 2]  # median_low
+        chosen = next(r for r in tree_runs if r[by] == median)
+        if all("peak" in r for r in tree_runs):
+            chosen = chosen | {"peak": max(r["peak"] for r in tree_runs)}
+        summaries.append(chosen | {"n": repeat})
+    return summaries
+
+
+def replayed_results(folder: Path, cases: int, results: Path) -> Path:
+    """The results file of ``ci-eval run --agent replay`` on ``bench_scale``'s inputs of
+    ``cases`` one-turn cases, written under ``folder`` (the gate fails: a third of the answers
+    are off, as meant)."""
+    import bench_scale
+
+    evalset, recorded = bench_scale.write_inputs(folder, cases)
+    subprocess.run(
+        [
+            str(BIN / "ci-eval"), "run", str(evalset), "--agent", "replay",
+            "--replay", str(recorded), "--results", str(results),
+        ],
+        cwd=folder,
+        env=bench_scale.ENV,
+        capture_output=True,
+        check=False,
+    )  # fmt: skip
+    assert results.exists(), "the run wrote no results file"
+    return results

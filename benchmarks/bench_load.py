@@ -21,9 +21,6 @@ import argparse
 import contextlib
 import gc
 import json
-import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,19 +29,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _measure
 import bench_scale
-
-
-def _rss_mb(key: str = "VmRSS") -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith(key):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def _cpu() -> float:
-    times = os.times()
-    return times.user + times.system
 
 
 def child(step: str, folder: Path) -> None:
@@ -60,7 +44,7 @@ def child(step: str, folder: Path) -> None:
 
     gc.set_threshold(50_000, 20, 100)  # as the command line sets it
     gc.collect()
-    before, cpu, wall = _rss_mb(), _cpu(), time.perf_counter()
+    before, cpu, wall = _measure.rss_mb(), _measure.cpu_s(), time.perf_counter()
     if step == "load":
         with paused_gc():
             outcomes = load_all(discover([folder / "scale.evalset.json"]))
@@ -69,44 +53,17 @@ def child(step: str, folder: Path) -> None:
     else:
         connector = ReplayConnector([folder / "recorded" / "scale.evalset_result.json"])
         assert connector.recordings
-    wall, cpu = time.perf_counter() - wall, _cpu() - cpu
+    wall, cpu = time.perf_counter() - wall, _measure.cpu_s() - cpu
     print(
         json.dumps(
             {
                 "wall": wall,
                 "cpu": cpu,
-                "held": _rss_mb() - before,
-                "peak": _rss_mb("VmHWM"),
+                "held": _measure.rss_mb() - before,
+                "peak": _measure.rss_mb("VmHWM"),
             }
         )
     )
-
-
-def measure(
-    step: str, folder: Path, repeat: int, trees: list[Path | None]
-) -> list[dict[str, float]]:
-    """The step in each tree (None: this one), in turns; per tree the median run (by wall
-    time) and the largest peak."""
-    runs: list[list[dict[str, float]]] = [[] for _ in trees]
-    for _ in range(repeat):
-        for i, tree in enumerate(trees):
-            env = dict(bench_scale.ENV)
-            if tree is not None:
-                env["PYTHONPATH"] = str(tree)
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", step, str(folder)],
-                capture_output=True,
-                text=True,
-                check=True,
-                env=env,
-            )
-            runs[i].append(json.loads(out.stdout.splitlines()[-1]))
-    summaries = []
-    for tree_runs in runs:
-        median = statistics.median_low(r["wall"] for r in tree_runs)
-        chosen = next(r for r in tree_runs if r["wall"] == median)
-        summaries.append({**chosen, "peak": max(r["peak"] for r in tree_runs), "n": repeat})
-    return summaries
 
 
 def _shown(r: dict[str, float]) -> str:
@@ -135,20 +92,12 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        trees: list[Path | None] = [None]
-        if args.against:
-            ref = folder / "ref"
-            ref.mkdir()
-            archive = subprocess.run(
-                ["git", "-C", str(_measure.ROOT), "archive", args.against, "ci_eval"],
-                capture_output=True,
-                check=True,
-            ).stdout
-            subprocess.run(["tar", "-x", "-C", str(ref)], input=archive, check=True)
-            trees.append(ref)
+        trees = _measure.reference_trees(args.against, folder)
         bench_scale.write_inputs(folder, args.cases)
         for step, (name, before) in names.items():
-            ours, *theirs = measure(step, folder, args.repeat, trees)
+            ours, *theirs = _measure.child_runs(
+                __file__, [step, str(folder)], args.repeat, trees, bench_scale.ENV
+            )
             reference = (
                 f"at {args.against}: {_shown(theirs[0])}"
                 if theirs

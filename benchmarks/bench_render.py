@@ -22,9 +22,6 @@ import filecmp
 import gc
 import io
 import json
-import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,11 +30,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _measure
 import bench_scale
-
-
-def _cpu() -> float:
-    times = os.times()
-    return times.user + times.system
 
 
 def child(results_file: Path, out: Path) -> None:
@@ -59,9 +51,9 @@ def child(results_file: Path, out: Path) -> None:
     )
     figures: dict[str, float] = {}
     with contextlib.redirect_stdout(io.StringIO()):
-        cpu, wall = _cpu(), time.perf_counter()
+        cpu, wall = _measure.cpu_s(), time.perf_counter()
         report(results, settings, {}, say)
-        figures["wall"], figures["cpu"] = time.perf_counter() - wall, _cpu() - cpu
+        figures["wall"], figures["cpu"] = time.perf_counter() - wall, _measure.cpu_s() - cpu
     # each part again on its own (the scrub finds nothing left to redact: the same work)
     parts = {
         "terminal": lambda: [say(line) for line in summary_lines(results)],
@@ -71,37 +63,10 @@ def child(results_file: Path, out: Path) -> None:
     }
     with contextlib.redirect_stdout(io.StringIO()):
         for name, part in parts.items():
-            cpu = _cpu()
+            cpu = _measure.cpu_s()
             part()
-            figures[name] = _cpu() - cpu
+            figures[name] = _measure.cpu_s() - cpu
     print(json.dumps(figures))
-
-
-def measure(
-    results_file: Path, folder: Path, repeat: int, trees: list[Path | None]
-) -> list[dict[str, float]]:
-    """The stage in each tree (None: this one), in turns; per tree the median run by CPU."""
-    runs: list[list[dict[str, float]]] = [[] for _ in trees]
-    for _ in range(repeat):
-        for i, tree in enumerate(trees):
-            env = dict(bench_scale.ENV)
-            if tree is not None:
-                env["PYTHONPATH"] = str(tree)
-            out = folder / f"out{i}"
-            out.mkdir(exist_ok=True)
-            done = subprocess.run(
-                [sys.executable, __file__, "--child", str(results_file), str(out)],
-                capture_output=True,
-                text=True,
-                check=True,
-                env=env,
-            )
-            runs[i].append(json.loads(done.stdout.splitlines()[-1]))
-    return [
-        next(r for r in tree_runs if r["cpu"] == statistics.median_low(x["cpu"] for x in tree_runs))
-        | {"n": repeat}
-        for tree_runs in runs
-    ]
 
 
 def _shown(r: dict[str, float]) -> str:
@@ -124,30 +89,17 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        trees: list[Path | None] = [None]
-        if args.against:
-            ref = folder / "ref"
-            ref.mkdir()
-            archive = subprocess.run(
-                ["git", "-C", str(_measure.ROOT), "archive", args.against, "ci_eval", "templates"],
-                capture_output=True,
-                check=True,
-            ).stdout
-            subprocess.run(["tar", "-x", "-C", str(ref)], input=archive, check=True)
-            trees.append(ref)
-        evalset, recorded = bench_scale.write_inputs(folder, args.cases)
-        results_file = folder / "results.json"
-        subprocess.run(
-            [
-                str(_measure.BIN / "ci-eval"), "run", str(evalset), "--agent", "replay",
-                "--replay", str(recorded), "--results", str(results_file),
-            ],
-            cwd=folder,
-            env=bench_scale.ENV,
-            capture_output=True,
-            check=False,  # the gate fails: a third of the answers are off
-        )  # fmt: skip
-        ours, *theirs = measure(results_file, folder, args.repeat, trees)
+        trees = _measure.reference_trees(args.against, folder, ("ci_eval", "templates"))
+        results_file = _measure.replayed_results(folder, args.cases, folder / "results.json")
+        ours, *theirs = _measure.child_runs(
+            __file__,
+            [str(results_file)],
+            args.repeat,
+            trees,
+            bench_scale.ENV,
+            by="cpu",
+            out=folder / "out",
+        )
         reference = "before #17's second session: JUnit ~3 s, summary ~2.5 s (quiet machine)"
         if theirs:
             same = all(

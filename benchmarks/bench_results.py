@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +26,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _measure
 import bench_scale
-from bench_load import _cpu, _rss_mb
 
 
 def child(step: str, results: Path) -> None:
@@ -42,44 +39,22 @@ def child(step: str, results: Path) -> None:
             getattr(case, "compact", lambda: None)()  # as a run holds its scored cases
         gc.freeze()
     gc.collect()
-    before, cpu, wall = _rss_mb(), _cpu(), time.perf_counter()
+    before, cpu, wall = _measure.rss_mb(), _measure.cpu_s(), time.perf_counter()
     if step == "write":
         write_results(results.with_name("again.json"), loaded)
     else:
         read = read_results(results)
         assert read.cases()
-    wall, cpu = time.perf_counter() - wall, _cpu() - cpu
-    figures = {"wall": wall, "cpu": cpu, "held": _rss_mb() - before, "peak": _rss_mb("VmHWM")}
+    wall, cpu = time.perf_counter() - wall, _measure.cpu_s() - cpu
+    figures = {
+        "wall": wall,
+        "cpu": cpu,
+        "held": _measure.rss_mb() - before,
+        "peak": _measure.rss_mb("VmHWM"),
+    }
     if step == "write":
         figures["mb"] = results.with_name("again.json").stat().st_size / 1e6
     print(json.dumps(figures))
-
-
-def measure(
-    step: str, results: Path, repeat: int, trees: list[Path | None]
-) -> list[dict[str, float]]:
-    """The step in each tree (None: this one), in turns; per tree the median run (by wall
-    time) and the largest peak."""
-    runs: list[list[dict[str, float]]] = [[] for _ in trees]
-    for _ in range(repeat):
-        for i, tree in enumerate(trees):
-            env = dict(bench_scale.ENV)
-            if tree is not None:
-                env["PYTHONPATH"] = str(tree)
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", step, str(results)],
-                capture_output=True,
-                text=True,
-                check=True,
-                env=env,
-            )
-            runs[i].append(json.loads(out.stdout.splitlines()[-1]))
-    summaries = []
-    for tree_runs in runs:
-        median = statistics.median_low(r["wall"] for r in tree_runs)
-        chosen = next(r for r in tree_runs if r["wall"] == median)
-        summaries.append({**chosen, "peak": max(r["peak"] for r in tree_runs), "n": repeat})
-    return summaries
 
 
 def _shown(step: str, r: dict[str, float]) -> str:
@@ -115,31 +90,12 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        trees: list[Path | None] = [None]
-        if args.against:
-            ref = folder / "ref"
-            ref.mkdir()
-            archive = subprocess.run(
-                ["git", "-C", str(_measure.ROOT), "archive", args.against, "ci_eval"],
-                capture_output=True,
-                check=True,
-            ).stdout
-            subprocess.run(["tar", "-x", "-C", str(ref)], input=archive, check=True)
-            trees.append(ref)
-        evalset, recorded = bench_scale.write_inputs(folder, args.cases)
-        results = folder / "out" / "results.json"
-        subprocess.run(
-            [
-                str(_measure.BIN / "ci-eval"), "run", str(evalset), "--agent", "replay",
-                "--replay", str(recorded), "--results", str(results),
-            ],
-            cwd=folder,
-            env=bench_scale.ENV,
-            capture_output=True,
-        )  # fmt: skip
-        assert results.exists(), "the run wrote no results file"
+        trees = _measure.reference_trees(args.against, folder)
+        results = _measure.replayed_results(folder, args.cases, folder / "out" / "results.json")
         for step, (name, before, target, limit) in steps.items():
-            ours, *theirs = measure(step, results, args.repeat, trees)
+            ours, *theirs = _measure.child_runs(
+                __file__, [step, str(results)], args.repeat, trees, bench_scale.ENV
+            )
             reference = (
                 f"at {args.against}: {_shown(step, theirs[0])}"
                 if theirs
