@@ -32,6 +32,7 @@ from ci_eval.results import (
 )
 from ci_eval.results_read import read_carefully
 from ci_eval.results_scan import read_cases
+from tests.mutation import replace_one_value
 
 
 def _invocation(text: str, answer: str | None = None, call: str | None = None) -> Invocation:
@@ -230,15 +231,6 @@ def test_escaped_lone_surrogates_in_a_results_file_are_replaced(tmp_path: Path) 
     assert case.runs[0].invocations[0].actual.final_response.text() == "ra\ufffdin"
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-
-
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), indent=st.sampled_from([None, 2]))
 def test_the_fast_reader_reads_what_the_careful_one_reads_or_leaves_it(
@@ -248,18 +240,7 @@ def test_the_fast_reader_reads_what_the_careful_one_reads_or_leaves_it(
 
     with tempfile.TemporaryDirectory() as folder:
         _, doc = _written(Path(folder))
-    node: Any = doc  # one value somewhere replaced by random JSON
-    while True:
-        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
-        if not keys:
-            break
-        key = data.draw(st.sampled_from(keys))
-        child = node[key]
-        if isinstance(child, dict | list) and child and data.draw(st.booleans()):
-            node = child
-            continue
-        node[key] = data.draw(json_values)
-        break
+    replace_one_value(doc, data)
     text = json.dumps(doc, indent=indent)
     fast = read_cases(text)
     if fast is None:

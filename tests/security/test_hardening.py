@@ -30,6 +30,7 @@ from ci_eval.results import RunResults, SetRecord, read_results, write_json_atom
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli
 from tests.loopback import Loopback, QuietHandler
+from tests.mutation import replace_one_value
 
 EVALS = str(SAMPLES / "evals/weather_basic.evalset.json")
 
@@ -286,15 +287,6 @@ def test_a_broken_invocation_is_refused_when_a_report_reads_it(
     assert "user_content" in line and "is not an ADK Invocation" in line
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
-
-
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -303,19 +295,7 @@ def test_any_mutated_results_file_is_read_or_refused_never_a_crash(
     tmp_path: Path, results_doc: dict[str, Any], data: st.DataObject
 ) -> None:
     doc = copy.deepcopy(results_doc)
-    # walk to a random container and replace one of its values with random JSON
-    node: Any = doc
-    while True:
-        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
-        if not keys:
-            break
-        key = data.draw(st.sampled_from(keys))
-        child = node[key]
-        if isinstance(child, dict | list) and child and data.draw(st.booleans()):
-            node = child
-            continue
-        node[key] = data.draw(json_values)
-        break
+    replace_one_value(doc, data)
     file = tmp_path / "mutated.json"
     file.write_text(json.dumps(doc))
     try:
