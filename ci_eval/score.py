@@ -255,23 +255,25 @@ class Scorer:
         self.options, self.then = options, then
         self._metrics: dict[int, tuple[list[MetricSpec], str]] = {}
 
-    def case(self, set_record: SetRecord, case: CaseRecord) -> None:
+    def _metrics_of(self, set_record: SetRecord) -> tuple[list[MetricSpec], str]:
+        """The set's metrics, worked out (and recorded as applied) once per set."""
         found = self._metrics.get(id(set_record))
         if found is None:
             found = self._metrics[id(set_record)] = metrics_for(set_record, self.options)
             set_record.applied_metrics = found[0]
-        specs, dialect = found
+        return found
+
+    def case(self, set_record: SetRecord, case: CaseRecord) -> None:
+        specs, dialect = self._metrics_of(set_record)
         score_case(case, specs, dialect, set_record.dialect, self.options)
         if self.then is not None:
             self.then(case)
 
     def rest(self, results: RunResults) -> None:
         """Every case not scored yet, i.e. with no verdict (skipped, trace-mode, abandoned, or
-        all of them)."""
+        all of them); every set's applied metrics, even a set with no case."""
         for set_record in results.sets:
-            if id(set_record) not in self._metrics:
-                self._metrics[id(set_record)] = metrics_for(set_record, self.options)
-                set_record.applied_metrics = self._metrics[id(set_record)][0]
+            self._metrics_of(set_record)
             for case in set_record.cases:
                 if case.verdict is None:
                     self.case(set_record, case)
