@@ -501,7 +501,7 @@ def run_sets(
         case_record = job.case_record
         assert job.record is not None
         case_record.runs.append(job.record)
-        job.handed = True
+        job.handed, job.record = True, None  # the case holds it now, and may let it go
         runs_left[id(case_record)] -= 1
         if runs_left[id(case_record)] == 0:
             case_record.runs.sort(key=lambda r: r.run)
@@ -509,14 +509,15 @@ def run_sets(
                 options.case_done(set_of[id(case_record)], case_record)
 
     _execute(work, connector, options, stop, bar, t0, job_finished)
+    late: dict[int, CaseRecord] = {}  # cases with runs not handed on: their runs in order too
     for job in work:  # those that ended after the run was abandoned, or after a failure
-        assert job.record is not None
         if not job.handed:
+            assert job.record is not None
             job.case_record.runs.append(job.record)
+            late[id(job.case_record)] = job.case_record
     bar.finish()
-    for set_record in records:
-        for case_record in set_record.cases:
-            case_record.runs.sort(key=lambda r: r.run)
+    for case_record in late.values():
+        case_record.runs.sort(key=lambda r: r.run)
     return RunResults(
         sets=records,
         agent=connector.describe(),
