@@ -39,7 +39,7 @@ from ci_eval.report.view import (
     shown_run,
     with_run,
 )
-from ci_eval.results import CaseRecord, RunRecord, RunResults, SetRecord
+from ci_eval.results import CaseRecord, RunRecord, RunResults
 
 
 def seconds(value: float) -> str:
@@ -54,15 +54,32 @@ def case_time(case: CaseRecord) -> float:
     return sum(round(r.duration_s, 4) for r in runs)
 
 
-def set_time(s: SetRecord) -> float:
-    """Wall time of the set: from its first run's start to its last run's end. Falls back to
-    the sum of its cases' times when runs were replayed or come from an older results file."""
-    runs = [r for c in s.cases for r in c.runs]
-    if runs and all(r.started_s is not None for r in runs):
-        starts = [round(r.started_s or 0.0, 4) for r in runs]
-        ends = [round(r.started_s or 0.0, 4) + round(r.duration_s, 4) for r in runs]
-        return max(ends) - min(starts)
-    return sum(case_time(c) for c in s.cases)
+class _SetTime:
+    """Wall time of a set, its cases added as they are written (a spilled case's runs are
+    read back once): from its first run's start to its last run's end; the sum of its cases'
+    times when runs were replayed or come from an older results file."""
+
+    def __init__(self) -> None:
+        self.cases: list[float] = []
+        self.first: float | None = None
+        self.last: float | None = None
+        self.timed = True  # every run so far has its start
+
+    def add(self, case: CaseRecord) -> None:
+        self.cases.append(case_time(case))
+        for r in case.runs if self.timed else ():
+            if r.started_s is None:
+                self.timed = False
+                return
+            start = round(r.started_s, 4)
+            end = start + round(r.duration_s, 4)
+            self.first = start if self.first is None else min(self.first, start)
+            self.last = end if self.last is None else max(self.last, end)
+
+    def seconds(self) -> float:
+        if self.timed and self.first is not None and self.last is not None:
+            return self.last - self.first
+        return sum(self.cases)
 
 
 def _run_details(case: CaseRecord, run: RunRecord | None) -> str:
@@ -327,6 +344,7 @@ def junit_parts(results: RunResults) -> list[str]:
     for s in results.sets:
         counts = {"tests": len(s.cases), "failures": 0, "errors": 0, "skipped": 0}
         cases = []  # each with the line break and indentation before it
+        clock = _SetTime()
         for c in s.cases:
             element, verdict = _case(
                 s.eval_set_id,
@@ -336,11 +354,12 @@ def junit_parts(results: RunResults) -> list[str]:
                 failures_block,
             )
             cases.append(_INDENT[2] + element)
+            clock.add(c)
             if verdict is not None:
                 counts[_COUNTED[verdict]] += 1
         attrs = {"name": inert_line(s.eval_set_id or s.file)}
         attrs |= {k: str(v) for k, v in counts.items()}
-        attrs |= {"time": seconds(set_time(s)), "file": inert_line(s.file)}
+        attrs |= {"time": seconds(clock.seconds()), "file": inert_line(s.file)}
         if results.started:
             attrs["timestamp"] = results.started
         props = [
