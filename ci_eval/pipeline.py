@@ -20,6 +20,7 @@ from ci_eval.connectors.base import AgentError
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import gate, parse_fail_on
+from ci_eval.io import spill as spill_to
 from ci_eval.io.jsonfast import paused_gc
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import adk_judges, lookup
@@ -304,13 +305,16 @@ def run(
             connector.close()
             raise InputError(str(exc)) from None
     notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
-    # each case is scored as its runs end, while the others run (a judge's calls overlap the
-    # agent's turns), then kept as the results file will hold it: a run's memory is its
-    # cases' JSON, not their objects
-    scorer = Scorer(options, then=CaseRecord.compact)
     if settings.agent.replay_pick == "all" and settings.num_runs == 1:
         # one run per recording: every recording of a case is scored
         settings.num_runs = getattr(connector, "max_recordings", lambda: 1)()
+    # each case is scored as its runs end, while the others run (a judge's calls overlap the
+    # agent's turns), then kept as the results file will hold it: a run's memory is its
+    # cases' JSON, not their objects, and in a run of many cases their runs go to a
+    # temporary file until the reports read them
+    total = sum(len(s.eval_set.eval_cases) for s in sets) * settings.num_runs
+    spill = spill_to.for_run(total, env)
+    scorer = Scorer(options, then=CaseRecord.compact if spill is None else spill.hold)
     try:
         results = run_sets(
             sets,

@@ -230,6 +230,7 @@ class Redactor:
         self._trigger = _Trigger(())
         self._lock = threading.Lock()
         self.on_new = on_new
+        self.generation = 0  # counts the additions that brought new secrets
         self.add(*secrets)
 
     @property
@@ -253,6 +254,7 @@ class Redactor:
                 self._forms = tuple(reversed(forms))
                 self._pattern = re.compile("|".join(re.escape(f) for f in self._forms))
                 self._trigger = _Trigger(self._forms)
+                self.generation += 1
         if self.on_new:
             for value in new:
                 self.on_new(value)

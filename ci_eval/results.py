@@ -31,6 +31,7 @@ from ci_eval.model.results import (
     RunRecord,
     RunResults,
     SetRecord,
+    TextRuns,
 )
 from ci_eval.model.status import CASE_STATUSES, Status
 
@@ -244,10 +245,13 @@ def _case_line(c: CaseRecord) -> str:
         ),
         _CaseHead,
     )
-    return head[:-1] + ',"runs":[' + ",".join(map(_run_text, c.runs)) + "]}"
+    runs = c.runs
+    text = runs.text() if isinstance(runs, TextRuns) else ",".join(map(run_text, runs))
+    return head[:-1] + ',"runs":[' + text + "]}"
 
 
-def _run_text(r: RunRecord) -> str:
+def run_text(r: RunRecord) -> str:
+    """A run as the results file holds it: compact JSON (see :func:`_case_line`)."""
     head = _json(
         _RunHead(
             run=r.run,

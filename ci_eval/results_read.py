@@ -190,28 +190,32 @@ def _case_from(c: dict[str, Any], file: str) -> CaseRecord:
         flaky=bool(c.get("flaky")),
         metrics=[_metric_from(CaseMetric, x) for x in c.get("metrics") or []],
     )
-    for r in c.get("runs") or []:
-        run = RunRecord(
-            r["run"],
-            error=r.get("error"),
-            duration_s=float(r.get("duration_s") or 0.0),
-            simulation=r.get("simulation"),
-        )
-        if isinstance(r.get("started_s"), int | float):
-            run.started_s = float(r["started_s"])
-        run.metrics = [_metric_from(MetricResult, x) for x in r.get("metrics") or []]
-        run.invocations = [
-            InvocationRecord(
-                _invocation_text(i["expected"]),
-                _invocation_text(i["actual"]) if i.get("actual") else None,
-                i.get("duration_s"),
-                int(i.get("retries") or 0),
-                i.get("error"),
-            )
-            for i in r.get("invocations") or []
-        ]
-        case.runs.append(run)
+    case.runs = [run_from(r) for r in c.get("runs") or []]
     return case
+
+
+def run_from(r: dict[str, Any]) -> RunRecord:
+    """A run from its results-file data (:func:`ci_eval.results.run_text`)."""
+    run = RunRecord(
+        r["run"],
+        error=r.get("error"),
+        duration_s=float(r.get("duration_s") or 0.0),
+        simulation=r.get("simulation"),
+    )
+    if isinstance(r.get("started_s"), int | float):
+        run.started_s = float(r["started_s"])
+    run.metrics = [_metric_from(MetricResult, x) for x in r.get("metrics") or []]
+    run.invocations = [
+        InvocationRecord(
+            _invocation_text(i["expected"]),
+            _invocation_text(i["actual"]) if i.get("actual") else None,
+            i.get("duration_s"),
+            int(i.get("retries") or 0),
+            i.get("error"),
+        )
+        for i in r.get("invocations") or []
+    ]
+    return run
 
 
 def _run_results(data: dict[str, Any], sets: list[SetRecord]) -> RunResults:

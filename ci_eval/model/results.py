@@ -4,6 +4,7 @@ and writes it as the results file; the reporters render it. Pure data: no I/O.""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,11 +170,23 @@ class RunRecord:
         return sum(i.retries for i in self.invocations)
 
 
+class TextRuns(Sequence[RunRecord]):
+    """A scored case's runs kept as the results file's text of them (``text``: its runs,
+    comma-separated) rather than as objects, e.g. in a temporary file; each access reads them
+    back, as the results file would give them (``ci_eval.io.spill``)."""
+
+    error: str | None  # the first run's error that has one (CaseRecord.error)
+
+    def text(self) -> str:
+        raise NotImplementedError
+
+
 @dataclass
 class CaseRecord:
     eval_id: str
     file: str
     line: int | None
+    # once scored, possibly a TextRuns: read it, do not change it
     runs: list[RunRecord] = field(default_factory=list)
     skipped: str | None = None  # why the case was not run (e.g. needs a user simulator)
     extensions: dict[str, Any] = field(default_factory=dict)  # dialect data, for metrics
@@ -198,12 +211,18 @@ class CaseRecord:
 
     @property
     def error(self) -> str | None:
-        return next((r.error for r in self.runs if r.error), None)
+        """Why the agent could not finish its first such run (None: it finished them all)."""
+        runs = self.runs
+        if isinstance(runs, TextRuns):
+            return runs.error
+        return next((r.error for r in runs if r.error), None)
 
     def compact(self) -> CaseRecord:
         """Once scored: every run's invocations kept as their JSON text (see
         :class:`InvocationRecord`), about a fifth of the memory of the objects; reports and
         the results file read them as before. Returns self."""
+        if isinstance(self.runs, TextRuns):
+            return self  # text already
         for run in self.runs:
             for invocation in run.invocations:
                 invocation.compact()

@@ -4,6 +4,7 @@ checks made before the first agent call, and a whole run to an outcome."""
 from __future__ import annotations
 
 import gc
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,8 @@ import pytest
 
 from ci_eval import pipeline, redact
 from ci_eval.errors import InputError, ValidationFailed
+from ci_eval.io.spill import SpilledRuns
+from ci_eval.results import read_results
 from ci_eval.settings import RunSettings, check
 from ci_eval.shard import parse_cases
 from tests.conftest import SAMPLES
@@ -163,6 +166,17 @@ def test_a_run_keeps_its_scored_cases_as_json(
     invocations = [i for _, c in outcome.results.cases() for r in c.runs for i in r.invocations]
     assert invocations and all(i.compacted for i in invocations)
     assert invocations[0].expected.user_content.text()  # rebuilt on access
+
+
+def test_a_run_of_more_cases_than_the_limit_keeps_their_runs_in_a_temporary_file(
+    sample_run: RunSettings,
+) -> None:
+    outcome = pipeline.run(sample_run, env={**os.environ, "CI_EVAL_RUNS_IN_MEMORY": "2"})
+    cases = [c for _, c in outcome.results.cases()]
+    assert cases and all(isinstance(c.runs, SpilledRuns) for c in cases)
+    assert {c.eval_id: c.status for c in cases}["berlin_expected_to_fail"] == "FAILED"
+    written = read_results(Path(sample_run.results or ""))
+    assert [list(c.runs) for c in cases] == [c.runs for _, c in written.cases()]
 
 
 def test_a_bad_option_stops_the_run_before_the_agent_is_called(sample_run: RunSettings) -> None:
