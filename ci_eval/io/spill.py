@@ -71,7 +71,8 @@ class RunSpill:
         self._written = 0  # bytes in the file
         self._pending = bytearray()  # bytes after those, not written yet
         self._lock = threading.Lock()
-        self._last: tuple[int, list[RunRecord]] | None = None  # the last runs read back
+        # the last runs read back: where, by whom redacted, knowing how many secrets
+        self._last: tuple[int, redact.Redactor, int, list[RunRecord]] | None = None
 
     def hold(self, case: CaseRecord) -> CaseRecord:
         """A scored case as reports will read it: compacted, its runs in the file (in memory
@@ -132,19 +133,14 @@ class RunSpill:
         self, at: int, size: int, redactor: redact.Redactor, generation: int
     ) -> list[RunRecord]:
         """The runs written there, read as the results file's reader reads them."""
+        current = redact.current()
         last = self._last
-        if last is not None and last[0] == at:
-            return last[1]
+        if last is not None and last[:3] == (at, current, current.generation):
+            return last[3]
         text = self.text(at, size, redactor, generation)
         runs = [run_from(r) for r in json.loads("[" + text + "]")]
-        self._last = (at, runs)
+        self._last = (at, current, current.generation, runs)
         return runs
-
-    def close(self) -> None:
-        for file in (self._file, self.full):
-            if file is not None:
-                file.close()
-        self._file = self.full = None
 
 
 class SpilledRuns(TextRuns):

@@ -175,6 +175,7 @@ class TextRuns(Sequence[RunRecord]):
     comma-separated) rather than as objects, e.g. in a temporary file; each access reads them
     back, as the results file would give them (``ci_eval.io.spill``)."""
 
+    __slots__ = ()
     error: str | None  # the first run's error that has one (CaseRecord.error)
 
     def text(self) -> str:

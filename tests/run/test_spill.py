@@ -162,6 +162,7 @@ def test_a_secret_learnt_after_spilling_is_redacted_when_read_back(
     secret = "late-s3cret-token-value"
     case = _case("late", _run(1, f"say {secret}", 0.0, error=f"turn 1: {secret} refused"))
     _spill().hold(case)
+    assert secret in case.runs[0].invocations[0].actual.final_response.text()  # read once
     redactor.add(secret)
     assert case.runs[0].invocations[0].actual.final_response.text() == "say ***"
     assert case.runs[0].error == case.error == "turn 1: *** refused"
