@@ -97,20 +97,27 @@ def _invocation(rng: random.Random, i: int, question: str, answer: str) -> dict[
 
 def write_inputs(folder: Path, cases: int) -> tuple[Path, Path]:
     """An ADK eval set and an ADK .evalset_result.json recording an agent's answers (most
-    close to the expected ones, some not)."""
+    close to the expected ones, some not). Written case by case: a benchmark process holding
+    100,000 cases would lend its size to the peak RSS measured of the child it starts (a
+    child shares its parent's memory until it runs ci-eval)."""
     rng = random.Random(17)
-    eval_cases, results = [], []
-    for i in range(cases):
-        question = f"case {i}: " + _sentence(rng)
-        expected = _invocation(rng, i, question, _sentence(rng))
-        actual = json.loads(json.dumps(expected))
-        if rng.random() < 0.3:
-            actual["final_response"]["parts"][0]["text"] = _sentence(rng)
-        if rng.random() < 0.1:
-            actual["intermediate_data"]["tool_uses"].reverse()
-        eval_cases.append({"eval_id": f"case_{i}", "conversation": [expected]})
-        results.append(
-            {
+    evalset = folder / "scale.evalset.json"
+    recorded = folder / "recorded" / "scale.evalset_result.json"
+    recorded.parent.mkdir()
+    with evalset.open("w") as cases_out, recorded.open("w") as results_out:
+        cases_out.write('{"eval_set_id": "scale", "eval_cases": [')
+        results_out.write(
+            '{"eval_set_result_id": "r", "eval_set_id": "scale", "eval_case_results": ['
+        )
+        for i in range(cases):
+            question = f"case {i}: " + _sentence(rng)
+            expected = _invocation(rng, i, question, _sentence(rng))
+            actual = json.loads(json.dumps(expected))
+            if rng.random() < 0.3:
+                actual["final_response"]["parts"][0]["text"] = _sentence(rng)
+            if rng.random() < 0.1:
+                actual["intermediate_data"]["tool_uses"].reverse()
+            result = {
                 "eval_set_id": "scale",
                 "eval_id": f"case_{i}",
                 "final_eval_status": 1,
@@ -120,16 +127,13 @@ def write_inputs(folder: Path, cases: int) -> tuple[Path, Path]:
                 ],
                 "session_id": f"s{i}",
             }
-        )
-    evalset = folder / "scale.evalset.json"
-    evalset.write_text(json.dumps({"eval_set_id": "scale", "eval_cases": eval_cases}))
-    recorded = folder / "recorded" / "scale.evalset_result.json"
-    recorded.parent.mkdir()
-    recorded.write_text(
-        json.dumps(
-            {"eval_set_result_id": "r", "eval_set_id": "scale", "eval_case_results": results}
-        )
-    )
+            comma = ", " if i else ""  # as json.dumps separates a list's items
+            cases_out.write(
+                comma + json.dumps({"eval_id": f"case_{i}", "conversation": [expected]})
+            )
+            results_out.write(comma + json.dumps(result))
+        cases_out.write("]}")
+        results_out.write("]}")
     return evalset, recorded
 
 
