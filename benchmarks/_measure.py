@@ -8,6 +8,7 @@ from __future__ import annotations
 import compileall
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -68,7 +69,14 @@ def _once(
             f"benchmark command failed ({code}): {' '.join(cmd)}\n"
             + err.decode(errors="replace")[-2000:]
         )
-    # ru_maxrss is KiB on Linux
+    # ru_maxrss is KiB on Linux. A child's counts what it shared with this process before it
+    # ran the command: a benchmark that holds much (its inputs, say) would report its own size
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if own > 100 * 1024 and usage.ru_maxrss <= own * 1.05:
+        print(
+            f"warning: the peak RSS of {cmd[0]} may be the benchmark's own ({own / 1024:.0f} MB)",
+            file=sys.stderr,
+        )
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code
 
 
