@@ -21,7 +21,7 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import IO, overload
 
 from pydantic_core import SchemaSerializer, core_schema
@@ -65,7 +65,6 @@ class RunSpill:
     may come from any thread."""
 
     def __init__(self, file: IO[bytes]) -> None:
-        self.spilled = 0  # cases whose runs are in the file
         self._file: IO[bytes] | None = file
         self.full: IO[bytes] | None = None  # the file, once a write to it failed
         self._written = 0  # bytes in the file
@@ -94,7 +93,6 @@ class RunSpill:
                 self._file, self.full = None, self._file
                 return case
         case.runs = SpilledRuns(self, at, len(data), len(runs), case.error, redactor)  # type: ignore[assignment]
-        self.spilled += 1
         return case
 
     def _flush(self) -> None:
@@ -120,26 +118,16 @@ class RunSpill:
                 chunks.append(bytes(self._pending[at - self._written : at - self._written + size]))
             return b"".join(chunks)
 
-    def text(self, at: int, size: int, redactor: redact.Redactor, generation: int) -> str:
-        """The text written there, redacted by the current redactor: ``redactor`` redacted
-        it when it knew ``generation`` secrets' worth."""
-        text = self.read(at, size).decode()
+    def runs(self, at: int, text: Callable[[], str]) -> list[RunRecord]:
+        """The runs written at ``at``, from their ``text`` as the results file's reader reads
+        them; the last ones read come back as they are while the redactor is the same."""
         current = redact.current()
-        if current is not redactor or current.generation != generation:
-            text = current.text(text)  # a secret learnt since it was spilled
-        return text
-
-    def runs(
-        self, at: int, size: int, redactor: redact.Redactor, generation: int
-    ) -> list[RunRecord]:
-        """The runs written there, read as the results file's reader reads them."""
-        current = redact.current()
+        key = (at, current, current.generation)
         last = self._last
-        if last is not None and last[:3] == (at, current, current.generation):
+        if last is not None and last[:3] == key:
             return last[3]
-        text = self.text(at, size, redactor, generation)
-        runs = [run_from(r) for r in json.loads("[" + text + "]")]
-        self._last = (at, current, current.generation, runs)
+        runs = [run_from(r) for r in json.loads("[" + text() + "]")]
+        self._last = (*key, runs)
         return runs
 
 
@@ -170,21 +158,23 @@ class SpilledRuns(TextRuns):
         # who redacted the text, knowing how many secrets
         self._redactor, self._generation = redactor, redactor.generation
 
+    def _redacted(self, text: str) -> str:
+        """``text`` as the current redactor has it: redacted again only if it has learnt a
+        secret since the runs were spilled (or is another one)."""
+        current = redact.current()
+        if current is self._redactor and current.generation == self._generation:
+            return text
+        return current.text(text)
+
     def _runs(self) -> list[RunRecord]:
-        return self._spill.runs(self._at, self._size, self._redactor, self._generation)
+        return self._spill.runs(self._at, self.text)
 
     @property
     def error(self) -> str | None:  # type: ignore[override]
-        error = self._error
-        current = redact.current()
-        if error is not None and (
-            current is not self._redactor or current.generation != self._generation
-        ):
-            error = current.text(error)
-        return error
+        return None if self._error is None else self._redacted(self._error)
 
     def text(self) -> str:
-        return self._spill.text(self._at, self._size, self._redactor, self._generation)
+        return self._redacted(self._spill.read(self._at, self._size).decode())
 
     def __len__(self) -> int:
         return self._count
