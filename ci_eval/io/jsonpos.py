@@ -187,21 +187,22 @@ def _parse(text: str, path: str, positions_wanted: bool = True) -> JsonDocument:
     """With ``positions_wanted`` (or lone surrogates to scrub) the pure-Python scanner, every
     container's position recorded, else the C scanner: their errors are the ones users see."""
     positions: dict[int, int] = {}
-    scrubbing = text_util.has_surrogate_escapes(text)
+    scrubbing = text_util.has_surrogate_escapes(text)  # may be: escapes of valid pairs too
+    replaced: list[bool] = []  # whether a lone surrogate was, once one is
     non_finite: list[NonFinite] = []
     decoder = make_decoder(non_finite)
 
     def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[Any, int]:
         obj, end = json.decoder.JSONObject(s_and_end, *args)
-        if scrubbing:
-            _scrub_in_place(obj)
+        if scrubbing and _scrub_in_place(obj):
+            replaced.append(True)
         positions[id(obj)] = s_and_end[1] - 1
         return obj, end
 
     def parse_array(s_and_end: tuple[str, int], scan_once: Any) -> tuple[Any, int]:
         arr, end = json.decoder.JSONArray(s_and_end, scan_once)
-        if scrubbing:
-            _scrub_in_place(arr)
+        if scrubbing and _scrub_in_place(arr):
+            replaced.append(True)
         positions[id(arr)] = s_and_end[1] - 1
         return arr, end
 
@@ -230,8 +231,13 @@ def _parse(text: str, path: str, positions_wanted: bool = True) -> JsonDocument:
             col=col,
         ) from None
     if isinstance(data, str) and scrubbing:
-        data = text_util.scrub(data)
-    doc = JsonDocument(data=data, text=text, path=path, positions=positions, scrubbed=scrubbing)
+        scrubbed = text_util.scrub(data)
+        if scrubbed is not data:
+            data = scrubbed
+            replaced.append(True)
+    doc = JsonDocument(
+        data=data, text=text, path=path, positions=positions, scrubbed=bool(replaced)
+    )
     if non_finite:
         raise _non_finite_error(doc, non_finite)
     return doc
@@ -284,20 +290,27 @@ def _chain(text: str, offset: int) -> list[list[Any]]:
     return stack
 
 
-def _scrub_in_place(node: dict[str, Any] | list[Any]) -> None:
+def _scrub_in_place(node: dict[str, Any] | list[Any]) -> bool:
     """Lone surrogates out of a container's own strings, keeping its identity (positions are
-    keyed by id) and its key order; nested containers were scrubbed when they were parsed."""
+    keyed by id) and its key order; nested containers were scrubbed when they were parsed.
+    Whether any was replaced (a pair escaped as two escapes, as in ``"\\ud83d\\ude00"``, is
+    one character, not a lone surrogate)."""
     if isinstance(node, list):
+        replaced = False
         for i, value in enumerate(node):
             if isinstance(value, str):
                 node[i] = text_util.scrub(value)
-        return
+                replaced = replaced or node[i] is not value
+        return replaced
     items = [
         (text_util.scrub(k), text_util.scrub(v) if isinstance(v, str) else v)
         for k, v in node.items()
     ]
+    if all(k is k2 and v is v2 for (k, v), (k2, v2) in zip(node.items(), items, strict=True)):
+        return False
     node.clear()
     node.update(items)
+    return True
 
 
 def read_json_file(

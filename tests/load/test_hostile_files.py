@@ -89,6 +89,28 @@ def test_ids_that_differ_only_in_lone_surrogates_are_named_duplicates(tmp_path: 
     assert error.json_path == "$.eval_cases[1].eval_id"
 
 
+def _with_answer(path: Path, escaped: str) -> Path:
+    """An eval set whose user says ``escaped``, written into the JSON as it is (escapes kept)."""
+    path.write_text(json.dumps({"eval_set_id": "e", "eval_cases": [CASE]}).replace("hi", escaped))
+    return path
+
+
+def test_an_emoji_escaped_as_a_surrogate_pair_loads_as_itself_without_a_warning(
+    tmp_path: Path,
+) -> None:
+    loaded = load(_with_answer(tmp_path / "pair.evalset.json", "hi \\ud83d\\ude00"))
+    assert isinstance(loaded, LoadedEvalSet)
+    assert loaded.eval_set.eval_cases[0].invocations()[0].user_content.text() == "hi \U0001f600"
+    assert not [w for w in loaded.warnings if "surrogate" in w]
+
+
+def test_a_lone_surrogate_is_replaced_and_said_so(tmp_path: Path) -> None:
+    loaded = load(_with_answer(tmp_path / "lone.evalset.json", "cut \\ud83d here"))
+    assert isinstance(loaded, LoadedEvalSet)
+    assert loaded.eval_set.eval_cases[0].invocations()[0].user_content.text() == "cut \ufffd here"
+    assert [w for w in loaded.warnings if "lone surrogates" in w]
+
+
 def test_a_fifo_named_like_an_eval_set_is_refused_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.evalset.json")
     error = _error(_within(10, lambda: load(tmp_path / "pipe.evalset.json")))
