@@ -3,16 +3,18 @@ then work on it as on a single run."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ci_eval.errors import InputError
-from ci_eval.results import RunResults, SetRecord, read_results
+from ci_eval.results import CaseRecord, RunResults, SetRecord, read_results
 
 
-def merge(paths: list[Path]) -> RunResults:
+def merge(paths: list[Path], keep: Callable[[CaseRecord], CaseRecord] | None = None) -> RunResults:
+    """``keep`` sees each case as it is read (``ci_eval.io.spill.PastLimit``)."""
     if not paths:
         raise InputError("merge needs at least one results file")
-    parts = [(p, read_results(p)) for p in paths]
+    parts = [(p, read_results(p, keep)) for p in paths]
     first = parts[0][1]
     sets: dict[str, SetRecord] = {}
     owner: dict[tuple[str, str], Path] = {}

@@ -276,12 +276,12 @@ def run_text(r: RunRecord) -> str:
     return head[:-1] + ',"invocations":[' + invocations + "]}"
 
 
-def read_results(path: Path) -> RunResults:
+def read_results(path: Path, keep: Callable[[CaseRecord], CaseRecord] | None = None) -> RunResults:
     """Read a results file ``--results`` wrote (input of report, compare, merge): see
     :mod:`ci_eval.results_read`."""
     from ci_eval.results_read import read_results as read
 
-    return read(path)
+    return read(path, keep)
 
 
 def from_json(data: dict[str, Any], consume: bool = False) -> RunResults:

@@ -41,9 +41,10 @@ from ci_eval.model.status import Status
 from ci_eval.results import SCHEMA_VERSION
 
 
-def read_results(path: Path) -> RunResults:
+def read_results(path: Path, keep: Callable[[CaseRecord], CaseRecord] | None = None) -> RunResults:
     """Read a results file ``--results`` wrote (input of report, compare, merge). InputError
-    names the file and what is wrong; nothing here trusts the file's shape.
+    names the file and what is wrong; nothing here trusts the file's shape. ``keep`` sees each
+    case as it is read by the fast reader (to spill its runs: ``ci_eval.io.spill``).
 
     What the fast reader cannot vouch for (a parse or shape error, NaN, huge numbers, escaped
     lone surrogates, a byte-order mark) is read again the careful way."""
@@ -57,7 +58,7 @@ def read_results(path: Path) -> RunResults:
         enabled = gc.isenabled()
         gc.disable()  # millions of objects, all kept: collecting while reading only costs time
         try:
-            results = read_cases(text)
+            results = read_cases(text) if keep is None else read_cases(text, keep)
         finally:
             if enabled:
                 gc.enable()

@@ -65,8 +65,11 @@ def _finite_case(case: CaseRecord) -> bool:
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
-def read_cases(text: str) -> RunResults | None:
-    """The results in ``text``, read case by case; None if the careful reader must read it."""
+def read_cases(
+    text: str, keep: Callable[[CaseRecord], CaseRecord] = lambda case: case
+) -> RunResults | None:
+    """The results in ``text``, read case by case; None if the careful reader must read it.
+    ``keep`` sees each case once it is read and checked (``ci_eval.io.spill.past_limit``)."""
     from ci_eval import results_schema
 
     scan_once = json.JSONDecoder(parse_constant=_refuse).scan_once  # the C scanner
@@ -157,7 +160,7 @@ def read_cases(text: str) -> RunResults | None:
                 record = _case_from(case, data["file"])
                 if not _finite_case(record):
                     raise _Careful
-                cases.append(record)
+                cases.append(keep(record))
             else:  # the set's file comes after its cases
                 cases.append(case)
             return end
@@ -178,9 +181,10 @@ def read_cases(text: str) -> RunResults | None:
         record = _set_from(data)
         for index, case in enumerate(cases):
             if type(case) is not CaseRecord:
-                cases[index] = case = _case_from(case, record.file)
+                case = _case_from(case, record.file)
                 if not _finite_case(case):
                     raise _Careful
+                cases[index] = keep(case)
         record.cases = cases  # type: ignore[assignment]
         sets.append(record)
         return end

@@ -62,6 +62,7 @@ def report_command(
 
     from ci_eval import preflight
     from ci_eval.gate import gate
+    from ci_eval.io.spill import PastLimit
     from ci_eval.results import read_results
     from ci_eval.settings import RunSettings
 
@@ -80,7 +81,8 @@ def report_command(
         preflight.output_file(junit, "--junit")
         preflight.output_file(summary, "--summary")
         preflight.output_dir(adk_results, "--adk-results")
-        results = read_results(results_file)
+        # a file of many cases: their runs in a temporary file until the reports read them
+        results = read_results(results_file, keep=PastLimit(environment()))
     except InputError as exc:
         fail(exc)
     gc.freeze()  # as in `run`: what was read lives to the end
@@ -116,6 +118,7 @@ def compare_command(
     """
     from ci_eval import pipeline, preflight
     from ci_eval.gate import gate
+    from ci_eval.io.spill import PastLimit
     from ci_eval.results import read_results, write_results
     from ci_eval.settings import RunSettings, check_gate
 
@@ -143,7 +146,7 @@ def compare_command(
         preflight.output_file(output, "-o")
         preflight.output_file(junit, "--junit")
         preflight.output_file(summary, "--summary")
-        results = read_results(results_file)
+        results = read_results(results_file, keep=PastLimit(env))
         notices = pipeline.apply_baseline(results, settings, env)
         if output:
             write_results(output, results)
@@ -206,12 +209,13 @@ def merge(
     Example: ci-eval merge shard-*/results.json -o results.json
     """
     from ci_eval import preflight
+    from ci_eval.io.spill import PastLimit
     from ci_eval.merge import merge as merge_results
     from ci_eval.results import write_results
 
     try:
         preflight.output_file(output, "-o")
-        merged = merge_results(list(files))
+        merged = merge_results(list(files), keep=PastLimit(environment()))
         write_results(output, merged)
     except InputError as exc:
         fail(exc)

@@ -60,6 +60,25 @@ def for_run(runs: int, env: Mapping[str, str]) -> RunSpill | None:
     return RunSpill(file)
 
 
+class PastLimit:
+    """For a reader of cases whose number it does not know beforehand (a results file read by
+    ``report``, ``compare`` or ``merge``): the first cases up to the limit of case runs keep
+    their runs in memory; those past it are spilled, once a file can be had."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env, self.limit = env, limit_from(env)
+        self.runs = 0
+        self.spill: RunSpill | None = None
+        self.spilling = True  # until a file cannot be had
+
+    def __call__(self, case: CaseRecord) -> CaseRecord:
+        self.runs += len(case.runs)
+        if self.spill is None and self.spilling and self.runs > self.limit:
+            self.spill = for_run(self.runs, self.env)
+            self.spilling = self.spill is not None
+        return case if self.spill is None else self.spill.hold(case)
+
+
 class RunSpill:
     """A temporary file of scored cases' runs. :meth:`hold` is the scorer's ``then``; reads
     may come from any thread."""

@@ -4,6 +4,7 @@ that renders as tables with hostile agent text inert, size caps, ADK-format resu
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from ci_eval.criteria import MetricConfig, MetricSpec
+from ci_eval.io import spill
 from ci_eval.metrics.base import CaseMetric, MetricResult
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
 from ci_eval.report.markdown import COMMENT_LIMIT, SUMMARY_LIMIT, render_comment, render_summary
@@ -173,6 +175,35 @@ def test_report_renders_the_same_junit_from_saved_results(
     proc = run_cli("report", str(hostile_run["results"]), "--junit", str(again))
     assert proc.returncode == 1
     assert again.read_text() == hostile_run["junit"].read_text()
+
+
+@pytest.mark.parametrize("command", ["report", "compare", "merge"])
+def test_a_file_of_more_runs_than_the_limit_gives_the_same_outputs(
+    hostile_run: dict[str, Path], tmp_path: Path, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past CI_EVAL_RUNS_IN_MEMORY case runs, the cases read keep their runs in a temporary
+    file (ci_eval.io.spill): what is written is the same."""
+    held: list[str] = []
+    hold = spill.RunSpill.hold
+    monkeypatch.setattr(
+        spill.RunSpill, "hold", lambda self, c: held.append(c.eval_id) or hold(self, c)
+    )
+    outputs = {}
+    for limit in ("1", "25000"):
+        out = tmp_path / limit
+        out.mkdir()
+        env = {**os.environ, "CI_EVAL_RUNS_IN_MEMORY": limit}
+        results = str(hostile_run["results"])
+        if command == "merge":
+            args = ["merge", results, "-o", str(out / "merged.json")]
+        else:
+            args = [command, results, "--junit", str(out / "j.xml"), "--summary", str(out / "s.md")]
+            args += ["-o", str(out / "compared.json")] if command == "compare" else []
+        proc = run_cli(*args, env=env, cwd=tmp_path)
+        assert proc.returncode in (0, 1), proc.stderr
+        outputs[limit] = {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+    assert held == ["passes"]  # the second case, with the limit at one run
+    assert outputs["1"] and outputs["1"] == outputs["25000"]
 
 
 def test_report_on_a_bad_file_is_one_line(tmp_path: Path) -> None:
