@@ -22,7 +22,7 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, overload
 
 from pydantic_core import SchemaSerializer, core_schema
@@ -151,7 +151,7 @@ class RunSpill:
         return runs
 
 
-class SpilledRuns(TextRuns):
+class SpilledRuns(TextRuns, Sequence[RunRecord]):
     """A spilled case's runs, read back on each access (the last case read is kept, so a
     report going over one case's runs several times reads them once)."""
 

@@ -4,7 +4,6 @@ and writes it as the results file; the reporters render it. Pure data: no I/O.""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,10 +169,11 @@ class RunRecord:
         return sum(i.retries for i in self.invocations)
 
 
-class TextRuns(Sequence[RunRecord]):
+class TextRuns:
     """A scored case's runs kept as the results file's text of them (``text``: its runs,
-    comma-separated) rather than as objects, e.g. in a temporary file; each access reads them
-    back, as the results file would give them (``ci_eval.io.spill``)."""
+    comma-separated) rather than as objects, e.g. in a temporary file: a read-only sequence of
+    runs whose each access reads them back, as the results file would give them
+    (``ci_eval.io.spill``). Not an ABC: checking for one is slower, on every case."""
 
     __slots__ = ()
     error: str | None  # the first run's error that has one (CaseRecord.error)
