@@ -4,6 +4,7 @@ and writes it as the results file; the reporters render it. Pure data: no I/O.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,10 +177,9 @@ class TextRuns:
     (``ci_eval.io.spill``). Not an ABC: checking for one is slower, on every case."""
 
     __slots__ = ()
+    # what a kind of it provides (the class only names them: it is checked for, not built)
     error: str | None  # the first run's error that has one (CaseRecord.error)
-
-    def text(self) -> str:
-        raise NotImplementedError
+    text: Callable[[], str]  # the runs' text, comma-separated, as the results file holds it
 
 
 @dataclass
