@@ -98,6 +98,15 @@ def _is_trace(case: Any) -> bool:
     return isinstance(case, dict) and _trace_key(case, "eval_mode", "evalMode") == "trace"
 
 
+def _packed_case(raw: Any, rel_path: str, line: int | None) -> EvalCase:
+    """A case validated from its JSON, which it then holds, packed, until it runs."""
+    case = EvalCase.model_validate(raw)
+    case._source = SourceRef(rel_path, line)
+    if case.conversation:
+        case.pack(raw["conversation"])
+    return case
+
+
 def _case_by_case(doc: JsonDocument, ctx: LoadContext, top: Any, raw_cases: list[Any]) -> EvalSet:
     """The usual set (no trace-mode case), validated one case at a time, each case's JSON let
     go once its model is built: the memory of one is reused for the next, instead of the
@@ -107,12 +116,7 @@ def _case_by_case(doc: JsonDocument, ctx: LoadContext, top: Any, raw_cases: list
     eval_set = EvalSet.model_validate({**top, "eval_cases": []})
     cases = []
     for i, raw in enumerate(raw_cases):
-        line = doc.line_of(raw)
-        case = EvalCase.model_validate(raw)
-        case._source = SourceRef(ctx.rel_path, line)
-        if case.conversation:  # held as its JSON until the case runs
-            case.pack(raw["conversation"])
-        cases.append(case)
+        cases.append(_packed_case(raw, ctx.rel_path, doc.line_of(raw)))
         raw_cases[i] = None  # let go
         doc.positions.pop(id(raw), None)  # its id may be reused
     if len({c.eval_id for c in cases}) != len(cases):
@@ -127,16 +131,14 @@ def streamed(text: str, rel_path: str) -> tuple[dict[str, Any], EvalSet] | None:
     (at 100,000 cases that, and what it leaves fragmented, is hundreds of MB). Its top level
     (the cases in place) for the caller to tell whether it is an ADK set, and the set; None
     for anything else, which the usual way reads (whose messages say where)."""
+    if '"eval_cases"' not in text:  # trpc, camelCase, watsonx…: not parsed twice
+        return None
     lines = JsonDocument(data=None, text=text, path=rel_path)
 
     def case(raw: Any, offset: int) -> EvalCase:
         if _is_trace(raw):
             raise _Unusual
-        case = EvalCase.model_validate(raw)
-        case._source = SourceRef(rel_path, lines.line_col(offset)[0])
-        if case.conversation:  # held as its JSON until the case runs
-            case.pack(raw["conversation"])
-        return case
+        return _packed_case(raw, rel_path, lines.line_col(offset)[0])
 
     try:
         top = parse_streaming(text, {"eval_cases": case})
