@@ -11,7 +11,6 @@ as before, which names the problem (file, JSON path) or scrubs it.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import operator
 from collections.abc import Callable
 from pathlib import Path
@@ -48,6 +47,7 @@ def read_results(path: Path, keep: Callable[[CaseRecord], CaseRecord] | None = N
 
     What the fast reader cannot vouch for (a parse or shape error, NaN, huge numbers, escaped
     lone surrogates, a byte-order mark) is read again the careful way."""
+    from ci_eval.io.jsonfast import paused_gc
     from ci_eval.io.jsonpos import max_results_bytes, read_regular_file
     from ci_eval.results_scan import needs_care, read_cases
 
@@ -55,13 +55,8 @@ def read_results(path: Path, keep: Callable[[CaseRecord], CaseRecord] | None = N
     text = None if needs_care(raw) else _utf8(raw)
     del raw  # the file is held once: as text
     if text is not None:
-        enabled = gc.isenabled()
-        gc.disable()  # millions of objects, all kept: collecting while reading only costs time
-        try:
-            results = read_cases(text) if keep is None else read_cases(text, keep)
-        finally:
-            if enabled:
-                gc.enable()
+        with paused_gc():  # millions of objects, all kept: collecting would only cost time
+            results = read_cases(text, keep)
         if results is not None:
             return results
     del text
