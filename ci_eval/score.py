@@ -279,10 +279,6 @@ class Scorer:
                     self.case(set_record, case)
 
 
-def score_results(results: RunResults, options: ScoreOptions) -> None:
-    Scorer(options).rest(results)
-
-
 def parse_metric_option(text: str, option: str = "--metric") -> MetricSpec:
     """``NAME`` or ``NAME=THRESHOLD`` (``--metric``; ``option`` names it in messages)."""
     name, sep, value = text.partition("=")

@@ -187,8 +187,14 @@ class Comparison:
     def known_failures(self) -> dict[tuple[str, str], CaseJudgement]:
         return {(c.set_id, c.case_id): c for c in self.judged(Judgement.KNOWN_FAILURE)}
 
-    def judgement_of(self, set_id: str, case_id: str) -> CaseJudgement | None:
-        return next((c for c in self.cases if (c.set_id, c.case_id) == (set_id, case_id)), None)
+    def by_case(self) -> dict[tuple[str, str], CaseJudgement]:
+        """Each case's judgement by (set id, case id), looked up rather than searched for
+        (thousands of failing cases times thousands of judged ones took seconds); the first
+        one if a case is judged twice."""
+        found: dict[tuple[str, str], CaseJudgement] = {}
+        for c in self.cases:
+            found.setdefault((c.set_id, c.case_id), c)
+        return found
 
     @property
     def suite_regressed(self) -> bool:

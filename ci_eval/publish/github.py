@@ -102,11 +102,7 @@ def annotate(results: RunResults, workflow: Workflow, cap: int = ANNOTATION_CAP)
         if c.status in (Status.FAILED, Status.ERROR, Status.NOT_EVALUATED)
     ]
 
-    # each case's judgement (the first, as judgement_of finds it) looked up, not searched for:
-    # thousands of failing cases times thousands of judged ones took seconds
-    judgements: dict[tuple[str, str], Any] = {}
-    for j in comparison.cases if comparison is not None else []:
-        judgements.setdefault((j.set_id, j.case_id), j)
+    judgements = comparison.by_case() if comparison is not None else {}
 
     def judged(set_id: str, case_id: str) -> Any:
         return judgements.get((set_id, case_id))

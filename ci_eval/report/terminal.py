@@ -49,9 +49,7 @@ def _case(s: SetRecord, c: CaseRecord) -> str:
 def summary_lines(results: RunResults) -> list[str]:
     lines = []
     totals = dict.fromkeys(COUNTED, 0)
-    judgements: dict[tuple[str, str], CaseJudgement] = {}
-    for judged in results.comparison.cases if results.comparison else []:
-        judgements.setdefault((judged.set_id, judged.case_id), judged)  # the first, if twice
+    judgements = results.comparison.by_case() if results.comparison else {}
     for s in results.sets:
         counts = dict.fromkeys(COUNTED, 0)
         scores: dict[str, list[float]] = {}  # per metric, its scores in case order
