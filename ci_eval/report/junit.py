@@ -259,8 +259,7 @@ def _case(
             props.append(_property("runs passed", f"{passed}/{len(case.runs)}"))
         if case.flaky:
             props.append(_property("flaky", "true"))
-        inner = _INDENT[4]
-        children.append(f"<properties>{inner}{inner.join(props)}{_INDENT[3]}</properties>")
+        children.append(_parent("properties", {}, props, 3))
     status = case.status
     regressed = [c.describe() for c in regressions]
     verdict: str | None = None
