@@ -223,10 +223,10 @@ class _Job:
     case_record: CaseRecord
     run: int
     loaded: Any = None  # the LoadedEvalSet (dialect, eval config) the case comes from
-    record: RunRecord | None = None  # set when the job starts; filled in turn by turn
+    # set when the job starts; filled in turn by turn; None again once its case holds it
+    record: RunRecord | None = None
     started: float = 0.0
     finished: bool = False
-    handed: bool = False  # its record is in its case's runs
     # its agent session, when opened ahead (_Opener): set once whoever claimed it has opened it
     opened: threading.Event | None = None
     session: AgentSession | None = None
@@ -315,7 +315,7 @@ def _execute(
     stop: threading.Event,
     bar: Progress,
     t0: float,
-    finished: Callable[[_Job], None] | None = None,
+    finished: Callable[[_Job], None],
 ) -> None:
     """Run the jobs on daemon worker threads until all are done or the run is abandoned; then
     every job holds its final record. ``finished`` sees each job that ends before that, on
@@ -408,7 +408,7 @@ def _execute(
         except queue.Empty:
             continue
         seen += 1
-        if finished is not None and failure is None:
+        if failure is None:
             try:
                 finished(job)
             except Exception as exc:  # raised once every job has its record, not mid-run
@@ -442,6 +442,9 @@ def run_sets(
     t0 = time.monotonic()
     records: list[SetRecord] = []
     jobs: list[tuple[str, EvalCase, CaseRecord, int, LoadedEvalSet]] = []
+    # a case is done when its last job ends; the main thread then hands it on, runs in order
+    runs_left: dict[int, int] = {}  # per case (by id) with jobs
+    set_of: dict[int, SetRecord] = {}
     for loaded in sets:
         es = loaded.eval_set
         set_record = SetRecord(es.eval_set_id, loaded.path, loaded.dialect, loaded.metrics)
@@ -480,6 +483,8 @@ def run_sets(
                 continue
             for run in range(1, options.num_runs + 1):
                 jobs.append((es.eval_set_id, case, case_record, run, loaded))
+            runs_left[id(case_record)] = options.num_runs
+            set_of[id(case_record)] = set_record
         records.append(set_record)
 
     bar = Progress(len(jobs))
@@ -488,20 +493,12 @@ def run_sets(
     if options.release_cases:
         for loaded in sets:  # the jobs hold what is left to run
             loaded.eval_set.eval_cases = []
-    # a case is done when its last job ends; the main thread then hands it on, runs in order
-    runs_left: dict[int, int] = {}
-    set_of: dict[int, SetRecord] = {}
-    for job in work:
-        runs_left[id(job.case_record)] = runs_left.get(id(job.case_record), 0) + 1
-    for set_record in records:
-        for case_record in set_record.cases:
-            set_of[id(case_record)] = set_record
 
     def job_finished(job: _Job) -> None:
         case_record = job.case_record
         assert job.record is not None
         case_record.runs.append(job.record)
-        job.handed, job.record = True, None  # the case holds it now, and may let it go
+        job.record = None  # the case holds it now, and may let it go
         runs_left[id(case_record)] -= 1
         if runs_left[id(case_record)] == 0:
             case_record.runs.sort(key=lambda r: r.run)
@@ -511,8 +508,7 @@ def run_sets(
     _execute(work, connector, options, stop, bar, t0, job_finished)
     late: dict[int, CaseRecord] = {}  # cases with runs not handed on: their runs in order too
     for job in work:  # those that ended after the run was abandoned, or after a failure
-        if not job.handed:
-            assert job.record is not None
+        if job.record is not None:
             job.case_record.runs.append(job.record)
             late[id(job.case_record)] = job.case_record
     bar.finish()
