@@ -42,7 +42,7 @@ from ci_eval import __version__, git
 from ci_eval.errors import InputError
 from ci_eval.git import GitError as GitError  # re-exported: read_at_ref raises it
 from ci_eval.io.files import write_text_atomic
-from ci_eval.io.jsonpos import max_results_bytes, read_regular_file
+from ci_eval.io.readfile import max_results_bytes, read_regular_file
 from ci_eval.model.status import Status
 from ci_eval.results import CaseRecord, RunResults
 

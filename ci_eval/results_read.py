@@ -48,7 +48,7 @@ def read_results(path: Path, keep: Callable[[CaseRecord], CaseRecord] | None = N
     What the fast reader cannot vouch for (a parse or shape error, NaN, huge numbers, escaped
     lone surrogates, a byte-order mark) is read again the careful way."""
     from ci_eval.io.jsonfast import paused_gc
-    from ci_eval.io.jsonpos import max_results_bytes, read_regular_file
+    from ci_eval.io.readfile import max_results_bytes, read_regular_file
     from ci_eval.results_scan import needs_care, read_cases
 
     raw = read_regular_file(path, str(path), max_results_bytes())
@@ -71,7 +71,8 @@ def _utf8(raw: bytes) -> str | None:
 
 
 def read_carefully(path: Path) -> RunResults:
-    from ci_eval.io.jsonpos import max_results_bytes, read_json_file
+    from ci_eval.io.jsonpos import read_json_file
+    from ci_eval.io.readfile import max_results_bytes
 
     # errors name no line: the C scanner parses
     doc = read_json_file(path, str(path), positions_wanted=False, limit=max_results_bytes())

@@ -31,7 +31,7 @@ from jinja2.exceptions import TemplateError, TemplateSyntaxError
 from jinja2.sandbox import SandboxedEnvironment
 
 from ci_eval.errors import InputError
-from ci_eval.io.jsonpos import read_regular_file
+from ci_eval.io.readfile import read_regular_file
 
 _PACKAGED = Path(__file__).resolve().parent / "_templates"
 _REPO = Path(__file__).resolve().parent.parent / "templates"

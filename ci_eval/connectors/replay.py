@@ -33,7 +33,8 @@ from ci_eval.deadline import Deadline
 from ci_eval.dialects import trpc
 from ci_eval.errors import InputError
 from ci_eval.io.jsonfast import NotStreamable, parse_streaming, paused_gc
-from ci_eval.io.jsonpos import JsonDocument, max_results_bytes, parse_json, read_json_text
+from ci_eval.io.jsonpos import JsonDocument, parse_json, read_json_text
+from ci_eval.io.readfile import max_results_bytes
 from ci_eval.model import (
     Content,
     EvalCase,

@@ -26,13 +26,7 @@ from typing import Any
 from ci_eval import text as text_util
 from ci_eval.errors import InputError
 from ci_eval.io.jsonfast import IntTooLong, NonFinite, TooDeep, make_decoder, shallow_scanner
-from ci_eval.io.readfile import (  # noqa: F401 - callers have always found them here
-    MAX_FILE_MB_ENV,
-    RESULTS_LIMIT_FACTOR,
-    max_file_bytes,
-    max_results_bytes,
-    read_regular_file,
-)
+from ci_eval.io.readfile import read_regular_file
 
 
 @dataclass

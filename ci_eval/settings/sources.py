@@ -11,7 +11,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from ci_eval.errors import InputError
-from ci_eval.io.jsonpos import read_regular_file
+from ci_eval.io.readfile import read_regular_file
 from ci_eval.settings.model import (
     CONFIG_NAME,
     SETTINGS,

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.io.jsonpos import MAX_FILE_MB_ENV
+from ci_eval.io.readfile import MAX_FILE_MB_ENV
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from tests.helpers import load, run_cli
 
