@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -125,8 +124,7 @@ def _document(results: RunResults, cases: Callable[[list[CaseRecord]], Any]) -> 
 
 
 def _totals(results: RunResults) -> dict[str, int]:
-    # one pass over the cases (RunResults.count would make one per status)
-    counted = Counter(c.status for s in results.sets for c in s.cases)
+    counted = results.counts()
     flaky = sum(1 for s in results.sets for c in s.cases if c.flaky)
     return {status.lower(): counted[status] for status in CASE_STATUSES} | {
         "cases": counted.total(),

@@ -4,6 +4,7 @@ and writes it as the results file; the reporters render it. Pure data: no I/O.""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -254,5 +255,9 @@ class RunResults:
     def cases(self) -> list[tuple[SetRecord, CaseRecord]]:
         return [(s, c) for s in self.sets for c in s.cases]
 
+    def counts(self) -> Counter[Status]:
+        """How many cases have each status, in one pass (at 20,000 cases each pass costs)."""
+        return Counter(c.status for s in self.sets for c in s.cases)
+
     def count(self, status: Status) -> int:
-        return sum(1 for _, c in self.cases() if c.status == status)
+        return self.counts()[status]

@@ -59,20 +59,22 @@ def check_reports(settings: ReportSettings) -> None:
 
 
 def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
-    scored = len(results.cases()) - results.count(Status.SKIPPED)
+    counted = results.counts()
+    total = counted.total()
+    scored = total - counted[Status.SKIPPED]
     decision = verdict(results)
     comparison = results.comparison
     return {
         "verdict": inert_line(decision.line),  # case ids are the eval files' text
         "gate": "passed" if decision.passed else "failed",
-        "passed": results.count(Status.PASSED),
-        "failed": results.count(Status.FAILED),
-        "errors": results.count(Status.ERROR),
+        "passed": counted[Status.PASSED],
+        "failed": counted[Status.FAILED],
+        "errors": counted[Status.ERROR],
         "regressions": len(comparison.regressed_cases()) if comparison else 0,
         "known-failures": len(comparison.known_failures()) if comparison else 0,
-        "not-evaluated": results.count(Status.NOT_EVALUATED),
-        "total": len(results.cases()),
-        "score": round(results.count(Status.PASSED) / scored, 4) if scored else 0,
+        "not-evaluated": counted[Status.NOT_EVALUATED],
+        "total": total,
+        "score": round(counted[Status.PASSED] / scored, 4) if scored else 0,
         "junit-path": settings.junit or "",
         "results-path": settings.results or "",
         "summary-path": settings.summary or "",
