@@ -35,6 +35,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 import pydantic_core
 
+from ci_eval.io.jsonfast import serializer_for
 from ci_eval.report import escape
 
 MASK = "***"
@@ -303,23 +304,10 @@ class Redactor:
         return not self._trigger.found(text.lower())
 
 
-# per unit type, pydantic-core's serialiser built from its type hints (None: none could be):
-# a third of the time of serialising a dataclass by looking at each value
-_SERIALIZERS: dict[type, Any] = {}
-
-
 def _json(obj: Any) -> bytes:
     """``obj`` as JSON text holding every string in it (field names aside)."""
-    kind = type(obj)
-    if kind not in _SERIALIZERS:
-        try:
-            from pydantic import TypeAdapter
-
-            _SERIALIZERS[kind] = TypeAdapter(kind).serializer
-        except Exception:  # hints it cannot resolve: values are looked at one by one
-            _SERIALIZERS[kind] = None
-    serializer = _SERIALIZERS[kind]
-    if serializer is None:
+    serializer = serializer_for(type(obj))
+    if serializer is None:  # hints it cannot resolve: values are looked at one by one
         return pydantic_core.to_json(obj, inf_nan_mode="null")
     # a value other than its hint says (a str for a Status) is written as what it is
     return serializer.to_json(obj, warnings=False)

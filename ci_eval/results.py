@@ -8,7 +8,6 @@ invocations (ADK's snake_case Invocation), timings, retries and errors. ``report
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing_extensions import TypedDict
 
 from ci_eval import __version__
 from ci_eval.io.files import write_json_atomic as write_json_atomic  # re-exported
+from ci_eval.io.jsonfast import serializer_for
 from ci_eval.model.comparison import (
     Comparison,
 )
@@ -194,20 +194,12 @@ class _RunHead(TypedDict):
     simulation: Any
 
 
-@functools.cache
-def _serializer(kind: type) -> Any:
-    # pydantic-core's serialiser for a known shape: twice as fast as finding each value's type
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(kind).serializer
-
-
 def _json(value: Any, kind: type | None = None) -> str:
     """Compact JSON by pydantic-core (dataclasses as their fields, statuses as their names,
     NaN and infinities as null). Lone surrogates cannot be written: replaced, as everywhere."""
     try:
         if kind is not None:
-            return _serializer(kind).to_json(value, warnings=False).decode()
+            return serializer_for(kind).to_json(value, warnings=False).decode()
         return pydantic_core.to_json(value, inf_nan_mode="null").decode()
     except pydantic_core.PydanticSerializationError as exc:
         if "surrogates not allowed" not in str(exc):
