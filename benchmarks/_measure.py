@@ -5,14 +5,17 @@ table ``run.py`` prints at the end."""
 
 from __future__ import annotations
 
+import argparse
 import compileall
+import contextlib
+import gc
 import json
 import os
 import resource
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -249,3 +252,26 @@ def replayed_results(folder: Path, cases: int, results: Path) -> Path:
     )  # fmt: skip
     assert results.exists(), "the run wrote no results file"
     return results
+
+
+def step_arguments(child: tuple[str, str]) -> argparse.Namespace:
+    """The options of a per-step benchmark: --cases, --repeat, --against REV, and the hidden
+    --child (``child`` names its two values) with which it starts its own child processes."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--against", metavar="REV", help="also time ci_eval at this revision")
+    parser.add_argument("--child", nargs=2, metavar=child, help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+@contextlib.contextmanager
+def timed() -> Iterator[dict[str, float]]:
+    """Time what runs inside, in this process (after a collection): its wall and CPU time,
+    the MB it left held, and the process's peak; the figures fill the dict it gives."""
+    gc.collect()
+    figures: dict[str, float] = {}
+    before, cpu, wall = rss_mb(), cpu_s(), time.perf_counter()
+    yield figures
+    wall, cpu = time.perf_counter() - wall, cpu_s() - cpu
+    figures.update(wall=wall, cpu=cpu, held=rss_mb() - before, peak=rss_mb("VmHWM"))

@@ -17,13 +17,11 @@ with far less memory than before (1.9 s and 1.5 s, 221 MB after loading, 100 MB 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import gc
 import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -43,27 +41,16 @@ def child(step: str, folder: Path) -> None:
         paused_gc = contextlib.nullcontext  # type: ignore[assignment]
 
     gc.set_threshold(50_000, 20, 100)  # as the command line sets it
-    gc.collect()
-    before, cpu, wall = _measure.rss_mb(), _measure.cpu_s(), time.perf_counter()
-    if step == "load":
-        with paused_gc():
-            outcomes = load_all(discover([folder / "scale.evalset.json"]))
-            gc.freeze()
-        assert isinstance(outcomes[0], LoadedEvalSet), outcomes
-    else:
-        connector = ReplayConnector([folder / "recorded" / "scale.evalset_result.json"])
-        assert connector.recordings
-    wall, cpu = time.perf_counter() - wall, _measure.cpu_s() - cpu
-    print(
-        json.dumps(
-            {
-                "wall": wall,
-                "cpu": cpu,
-                "held": _measure.rss_mb() - before,
-                "peak": _measure.rss_mb("VmHWM"),
-            }
-        )
-    )
+    with _measure.timed() as figures:
+        if step == "load":
+            with paused_gc():
+                outcomes = load_all(discover([folder / "scale.evalset.json"]))
+                gc.freeze()
+            assert isinstance(outcomes[0], LoadedEvalSet), outcomes
+        else:
+            connector = ReplayConnector([folder / "recorded" / "scale.evalset_result.json"])
+            assert connector.recordings
+    print(json.dumps(figures))
 
 
 def _shown(r: dict[str, float]) -> str:
@@ -74,12 +61,7 @@ def _shown(r: dict[str, float]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cases", type=int, default=20_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--against", metavar="REV", help="also time ci_eval at this revision")
-    parser.add_argument("--child", nargs=2, metavar=("STEP", "FOLDER"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = _measure.step_arguments(("STEP", "FOLDER"))
     if args.child:
         child(args.child[0], Path(args.child[1]))
         return

@@ -16,7 +16,6 @@ it writes are compared byte for byte with the reference's when there is one.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import filecmp
 import gc
@@ -78,12 +77,7 @@ def _shown(r: dict[str, float]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cases", type=int, default=20_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--against", metavar="REV", help="also time ci_eval at this revision")
-    parser.add_argument("--child", nargs=2, metavar=("RESULTS", "OUT"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = _measure.step_arguments(("RESULTS", "OUT"))
     if args.child:
         child(Path(args.child[0]), Path(args.child[1]))
         return

@@ -15,12 +15,10 @@ session: writing 4.1 s (a 133 MB file), reading 11.2 s of ``report``'s 11.5 s an
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -38,20 +36,12 @@ def child(step: str, results: Path) -> None:
         for _, case in loaded.cases():
             getattr(case, "compact", lambda: None)()  # as a run holds its scored cases
         gc.freeze()
-    gc.collect()
-    before, cpu, wall = _measure.rss_mb(), _measure.cpu_s(), time.perf_counter()
-    if step == "write":
-        write_results(results.with_name("again.json"), loaded)
-    else:
-        read = read_results(results)
-        assert read.cases()
-    wall, cpu = time.perf_counter() - wall, _measure.cpu_s() - cpu
-    figures = {
-        "wall": wall,
-        "cpu": cpu,
-        "held": _measure.rss_mb() - before,
-        "peak": _measure.rss_mb("VmHWM"),
-    }
+    with _measure.timed() as figures:
+        if step == "write":
+            write_results(results.with_name("again.json"), loaded)
+        else:
+            read = read_results(results)
+            assert read.cases()
     if step == "write":
         figures["mb"] = results.with_name("again.json").stat().st_size / 1e6
     print(json.dumps(figures))
@@ -65,12 +55,7 @@ def _shown(step: str, r: dict[str, float]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cases", type=int, default=20_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--against", metavar="REV", help="also time ci_eval at this revision")
-    parser.add_argument("--child", nargs=2, metavar=("STEP", "FILE"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = _measure.step_arguments(("STEP", "FILE"))
     if args.child:
         child(args.child[0], Path(args.child[1]))
         return
