@@ -65,6 +65,12 @@ def adk_missing_message(env: Mapping[str, str]) -> str | None:
             f"image with it, `uses: {ACTION_REPO}/adk@v{__version__}` "
             f"(image {IMAGE}:v{__version__}-adk), same inputs"
         )
+    if env.get("CI_EVAL_ACTION") == "setup":  # the composite action installs what it is told
+        return (
+            "agent adk needs google-adk, which the action installs when it knows the agent is "
+            "adk: set the action's input `agent: adk` (or [agent] kind in the ci-eval.toml the "
+            "action reads)"
+        )
     return "agent adk needs google-adk: pip install 'ci-eval[adk]'"
 
 

@@ -5,30 +5,28 @@ turn and reads one reply line back, then closes stdin (the agent should exit). A
 case keeps sessions isolated and lets ``--concurrency`` run agents side by side; agents in any
 language need nothing but line-buffered JSON I/O. stderr is kept for error messages.
 
-Each agent runs in its own session (process group): a timeout or the end of the case kills the
-whole group, so the agent's own children (a shell wrapper's python, a tool server) are never
-left behind. A turn's deadline is wall clock, whatever the agent does with its stdout.
+Each agent runs in its own process group (a session on POSIX, a group that ``taskkill /T`` ends
+on Windows): a timeout or the end of the case kills the whole tree, so the agent's own children
+(a shell wrapper's python, a tool server) are never left behind. Its stdout is read by a thread
+(:class:`~ci_eval.connectors.process.PipeReader`), not ``select()``, so the same code runs on
+Windows. A turn's deadline is wall clock, whatever the agent does with its stdout.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import selectors
-import shlex
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
 from ci_eval import redact
 from ci_eval.connectors import contract
 from ci_eval.connectors.base import ActualTurn, AgentError
+from ci_eval.connectors.process import PipeReader, kill_tree, parse_command, popen_options
 from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase
 from ci_eval.text import loads as loads_json
@@ -40,33 +38,33 @@ _EXIT_GRACE = 5.0  # seconds an agent gets to exit after its stdin is closed
 
 @dataclass
 class CommandConnector:
-    command: str
+    # one command line (split by the platform's rules) or one argument per item
+    command: str | Sequence[str]
     timeout: float = 60.0
     kind: str = "command"
     # the child's environment (None: ci-eval's own); see redact.child_environment
     env: Mapping[str, str] | None = None
-    argv: list[str] = field(init=False)
+    program: str = field(init=False)
+    args: list[str] | str = field(init=False)
 
     def __post_init__(self) -> None:
         try:
-            self.argv = shlex.split(self.command)
+            parsed = parse_command(self.command)
         except ValueError as exc:
             raise AgentError(f"cannot parse the agent command: {exc}") from None
-        if not self.argv:
-            raise AgentError("the agent command is empty")
-        if self.argv[0] in ("python", "python3"):
-            # the interpreter ci-eval runs under: in a venv or a CI image "python" may be absent
-            self.argv[0] = sys.executable
+        self.program, self.args = parsed.program, parsed.args
 
     def verify(self) -> None:
         """A missing program is a usage error before any case runs, not an error per case."""
         search = self.env.get("PATH") if self.env is not None else None
-        if shutil.which(self.argv[0], path=search) is None:
-            where = "file" if os.sep in self.argv[0] else "program on PATH"
-            raise AgentError(f"the agent command `{self.argv[0]}` is not an executable {where}")
+        if shutil.which(self.program, path=search) is None:
+            separators = {os.sep, os.altsep} - {None}
+            where = "file" if any(s in self.program for s in separators) else "program on PATH"
+            raise AgentError(f"the agent command `{self.program}` is not an executable {where}")
 
     def describe(self) -> str:
-        return redact.text(f"command agent `{self.command}`")
+        shown = self.command if isinstance(self.command, str) else " ".join(self.command)
+        return redact.text(f"command agent `{shown}`")
 
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _CommandSession:
         # kept open for the session's life (closed in close()); a file, so a chatty agent
@@ -74,19 +72,21 @@ class CommandConnector:
         stderr = tempfile.TemporaryFile()  # noqa: SIM115
         try:
             process = subprocess.Popen(
-                self.argv,
+                self.args,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 bufsize=0,
                 env=None if self.env is None else dict(self.env),
-                start_new_session=True,  # its own process group, killed as one
+                **popen_options(),  # its own process group, killed as one
             )
         except OSError as exc:
             stderr.close()
-            raise AgentError(f"cannot start `{self.argv[0]}`: {exc.strerror or exc}") from None
+            raise AgentError(f"cannot start `{self.program}`: {exc.strerror or exc}") from None
+        assert process.stdout is not None
+        reader = PipeReader(process.stdout, _CHUNK)
         return _CommandSession(
-            self, eval_set_id, case, run, contract.new_session_id(), process, stderr
+            self, eval_set_id, case, run, contract.new_session_id(), process, stderr, reader
         )
 
     def close(self) -> None:
@@ -102,6 +102,7 @@ class _CommandSession:
     session_id: str
     process: subprocess.Popen[bytes]
     stderr: IO[bytes]
+    reader: PipeReader
     turns: int = 0
     _buffer: bytearray = field(default_factory=bytearray)
     _scanned: int = 0  # bytes of _buffer already searched for a newline
@@ -137,32 +138,28 @@ class _CommandSession:
     def _read_line(self, deadline: Deadline) -> str:
         """One reply line by ``deadline`` (wall clock): an agent that drips bytes without a
         newline fails at the deadline like a silent one."""
-        assert self.process.stdout is not None
-        fd = self.process.stdout.fileno()
         buffer = self._buffer
-        with selectors.DefaultSelector() as selector:
-            selector.register(fd, selectors.EVENT_READ)
-            # search only the bytes not searched yet: a 10 MB line costs one pass, not one per chunk
-            while (end := buffer.find(b"\n", self._scanned)) < 0:
-                self._scanned = len(buffer)
-                if len(buffer) > MAX_REPLY_LINE:
-                    self._kill()
-                    raise AgentError(
-                        f"the agent's reply line is longer than {MAX_REPLY_LINE // 2**20} MiB"
-                    )
-                remaining = deadline.remaining()
-                if remaining <= 0:
-                    self._kill()
+        # search only the bytes not searched yet: a 10 MB line costs one pass, not one per chunk
+        while (end := buffer.find(b"\n", self._scanned)) < 0:
+            self._scanned = len(buffer)
+            if len(buffer) > MAX_REPLY_LINE:
+                self._kill()
+                raise AgentError(
+                    f"the agent's reply line is longer than {MAX_REPLY_LINE // 2**20} MiB"
+                )
+            remaining = deadline.remaining()
+            if remaining <= 0:
+                self._kill()
+                raise AgentError(deadline.message())
+            # short waits: a grandchild holding stdout open cannot hide the deadline
+            chunk = self.reader.get(min(remaining, 0.5))
+            if chunk is None:
+                continue
+            if not chunk:
+                if deadline.fired:  # the watchdog killed it
                     raise AgentError(deadline.message())
-                # short waits: a grandchild holding stdout open cannot hide the deadline
-                if not selector.select(min(remaining, 0.5)):
-                    continue
-                chunk = os.read(fd, _CHUNK)
-                if not chunk:
-                    if deadline.fired:  # the watchdog killed it
-                        raise AgentError(deadline.message())
-                    raise AgentError(self._exited("without replying", deadline))
-                buffer += chunk
+                raise AgentError(self._exited("without replying", deadline))
+            buffer += chunk
         line = bytes(buffer[:end])
         del buffer[: end + 1]
         self._scanned = 0
@@ -191,14 +188,8 @@ class _CommandSession:
             )
         return f"the agent exited with code {code} {when}: {last}"
 
-    def _kill_group(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone
-            os.killpg(self.process.pid, signal.SIGKILL)
-
     def _kill(self) -> None:
-        self._kill_group()
-        self.process.kill()
-        self.process.wait()
+        kill_tree(self.process)
 
     def close(self) -> None:
         try:
@@ -210,6 +201,7 @@ class _CommandSession:
         finally:
             # whatever it started in the background dies with the case
             self._kill()
+            self.reader.stop()
             if self.process.stdout:
                 self.process.stdout.close()
             self.stderr.close()

@@ -29,11 +29,13 @@ class Setting:
     key: str
     flag: str | None = None
     input: str | None = None
-    kind: str = "str"  # how an input's text is read: str, int, float, bool, list, words
+    # how an input's text is read: str, int, float, bool, list (one per line or comma-separated),
+    # lines (one per line; a single line split at spaces), command (a line, or an argument a line)
+    kind: str = "str"
 
 
 SETTINGS = (
-    Setting("paths", None, "paths", "words"),
+    Setting("paths", None, "paths", "lines"),
     Setting("include", "--include", "include", "list"),
     Setting("exclude", "--exclude", "exclude", "list"),
     Setting("eval_config", "--eval-config", "eval-config"),
@@ -66,7 +68,7 @@ SETTINGS = (
     Setting("agent.url", "--agent-url", "agent-url"),
     Setting("agent.app_name", "--app-name", "app-name"),
     Setting("agent.user_id", "--user-id", "user-id"),
-    Setting("agent.command", "--agent-command", "agent-command"),
+    Setting("agent.command", "--agent-command", "agent-command", "command"),
     Setting("agent.module", "--agent-module", "agent-module"),
     Setting("agent.replay", "--replay", "replay", "list"),
     Setting("agent.replay_pick", "--replay-pick", "replay-pick"),
@@ -115,7 +117,8 @@ class AgentSettings:
     url: str | None = None
     app_name: str | None = None
     user_id: str | None = None
-    command: str | None = None
+    # one command line, split as the platform splits it, or one argument per item
+    command: str | list[str] | None = None
     module: str | None = None
     replay: list[str] = field(default_factory=list)
     replay_pick: str = "newest"  # newest | oldest | all recordings of a case

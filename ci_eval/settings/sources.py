@@ -28,6 +28,10 @@ _NUMBER_OR_NONE = {"min_pass", "max_turns", "retries", "timeout", "temperature"}
 
 
 def _type_ok(current: object, value: object, name: str) -> bool:
+    if name == "command":  # [agent] command: a command line, or an array of its arguments
+        return isinstance(value, str) or (
+            isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+        )
     if name in _NUMBER_OR_NONE and current is None:
         wanted = int if name in ("min_pass", "max_turns", "retries") else int | float
         return isinstance(value, wanted) and not isinstance(value, bool)
@@ -147,19 +151,27 @@ ACTION_DEFAULTS: dict[str, Value] = {
 
 def get_input(env: Mapping[str, str], name: str) -> str | None:
     """``INPUT_<NAME>`` with hyphens kept (as the runner sets it), or with underscores."""
+    return _raw_input(env, name).strip() or None
+
+
+def _raw_input(env: Mapping[str, str], name: str) -> str:
     for key in (f"INPUT_{name.upper()}", f"INPUT_{name.upper().replace('-', '_')}"):
-        value = env.get(key)
-        if value is not None and value.strip() != "":
-            return value.strip()
-    return None
+        if (env.get(key) or "").strip():
+            return env[key]
+    return ""
 
 
 def _input_value(env: Mapping[str, str], name: str, kind: str) -> Value:
     text = get_input(env, name)
     if text is None:
         return None
-    if kind == "words":
-        return text.split()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # a block (`paths: |`) ends in a line break even with one line; a plain value does not
+    block = "\n" in _raw_input(env, name)
+    if kind == "lines":  # one per line, so a path may hold spaces; a plain value: words
+        return lines if block else text.split()
+    if kind == "command":  # one argument per line, or one command line
+        return lines if len(lines) > 1 else text
     if kind == "list":
         items = [i.strip() for line in text.splitlines() for i in line.split(",") if i.strip()]
         return items or None

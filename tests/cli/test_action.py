@@ -305,5 +305,7 @@ def test_agent_adk_without_google_adk_outside_the_image_says_what_to_install() -
     sys.modules["google.adk"] = None  # type: ignore[assignment]
     try:
         assert adk_missing_message({}) == "agent adk needs google-adk: pip install 'ci-eval[adk]'"
+        composite = adk_missing_message({"CI_EVAL_ACTION": "setup"})
+        assert composite is not None and "set the action's input `agent: adk`" in composite
     finally:
         del sys.modules["google.adk"]
