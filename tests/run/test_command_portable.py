@@ -102,9 +102,7 @@ class _NoSelectOnPipes(selectors.DefaultSelector):  # type: ignore[misc, valid-t
         raise OSError(10038, "An operation was attempted on something that is not a socket")
 
 
-def test_the_agent_is_read_without_select(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_agent_is_read_without_select(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(selectors, "DefaultSelector", _NoSelectOnPipes)
     monkeypatch.setattr("select.select", _NoSelectOnPipes.register)
     results = tmp_path / "r.json"
