@@ -1,4 +1,5 @@
-"""Every YAML text a user of ci-eval loads: the three action files, the workflows, and the
+"""Every YAML text a user of ci-eval loads: the three action files, the workflows (and the
+linter's settings for them), and the
 ``yaml`` blocks of the README and ``docs/`` (what users copy into their own workflows)."""
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def documents() -> list[Path]:
 def yaml_texts() -> list[YamlText]:
     texts = [YamlText(name, (REPO / name).read_text()) for name in ACTIONS]
     texts += [YamlText(p.relative_to(REPO).as_posix(), p.read_text()) for p in workflows()]
+    texts.append(YamlText(".github/zizmor.yml", (REPO / ".github" / "zizmor.yml").read_text()))
     for doc in documents():
         body = doc.read_text()
         for n, match in enumerate(_BLOCK.finditer(body), 1):
