@@ -23,6 +23,7 @@ H=$(cd "$H" && pwd -P)
 SOCK=$H/docker.sock
 export DOCKER_HOST=unix://$SOCK
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ci-eval-adk-image.XXXXXX")
+chmod 755 "$WORK" # the runner's uid reads the reports below it
 VARIANT=$WORK/ci-eval-adk # the tool names the image after the folder: ci-eval-adk-action:local
 IMAGE=ci-eval-adk-action:local
 RUNNER_UID=1001

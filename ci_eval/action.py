@@ -34,6 +34,7 @@ OUTPUTS = (
     "score",
     "junit-path",
     "results-path",
+    "summary-path",
 )
 
 

@@ -74,3 +74,13 @@ def test_every_action_has_a_name_description_and_a_runs_block() -> None:
         action = _action(name)
         assert isinstance(action["name"], str) and isinstance(action["description"], str)
         assert action["runs"]["using"] in ("docker", "composite"), name
+
+
+def test_every_output_the_action_writes_is_declared() -> None:
+    """A composite action passes on only the outputs it declares."""
+    from ci_eval.publish import outputs
+    from ci_eval.settings.model import ReportSettings
+    from tests.factories import results
+
+    written = outputs(results({"a": "PASSED"}), ReportSettings())
+    assert sorted(written) == sorted(OUTPUTS) == sorted(_action("action.yml")["outputs"])
