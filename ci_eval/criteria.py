@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -19,6 +19,7 @@ from pydantic.alias_generators import to_camel
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.io.jsonpos import JsonDocument, json_path
 from ci_eval.io.validation import validation_failed
+from ci_eval.model.values import RECORD, Data, Items, Number, Text
 
 ADK_DEFAULT_CRITERIA: dict[str, float] = {
     "tool_trajectory_avg_score": 1.0,
@@ -28,18 +29,21 @@ ADK_CONFIG_NAMES = ("test_config.json", "eval_config.json")
 TRPC_METRICS_SUFFIX = ".metrics.json"
 
 
-@dataclass
+@dataclass(slots=True)
 class MetricSpec:
     """One metric to compute: its threshold and the criterion options (snake_case keys)."""
 
-    name: str
-    threshold: float | None = None
-    criterion: dict[str, Any] = field(default_factory=dict)
-    evaluator: str | None = None  # trpc's evaluatorName, when it differs from the metric name
-    # where the sidecar names it (path, line, col, json path), for "unknown metric" errors
-    origin: tuple[str, int | None, int | None, str] | None = field(
-        default=None, compare=False, repr=False
-    )
+    __pydantic_config__ = RECORD  # a results file holds each set's metrics
+
+    name: Text
+    threshold: Number | None = None
+    criterion: Data = field(default_factory=dict)
+    evaluator: Text | None = None  # trpc's evaluatorName, when it differs from the metric name
+    # where the sidecar names it (path, line, col, json path), for "unknown metric" errors;
+    # not in a results file
+    origin: Annotated[
+        tuple[str, int | None, int | None, str] | None, Field(exclude=True, init=False)
+    ] = field(default=None, compare=False, repr=False)
 
     def describe(self) -> str:
         return self.name if self.threshold is None else f"{self.name}={self.threshold:g}"
@@ -47,10 +51,13 @@ class MetricSpec:
 
 @dataclass
 class MetricConfig:
-    metrics: list[MetricSpec]
-    source: str  # the sidecar's path, or "default"
-    dialect: str  # "adk", "trpc" or "default"
-    extras: dict[str, Any] = field(default_factory=dict)  # custom_metrics, user_simulator_config
+    __pydantic_config__ = RECORD
+
+    metrics: Items[MetricSpec]
+    source: Text = "default"  # the sidecar's path, or "default"
+    dialect: Text = "default"  # "adk", "trpc" or "default"
+    # custom_metrics, user_simulator_config; not in a results file
+    extras: Annotated[dict[str, Any], Field(exclude=True)] = field(default_factory=dict)
 
     def describe(self) -> str:
         return ", ".join(m.describe() for m in self.metrics) or "none"

@@ -29,8 +29,7 @@ from pydantic_core import SchemaSerializer, core_schema
 
 from ci_eval import redact
 from ci_eval.model.results import CaseRecord, RunRecord, TextRuns
-from ci_eval.results import run_text
-from ci_eval.results_read import run_from
+from ci_eval.model.results_file import run_from, run_text
 
 LIMIT = 25_000  # case runs a run keeps in memory (CI_EVAL_RUNS_IN_MEMORY)
 _CHUNK = 1 << 20  # bytes gathered before a write

@@ -1,12 +1,20 @@
 """A run's comparison with the baseline, as data: each metric's change, each case's judgement,
 the suite-wide drop. ``ci_eval.compare`` computes it; reports render it; the results file
-carries it."""
+carries it, with these dataclasses as its schema (see :mod:`ci_eval.model.results`)."""
 
 from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Annotated, ClassVar
+
+from pydantic import BeforeValidator, Field
+
+from ci_eval.model.values import RECORD, Count, Flag, Items, Number, Text, Timestamp
+
+# [eval set id, case id]
+CaseKey = tuple[Text, Text]
 
 DEFAULT_MIN_HISTORY = 5
 
@@ -29,7 +37,7 @@ class Judgement(StrEnum):
     UNCHANGED = "unchanged"
 
 
-@dataclass
+@dataclass(slots=True)
 class Acceptance:
     """One ``[[accept]]`` entry: a case pattern (``SET:CASE``, fnmatch; ``*`` also accepts a
     suite-wide drop), optional metric names, and why."""
@@ -46,23 +54,25 @@ class Acceptance:
         return not self.metrics or any(m in self.metrics for m in metrics)
 
 
-@dataclass
+@dataclass(slots=True)
 class MetricChange:
     """One case × metric: its mean on main and now, and its pass/fail history."""
 
-    set_id: str
-    case_id: str
-    metric: str
-    before: float | None
-    after: float | None
-    regressed: bool = False
-    improved: bool = False
-    method: str | None = None
-    p_value: float | None = None
-    history_passed: int | None = None
-    history_runs: int | None = None
-    failed_now: int | None = None
-    runs_now: int | None = None
+    __pydantic_config__ = RECORD
+
+    set_id: Annotated[Text, Field(alias="eval_set_id")]
+    case_id: Annotated[Text, Field(alias="eval_id")]
+    metric: Text
+    before: Number | None = None
+    after: Number | None = None
+    regressed: Flag = False
+    improved: Flag = False
+    method: Text | None = None
+    p_value: Number | None = None
+    history_passed: Count | None = None
+    history_runs: Count | None = None
+    failed_now: Count | None = None
+    runs_now: Count | None = None
 
     @property
     def delta(self) -> float | None:
@@ -88,23 +98,25 @@ class MetricChange:
         return text
 
 
-@dataclass
+@dataclass(slots=True)
 class CaseJudgement:
     """One case against its history: what the gate makes of it and why."""
 
-    set_id: str
-    case_id: str
+    __pydantic_config__ = RECORD
+
+    set_id: Text
+    case_id: Text
     judgement: Judgement
-    history_runs: int
-    history_failed: int
-    runs_now: int
-    failed_now: int
-    method: str  # "history" or "simple rule (…)"
-    p_value: float | None = None
-    adjusted: float | None = None  # Benjamini–Hochberg
-    metrics: list[str] = field(default_factory=list)  # the metrics that failed now
-    failing_since: str | None = None
-    reason: str | None = None  # the acceptance's reason
+    history_runs: Count
+    history_failed: Count
+    runs_now: Count
+    failed_now: Count
+    method: Text  # "history" or "simple rule (…)"
+    p_value: Number | None = None
+    adjusted: Number | None = None  # Benjamini–Hochberg
+    metrics: Items[Text] = field(default_factory=list)  # the metrics that failed now
+    failing_since: Text | None = None
+    reason: Text | None = None  # the acceptance's reason
 
     @property
     def key(self) -> str:
@@ -137,17 +149,19 @@ class CaseJudgement:
         return text
 
 
-@dataclass
+@dataclass(slots=True)
 class SuiteDrop:
     """The suite-level test: failed runs now against what the histories predict."""
 
-    cases: int
-    runs: int
-    failed: int
-    expected: float
-    p_value: float
-    regressed: bool = False
-    accepted: str | None = None
+    __pydantic_config__ = RECORD
+
+    cases: Count
+    runs: Count
+    failed: Count
+    expected: Number
+    p_value: Number
+    regressed: Flag = False
+    accepted: Text | None = None
 
     def describe(self) -> str:
         return (
@@ -158,17 +172,27 @@ class SuiteDrop:
 
 @dataclass
 class Comparison:
-    baseline_commit: str | None
-    baseline_date: str | None
-    changes: list[MetricChange] = field(default_factory=list)
-    new_cases: list[tuple[str, str]] = field(default_factory=list)
-    removed_cases: list[tuple[str, str]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    cases: list[CaseJudgement] = field(default_factory=list)
+    __pydantic_config__ = RECORD
+    DERIVED: ClassVar[dict[str, str]] = {"regressions": "regressed_case_count"}
+
+    baseline_commit: Text | None = None
+    baseline_date: Timestamp | None = None
+    changes: Items[MetricChange] = field(default_factory=list)
+    new_cases: Items[CaseKey] = field(default_factory=list)
+    removed_cases: Items[CaseKey] = field(default_factory=list)
+    warnings: Items[Text] = field(default_factory=list)
+    cases: Items[CaseJudgement] = field(default_factory=list)
     suite: SuiteDrop | None = None
-    significance: float = 0.05
-    min_history: int = DEFAULT_MIN_HISTORY
-    baseline_source: str | None = None  # where it was read: a file, or file at a ref
+    significance: Annotated[Number, BeforeValidator(lambda v: 0.05 if v is None else v)] = 0.05
+    min_history: Annotated[
+        Count, BeforeValidator(lambda v: DEFAULT_MIN_HISTORY if v is None else v)
+    ] = DEFAULT_MIN_HISTORY
+    baseline_source: Text | None = None  # where it was read: a file, or file at a ref
+
+    @property
+    def regressed_case_count(self) -> int:
+        """Cases that regressed (the file says it for its readers)."""
+        return len(self.regressed_cases())
 
     @property
     def regressions(self) -> list[MetricChange]:

@@ -1,51 +1,74 @@
 """What a run produced, as typed data: per eval set, case and run, the invocations, the
-metrics' results, the verdicts and the comparison with the baseline. ``ci_eval.results`` reads
-and writes it as the results file; the reporters render it. Pure data: no I/O."""
+metrics' results, the verdicts and the comparison with the baseline. These dataclasses are also
+the results file's schema: :mod:`ci_eval.model.results_file` builds the file's reader, checks
+and writer from their fields and annotations (:mod:`ci_eval.model.values`), so a field added
+here is read, checked and written with no second edit. JSON names that differ from a field's
+are its alias; a value the file holds for its readers but the model works out (a case's status
+and error, a run's retries) is listed in ``DERIVED`` (JSON name: attribute), written and never
+read back; a field written by hand (text spliced in, cases one by one) is marked ``APART``.
+Pure data: no I/O."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal
 
 import pydantic_core
-from pydantic import ValidationError
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
+from typing_extensions import TypedDict
 
 from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.errors import InputError
 from ci_eval.model.comparison import Comparison
 from ci_eval.model.evalset import Invocation
 from ci_eval.model.status import Status
+from ci_eval.model.values import (
+    APART,
+    RECORD,
+    Count,
+    Data,
+    Flag,
+    Items,
+    Number,
+    Seconds,
+    Text,
+    Timestamp,
+)
 
 
-@dataclass
+@dataclass(slots=True)
 class MetricResult:
-    name: str
+    __pydantic_config__ = RECORD
+
+    name: Text
     status: Status
-    score: float | None = None
-    threshold: float | None = None
-    per_invocation: list[float | None] = field(default_factory=list)
-    reason: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    score: Number | None = None
+    threshold: Number | None = None
+    per_invocation: Items[Number | None] = field(default_factory=list)
+    reason: Text | None = None
+    details: Data = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class CaseMetric:
     """One metric of one case, over its runs."""
 
-    name: str
+    __pydantic_config__ = RECORD
+
+    name: Text
     status: Status
-    score: float | None
-    threshold: float | None
-    informational: bool = False
-    runs: list[float | None] = field(default_factory=list)  # per-run scores
-    std: float | None = None
-    min: float | None = None
-    pass_rate: float | None = None
-    flaky: bool = False
-    reason: str | None = None
+    score: Number | None
+    threshold: Number | None
+    informational: Flag = False
+    runs: Items[Number | None] = field(default_factory=list)  # per-run scores
+    std: Number | None = None
+    min: Number | None = None
+    pass_rate: Number | None = None
+    flaky: Flag = False
+    reason: Text | None = None
 
 
 def invocation_json(inv: Invocation) -> str:
@@ -58,6 +81,20 @@ def invocation_json(inv: Invocation) -> str:
 
         data = scrub_json(inv.model_dump(mode="json", exclude_none=True))
         return pydantic_core.to_json(data, inf_nan_mode="null").decode()
+
+
+def _object_text(value: Any) -> Any:
+    """An invocation read from a file: a JSON object, kept as its text (checked as an
+    Invocation when a report first reads it)."""
+    if isinstance(value, dict):
+        return pydantic_core.to_json(value).decode()
+    if isinstance(value, Invocation):
+        return value
+    raise ValueError("an invocation is a JSON object")
+
+
+# an Invocation, or its JSON text (see invocation_json); in a file, a JSON object
+StoredInvocation = Annotated[Invocation | str, BeforeValidator(_object_text)]
 
 
 def _thaw(value: Invocation | str) -> Invocation:
@@ -75,7 +112,7 @@ def _thaw(value: Invocation | str) -> Invocation:
         ) from None
 
 
-@dataclass(init=False, eq=False)
+@dataclass(init=False, eq=False, slots=True)
 class InvocationRecord:
     """One turn of a run: the expected and the actual invocation, and how the call went.
 
@@ -86,12 +123,14 @@ class InvocationRecord:
     them) and written to the results file as they are. The text is an ordinary string field,
     so redaction reaches it as it reaches any other string of a run."""
 
-    # an Invocation, or its JSON text (see invocation_json)
-    stored_expected: Invocation | str
-    stored_actual: Invocation | str | None
-    duration_s: float | None
-    retries: int
-    error: str | None
+    __pydantic_config__ = RECORD
+
+    # written by hand, as their JSON text spliced in (pydantic cannot write text as JSON)
+    stored_expected: Annotated[StoredInvocation, Field(alias="expected"), APART]
+    stored_actual: Annotated[StoredInvocation | None, Field(alias="actual"), APART] = None
+    duration_s: Seconds | None = None
+    retries: Annotated[Count, BeforeValidator(lambda v: 0 if v is None else v)] = 0
+    error: Text | None = None
 
     def __init__(
         self,
@@ -154,17 +193,20 @@ class InvocationRecord:
         ) and (self.expected, self.actual) == (other.expected, other.actual)
 
 
-@dataclass
+@dataclass(slots=True)
 class RunRecord:
-    run: int
-    invocations: list[InvocationRecord] = field(default_factory=list)
-    error: str | None = None  # why the agent could not finish this run (infrastructure)
-    duration_s: float = 0.0
-    metrics: list[MetricResult] = field(default_factory=list)  # per metric, once scored
+    __pydantic_config__ = RECORD
+    DERIVED: ClassVar[dict[str, str]] = {"retries": "retries"}
+
+    run: Count
+    invocations: Annotated[Items[InvocationRecord], APART] = field(default_factory=list)
+    error: Text | None = None  # why the agent could not finish this run (infrastructure)
+    duration_s: Annotated[Seconds, BeforeValidator(lambda v: 0.0 if v is None else v)] = 0.0
+    metrics: Items[MetricResult] = field(default_factory=list)  # per metric, once scored
     # a simulated user's run: who played the user, why the conversation ended, LLM calls
     simulation: dict[str, Any] | None = None
-    started_s: float | None = None  # seconds after the run began (None: replayed or not run)
-    replayed: bool = False  # durations are the recording's, not measured
+    started_s: Seconds | None = None  # seconds after the run began (None: replayed or not run)
+    replayed: Flag = False  # durations are the recording's, not measured
 
     @property
     def retries(self) -> int:
@@ -183,22 +225,34 @@ class TextRuns:
     text: Callable[[], str]  # the runs' text, comma-separated, as the results file holds it
 
 
-@dataclass
+def _verdict(value: Any) -> Any:
+    # a file's status COMPLETED is a case that ran and was never scored: no verdict
+    return None if value == Status.COMPLETED else value
+
+
+@dataclass(slots=True)
 class CaseRecord:
-    eval_id: str
-    file: str
-    line: int | None
+    __pydantic_config__ = RECORD
+    DERIVED: ClassVar[dict[str, str]] = {"status": "status", "error": "error"}
+
+    eval_id: Text
+    file: Text = ""  # in a file, the set's file when the case does not name one
+    line: Count | None = None
     # once scored, possibly a TextRuns: read it, do not change it
-    runs: list[RunRecord] = field(default_factory=list)
-    skipped: str | None = None  # why the case was not run (e.g. needs a user simulator)
-    extensions: dict[str, Any] = field(default_factory=dict)  # dialect data, for metrics
+    runs: Annotated[Items[RunRecord], APART] = field(default_factory=list)  # spliced in
+    skipped: Text | None = None  # why the case was not run (e.g. needs a user simulator)
+    extensions: Data = field(default_factory=dict)  # dialect data, for metrics
     rubrics: list[dict[str, Any]] | None = None
-    metrics: list[CaseMetric] = field(default_factory=list)  # per metric, once scored
-    verdict: Status | None = None  # PASSED, FAILED, ERROR, NOT_EVALUATED, SKIPPED once scored
-    flaky: bool = False
+    metrics: Items[CaseMetric] = field(default_factory=list)  # per metric, once scored
+    # PASSED, FAILED, ERROR, NOT_EVALUATED, SKIPPED once scored
+    # read from the file's "status"; written as the derived status, which falls back on it
+    verdict: Annotated[Status | None, Field(alias="status"), BeforeValidator(_verdict), APART] = (
+        None
+    )
+    flaky: Flag = False
     # ADK conversation_scenario (starting_prompt, conversation_plan, user_persona): the user's
     # turns are simulated; metrics that need an expected conversation do not apply
-    scenario: dict[str, Any] | None = None
+    scenario: Annotated[dict[str, Any] | None, Field(alias="conversation_scenario")] = None
 
     @property
     def status(self) -> Status:
@@ -231,26 +285,54 @@ class CaseRecord:
         return self
 
 
-@dataclass
+@dataclass(slots=True)
 class SetRecord:
-    eval_set_id: str
-    file: str
-    dialect: str
+    __pydantic_config__ = RECORD
+
+    eval_set_id: Text
+    file: Text
+    dialect: Text
     metrics: MetricConfig
-    cases: list[CaseRecord] = field(default_factory=list)
-    applied_metrics: list[MetricSpec] = field(default_factory=list)  # once scored
+    # written and read case by case
+    cases: Annotated[Items[CaseRecord], APART] = field(default_factory=list)
+    applied_metrics: Items[MetricSpec] = field(default_factory=list)  # once scored
+
+
+class RunSettingsJson(TypedDict, total=False):
+    """The settings a run records (``RunResults.settings``): what reports show of them."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+    agent: Text | None
+    concurrency: Count | None
+    timeout: Seconds | None
+    retries: Count | None
+    num_runs: Count | None
+    min_pass: Count | None
+    shard: Text | None
+    merged_from: Count | None
+
+
+FailOn = Literal["failure", "regression", "error", "not-evaluated"]
 
 
 @dataclass
 class RunResults:
-    sets: list[SetRecord]
-    agent: str
-    started: str
-    duration_s: float
-    settings: dict[str, Any] = field(default_factory=dict)
-    interrupted: bool = False
-    comparison: Comparison | None = None  # when a baseline was compared
-    fail_on: tuple[str, ...] = ("failure", "error")
+    __pydantic_config__ = RECORD
+    DERIVED: ClassVar[dict[str, str]] = {"totals": "totals"}
+
+    sets: Annotated[Items[SetRecord], APART]  # written and read set by set
+    agent: Text = ""
+    started: Timestamp = ""
+    duration_s: Annotated[Seconds, BeforeValidator(lambda v: 0.0 if v is None else v)] = 0.0
+    settings: Annotated[RunSettingsJson, BeforeValidator(lambda v: {} if v is None else v)] = field(
+        default_factory=dict
+    )  # type: ignore[assignment]
+    interrupted: Flag = False
+    # when a baseline was compared; written apart, with its derived values
+    comparison: Annotated[Comparison | None, APART] = None
+    fail_on: Annotated[
+        tuple[FailOn, ...], BeforeValidator(lambda v: ("failure", "error") if v is None else v)
+    ] = ("failure", "error")
 
     def cases(self) -> list[tuple[SetRecord, CaseRecord]]:
         return [(s, c) for s in self.sets for c in s.cases]
@@ -261,3 +343,15 @@ class RunResults:
 
     def count(self, status: Status) -> int:
         return self.counts()[status]
+
+    @property
+    def totals(self) -> dict[str, int]:
+        """Each case status's number of cases, all cases, and the flaky ones."""
+        from ci_eval.model.status import CASE_STATUSES
+
+        counted = self.counts()
+        flaky = sum(1 for s in self.sets for c in s.cases if c.flaky)
+        return {status.lower(): counted[status] for status in CASE_STATUSES} | {
+            "cases": counted.total(),
+            "flaky": flaky,
+        }

@@ -17,6 +17,7 @@ from ci_eval import redact
 from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.errors import InputError
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation
+from ci_eval.model.results_stream import read_cases
 from ci_eval.model.status import Status
 from ci_eval.results import (
     CaseMetric,
@@ -26,12 +27,11 @@ from ci_eval.results import (
     RunRecord,
     RunResults,
     SetRecord,
+    read_carefully,
     read_results,
     to_json,
     write_results,
 )
-from ci_eval.results_read import read_carefully
-from ci_eval.results_scan import read_cases
 from tests.mutation import replace_one_value
 
 
@@ -270,7 +270,7 @@ def test_values_other_than_their_type_says_are_written_as_they_are(tmp_path: Pat
     case.line = None
     write_results(tmp_path / "r.json", _results([case]))
     written = json.loads((tmp_path / "r.json").read_text())["sets"][0]["cases"][0]
-    assert '"threshold":1,' in (tmp_path / "r.json").read_text()
+    assert '"threshold":1.0,' in (tmp_path / "r.json").read_text()  # a number, as a float
     assert written["runs"][0]["metrics"][0]["details"] == {"pair": [1, "a"], "score": 0.5}
     assert written["line"] is None
 

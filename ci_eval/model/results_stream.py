@@ -1,8 +1,8 @@
 """The fast reader of a results file: case by case, each parsed (pydantic-core for a case on a
-line of its own, as ci-eval writes it; the C scanner otherwise), checked by
-:mod:`ci_eval.results_schema` (the document, each set and each case apart: together what
-``results_schema.check`` checks) and converted before the next. It vouches only for what it
-reads exactly as the careful reader would; anything else it leaves to that reader (None)."""
+line of its own, as ci-eval writes it; the C scanner otherwise), checked and converted by the
+results model (:mod:`ci_eval.model.results_file`: the document, each set and each case apart)
+before the next. It vouches only for what it reads exactly as the careful reader would;
+anything else, an earlier schema among it, it leaves to that reader (None)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ from typing import Any
 import pydantic_core
 
 from ci_eval.model.results import CaseRecord, RunResults, SetRecord
-from ci_eval.results import SCHEMA_VERSION
-from ci_eval.results_read import _case_from, _run_results, _set_from
+from ci_eval.model.results_file import SCHEMA_VERSION, Invalid, case_from, results_head, set_head
 
 
 class _Careful(Exception):
@@ -72,7 +71,6 @@ def read_cases(
     ``keep`` sees each case once it is read and checked (``ci_eval.io.spill.PastLimit``)."""
     if keep is None:
         keep = _as_it_is
-    from ci_eval import results_schema
 
     scan_once = json.JSONDecoder(parse_constant=_refuse).scan_once  # the C scanner
 
@@ -156,13 +154,8 @@ def read_cases(
 
         def read_case(at: int) -> int:
             case, end = scan_line(at)
-            if not results_schema.valid_case(case):
-                raise _Careful
-            if "file" in data:  # converted at once, its data dropped
-                record = _case_from(case, data["file"])
-                if not _finite_case(record):
-                    raise _Careful
-                cases.append(keep(record))
+            if "file" in data and type(data["file"]) is str:  # converted at once, data dropped
+                cases.append(keep(_case(case, data["file"])))
             else:  # the set's file comes after its cases
                 cases.append(case)
             return end
@@ -178,15 +171,15 @@ def read_cases(
             return end
 
         end = walk(members(start), member)
-        if not (results_schema.valid_set(data) and _finite(data)):
+        if type(data.get("cases")) is not list or not _finite(data):
             raise _Careful
-        record = _set_from(data)
+        try:
+            record = set_head(data, 0)
+        except Invalid:
+            raise _Careful from None
         for index, case in enumerate(cases):
             if type(case) is not CaseRecord:
-                case = _case_from(case, record.file)
-                if not _finite_case(case):
-                    raise _Careful
-                cases[index] = keep(case)
+                cases[index] = keep(_case(case, record.file))
         record.cases = cases  # type: ignore[assignment]
         sets.append(record)
         return end
@@ -213,13 +206,36 @@ def read_cases(
         end = walk(members(at), member)
         if skip(text, end).end() != len(text):
             return None
-        if data.get("schema_version") != SCHEMA_VERSION or not results_schema.valid_document(data):
+        if data.get("schema_version") != SCHEMA_VERSION or type(data.get("sets")) is not list:
             return None
         if not _finite(data):
             return None
-        return _run_results(data, sets)
-    except (_Careful, StopIteration, IndexError, ValueError, KeyError, TypeError, RecursionError):
+        results = results_head(data)
+        results.sets = sets
+        return results
+    except (
+        _Careful,
+        Invalid,
+        StopIteration,
+        IndexError,
+        ValueError,
+        KeyError,
+        TypeError,
+        RecursionError,
+    ):
         return None
+
+
+def _case(data: Any, file: str) -> CaseRecord:
+    """A case's data, checked and converted; _Careful for anything the careful reader must
+    see (an invalid value, to name it; an infinity in its free-form data)."""
+    try:
+        record = case_from(data, file, (0, 0))
+    except Invalid:
+        raise _Careful from None
+    if not _finite_case(record):
+        raise _Careful
+    return record
 
 
 def _as_it_is(case: CaseRecord) -> CaseRecord:
