@@ -1,30 +1,16 @@
-"""The stored baseline: a rolling window of each case's recent runs on main, per metric.
+"""The stored baseline: each case's recent runs on main, grouped by the job (push) that ran
+them, per metric; the file's format is :mod:`ci_eval.baseline_file`.
 
-Format 2 (format 1, one run's summary, is still read)::
-
-    {
-      "format": 2,
-      "provenance": {...},             # volatile facts (commit, date): one block, at the top
-      "sets": {
-        "SET_ID": {
-          "cases": {
-            "CASE_ID": {"failing_since": null,
-                        "metrics": {"NAME": {"scores": [1, 1, 0.6, …], "threshold": 1.0}}},
-            …                          # one case per line (wrapped here), sorted
-          },
-          "file": "evals/x.evalset.json"
-        }
-      },
-      "window": 20
-    }
-
-``scores`` holds the last ``window`` per-run scores, oldest first (``null`` where a run did not
-score that metric); a metric's lists in one case end at the same, latest run. Pass or fail is
-judged against today's threshold when compared, so a threshold change re-reads the history.
-
-``update`` appends a run to the history and never shrinks it: a case that was not measured (agent
-error, skipped, not started, another shard) keeps what it had. Written with sorted keys, atomically
-(temp file + rename).
+``update`` appends one results file — one job on main — as a push: every run of every measured
+case, in order, errors included (an errored run is marked, its scores null), so a push's runs
+line up across cases and the gate can treat a job's runs of a case as one cluster and compare
+per-push suite totals. The last ``window`` runs of a case are kept. A case not measured this
+time (skipped, not started, another shard) keeps what it had; cases gone from an eval set that
+ran in full are dropped, unless a new case has the same content (its fingerprint: user turns,
+expected tool calls, expected final response), which is then the same case renamed and keeps
+its history. Per case, ``failing_since`` and ``passing_since`` name the commit where its latest
+scored run last changed from passing to failing or back. Pass or fail is judged against
+today's threshold when compared, so a threshold change re-reads the history.
 """
 
 from __future__ import annotations
@@ -33,23 +19,46 @@ import copy
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from ci_eval import __version__, git
-from ci_eval.errors import InputError
+from ci_eval.baseline_file import (
+    DEFAULT_WINDOW,
+    FORMAT,
+    age_days,
+    dumps,
+    parse,
+    read,
+    read_at_ref,
+    write,
+)
 from ci_eval.git import GitError as GitError  # re-exported: read_at_ref raises it
-from ci_eval.io.files import write_text_atomic
-from ci_eval.io.readfile import max_results_bytes, read_regular_file
 from ci_eval.model.status import Status
-from ci_eval.results import CaseRecord, RunResults
+from ci_eval.results import CaseRecord, RunRecord, RunResults
+
+__all__ = [
+    "DEFAULT_PATH",
+    "DEFAULT_WINDOW",
+    "FORMAT",
+    "GitError",
+    "UpdateReport",
+    "age_days",
+    "dumps",
+    "fingerprint",
+    "from_results",
+    "metrics_digest",
+    "parse",
+    "read",
+    "read_at_ref",
+    "update",
+    "write",
+]
 
 DEFAULT_PATH = ".ci-eval/baseline.json"
-FORMAT = 2
-DEFAULT_WINDOW = 20
-MEASURED = (Status.PASSED, Status.FAILED, Status.NOT_EVALUATED)
+RECORDED = (Status.PASSED, Status.FAILED, Status.NOT_EVALUATED, Status.ERROR)
 
 
 def metrics_digest(results: RunResults) -> str:
@@ -62,7 +71,28 @@ def metrics_digest(results: RunResults) -> str:
     return hashlib.sha256(json.dumps(config).encode()).hexdigest()[:16]
 
 
-# --- the history ---------------------------------------------------------------------------
+def fingerprint(case: CaseRecord) -> str | None:
+    """The case's content, hashed: its user turns, expected tool calls and expected final
+    responses (or, for a simulated user, its scenario), as its first run recorded them; None
+    when no run did. Renaming a case leaves it unchanged; editing what it expects changes it."""
+    if case.scenario:
+        content: Any = {"scenario": case.scenario}
+    else:
+        runs = case.runs
+        if not len(runs) or not runs[0].invocations:
+            return None
+        content = []
+        for record in runs[0].invocations:
+            expected = record.expected
+            content.append(
+                [
+                    expected.user_content.text() if expected.user_content else None,
+                    [[c.name, c.args] for c in expected.tool_calls()],
+                    expected.final_response.text() if expected.final_response else None,
+                ]
+            )
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -73,30 +103,87 @@ class UpdateReport:
     kept: list[str] = field(default_factory=list)  # measured before, not this time: history kept
     new: int = 0
     dropped: list[str] = field(default_factory=list)  # no longer in an eval set that fully ran
+    renamed: list[str] = field(default_factory=list)  # "OLD -> NEW": same content, history kept
     duplicate: bool = False  # these results were recorded already
 
 
-def _case_runs(case: CaseRecord) -> dict[str, list[float | None]]:
-    """Per gating metric, this case's per-run scores (aligned: one entry per completed run)."""
+def _gating(case: CaseRecord) -> dict[str, float | None]:
+    """The gating metrics of the case (name → threshold)."""
     return {
-        m.name: [None if v is None else float(v) for v in m.runs]
+        m.name: m.threshold
         for m in case.metrics
         if not m.informational and m.status != Status.ERROR
     }
 
 
-def _failing(metrics: dict[str, Any], index_from_end: int) -> bool | None:
-    """Did the case's run ``index_from_end`` (1 = latest) fail? None when nothing scored it."""
-    verdicts = []
-    for m in metrics.values():
-        scores = m.get("scores") or []
-        threshold = m.get("threshold")
-        if threshold is None or len(scores) < index_from_end:
-            continue
-        value = scores[-index_from_end]
-        if value is not None:
-            verdicts.append(value < threshold)
-    return any(verdicts) if verdicts else None
+# one run as the history keeps it: its error, its wall time, each gating metric's score
+Row = tuple[str | None, float | None, dict[str, float | None]]
+
+
+def _rows(case: CaseRecord, names: Iterable[str]) -> list[Row]:
+    """The case's runs in order, errored ones included (scores null). A metric's per-run
+    scores cover the runs the agent finished, in order; without the runs themselves (a
+    summary of them), the scores alone."""
+    names = list(names)
+    scores = {m.name: [None if v is None else float(v) for v in m.runs] for m in case.metrics}
+    count = max((len(scores.get(n) or []) for n in names), default=0)
+
+    def scored(i: int) -> dict[str, float | None]:
+        return {
+            n: (scores.get(n) or [])[i] if i < len(scores.get(n) or []) else None for n in names
+        }
+
+    runs: list[RunRecord] = list(case.runs)
+    if sum(1 for r in runs if r.error is None) != count:
+        return [(None, None, scored(i)) for i in range(count)]
+    rows: list[Row] = []
+    done = 0
+    for run in runs:
+        latency = None if run.replayed else round(run.duration_s, 3)
+        if run.error is not None:
+            rows.append((run.error, latency, dict.fromkeys(names)))
+        else:
+            rows.append((None, latency, scored(done)))
+            done += 1
+    return rows
+
+
+def _latest(entry: dict[str, Any]) -> bool | None:
+    """Did the case's latest scored run fail? None when no run was scored."""
+    metrics = entry.get("metrics") or {}
+    length = max((len(m.get("scores") or []) for m in metrics.values()), default=0)
+    for back in range(1, length + 1):
+        verdicts = [
+            m["scores"][-back] < m["threshold"]
+            for m in metrics.values()
+            if m.get("threshold") is not None
+            and len(m.get("scores") or []) >= back
+            and m["scores"][-back] is not None
+        ]
+        if verdicts:
+            return any(verdicts)
+    return None
+
+
+def _append(
+    entry: dict[str, Any], rows: list[Row], names: dict[str, float | None], seq: int, window: int
+) -> None:
+    """The case's runs of this push, appended to its aligned lists, the last ``window`` kept."""
+    old_length = len(entry.get("push") or [])
+    merged: dict[str, Any] = {}
+    for name, threshold in names.items():
+        before = (entry["metrics"].get(name) or {}).get("scores") or [None] * old_length
+        now = [row[2][name] for row in rows]
+        merged[name] = {"scores": [*before, *now][-window:], "threshold": threshold}
+    entry["metrics"] = merged  # a metric no longer applied leaves with its config
+    for key, values in (
+        ("push", [seq] * len(rows)),
+        ("error", [row[0] for row in rows]),
+        ("latency_s", [row[1] for row in rows]),
+    ):
+        entry[key] = [*(entry.get(key) or [None] * old_length), *values][-window:]
+    if "usage" in entry:  # not measured yet: kept aligned where a file has it
+        entry["usage"] = [*entry["usage"], *[None] * len(rows)][-window:]
 
 
 def update(
@@ -105,63 +192,90 @@ def update(
     commit: str | None = None,
     window: int = DEFAULT_WINDOW,
 ) -> tuple[dict[str, Any], UpdateReport]:
-    """The baseline with this run appended to each measured case's history (last ``window``
-    runs kept). Unmeasured cases keep their history; cases gone from an eval set that ran in
-    full (no --case, no --shard, not interrupted) are dropped."""
+    """The baseline with this results file appended as one push (see the module)."""
+    from ci_eval.errors import InputError
+
     if window < 1:
         raise InputError("--window must be at least 1")
     report = UpdateReport()
-    data = copy.deepcopy(old) if old else {"format": FORMAT, "sets": {}}
+    data = copy.deepcopy(old) if old else {"format": FORMAT, "sets": {}, "pushes": []}
+    pushes = data.setdefault("pushes", [])
     previous = (data.get("provenance") or {}).get("recorded") or []
-    run_id = f"{results.started}|{results.agent}"
+    # which results file this is: its start (to the second) alone does not tell two runs apart
+    legacy_id = f"{results.started}|{results.agent}"  # as format 2 recorded it
+    run_id = f"{legacy_id}|{results.duration_s:.4f}"
     commit = commit or os.environ.get("GITHUB_SHA") or git.quiet("rev-parse", "HEAD")
-    if results.started and run_id in previous:
+    since = (commit or "unknown")[:12]
+    if results.started and (legacy_id in previous or any(p.get("id") == run_id for p in pushes)):
         report.duplicate = True
         return data, report
+    seq = max((p.get("seq", 0) for p in pushes), default=0) + 1
     complete = (
         not results.interrupted
         and not results.settings.get("shard")
         and not results.settings.get("cases")
     )
     sets = data.setdefault("sets", {})
+    present = {(s.eval_set_id, c.eval_id) for s in results.sets for c in s.cases}
+    # cases of the history this run did not have: a new case with one's content is a rename
+    absent: dict[str, list[tuple[str, str]]] = {}
+    for set_id, stored in sets.items():
+        for case_id, entry in (stored.get("cases") or {}).items():
+            if (set_id, case_id) not in present and entry.get("fingerprint"):
+                absent.setdefault(entry["fingerprint"], []).append((set_id, case_id))
     for s in results.sets:
         stored = sets.setdefault(s.eval_set_id, {"cases": {}, "file": s.file})
         stored["file"] = s.file
         cases = stored.setdefault("cases", {})
-        present = {c.eval_id for c in s.cases}
         for case in s.cases:
             key = f"{s.eval_set_id}:{case.eval_id}"
-            runs = _case_runs(case)
-            if case.status not in MEASURED or not any(
-                v is not None for scores in runs.values() for v in scores
-            ):
-                if case.eval_id in cases:
+            entry = cases.get(case.eval_id)
+            names = _gating(case) or {
+                name: m.get("threshold") for name, m in ((entry or {}).get("metrics") or {}).items()
+            }
+            rows = _rows(case, names) if case.status in RECORDED else []
+            if not rows:
+                if entry is not None:
                     report.kept.append(key)
                 continue
-            entry = cases.get(case.eval_id)
+            mark = fingerprint(case)
+            if entry is None and mark and len(absent.get(mark, [])) == 1:
+                was_set, was_id = absent.pop(mark)[0]
+                entry = cases[case.eval_id] = sets[was_set]["cases"].pop(was_id)
+                report.renamed.append(f"{was_set}:{was_id} -> {key}")
             if entry is None:
                 report.new += 1
-                entry = cases[case.eval_id] = {"failing_since": None, "metrics": {}}
-            was_failing = _failing(entry["metrics"], 1)
-            thresholds = {m.name: m.threshold for m in case.metrics}
-            merged = {}
-            for name, scores in runs.items():
-                before = (entry["metrics"].get(name) or {}).get("scores") or []
-                merged[name] = {
-                    "scores": [*before, *scores][-window:],
-                    "threshold": thresholds.get(name),
+                entry = cases[case.eval_id] = {
+                    "failing_since": None,
+                    "passing_since": None,
+                    "metrics": {},
                 }
-            entry["metrics"] = merged  # a metric no longer applied leaves with its config
-            now_failing = _failing(merged, 1)
+            was_failing = _latest(entry)
+            _append(entry, rows, names, seq, window)
+            entry["fingerprint"] = mark
+            now_failing = _latest(entry)
             if now_failing and not was_failing:
-                entry["failing_since"] = (commit or "unknown")[:12]
-            elif not now_failing:
-                entry["failing_since"] = None
+                entry["failing_since"], entry["passing_since"] = since, None
+            elif now_failing is False and was_failing is not False:
+                entry["failing_since"], entry["passing_since"] = None, since
             report.recorded += 1
         if complete:
-            for case_id in sorted(set(cases) - present):
+            for case_id in sorted(set(cases) - {c.eval_id for c in s.cases}):
                 del cases[case_id]
                 report.dropped.append(f"{s.eval_set_id}:{case_id}")
+    pushes.append(
+        {
+            "seq": seq,
+            "id": run_id,
+            "commit": commit,
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "runs": results.settings.get("num_runs"),
+        }
+    )
+    referenced = {
+        seq for st in sets.values() for e in st["cases"].values() for seq in e.get("push") or []
+    }
+    data["pushes"] = [p for p in pushes if p.get("seq") in referenced]
     data["format"] = FORMAT
     data["window"] = window
     data["provenance"] = {
@@ -170,9 +284,8 @@ def update(
         "ci_eval_version": __version__,
         "agent": results.agent,
         "metrics_digest": metrics_digest(results),
-        # which results are in the history already (a second `baseline update` of the same file
-        # must not count its runs twice)
-        "recorded": [*previous, run_id][-window:],
+        # results recorded before format 3, which its pushes' ids now say
+        "recorded": previous[-window:],
     }
     return data, report
 
@@ -182,157 +295,3 @@ def from_results(
 ) -> dict[str, Any]:
     """A fresh baseline from one run."""
     return update(None, results, commit, window)[0]
-
-
-# --- reading and writing -------------------------------------------------------------------
-
-
-def dumps(baseline: dict[str, Any]) -> str:
-    """Sorted keys, the volatile provenance in its own block, one case per line: two updates
-    that touch different cases touch different lines."""
-
-    def one(value: Any) -> str:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-    lines = ["{"]
-    top = sorted(baseline)
-    for i, key in enumerate(top):
-        comma = "," if i < len(top) - 1 else ""
-        value = baseline[key]
-        if key != "sets":
-            text = json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2)
-            lines.append(f"  {one(key)}: " + text.replace("\n", "\n  ") + comma)
-            continue
-        lines.append(f"  {one(key)}: {{")
-        set_ids = sorted(value)
-        for j, set_id in enumerate(set_ids):
-            stored = value[set_id]
-            lines.append(f"    {one(set_id)}: {{")
-            lines.append('      "cases": {')
-            case_ids = sorted(stored.get("cases") or {})
-            for k, case_id in enumerate(case_ids):
-                tail = "," if k < len(case_ids) - 1 else ""
-                lines.append(f"        {one(case_id)}: {one(stored['cases'][case_id])}{tail}")
-            rest = {k: v for k, v in stored.items() if k != "cases"}
-            lines.append("      }" + ("," if rest else ""))
-            for n, name in enumerate(sorted(rest)):
-                tail = "," if n < len(rest) - 1 else ""
-                lines.append(f"      {one(name)}: {one(rest[name])}{tail}")
-            lines.append("    }" + ("," if j < len(set_ids) - 1 else ""))
-        lines.append("  }" + comma)
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def write(path: Path, baseline: dict[str, Any]) -> None:
-    write_text_atomic(path, dumps(baseline))
-
-
-def _from_format_1(data: dict[str, Any]) -> dict[str, Any]:
-    """Format 1 kept one run's per-run scores: they become the start of the history."""
-    since = ((data.get("provenance") or {}).get("commit") or "unknown")[:12]
-    sets = {}
-    for set_id, stored in (data.get("sets") or {}).items():
-        cases = {}
-        for case_id, case in (stored.get("cases") or {}).items():
-            metrics = {}
-            for name, m in (case.get("metrics") or {}).items():
-                runs = m.get("runs") or ([m["mean"]] if m.get("mean") is not None else [])
-                metrics[name] = {"scores": list(runs), "threshold": m.get("threshold")}
-            cases[case_id] = {
-                "failing_since": since if case.get("status") == Status.FAILED else None,
-                "metrics": metrics,
-            }
-        sets[set_id] = {"cases": cases, "file": stored.get("file")}
-    return {
-        "format": FORMAT,
-        "window": DEFAULT_WINDOW,
-        "provenance": data.get("provenance") or {},
-        "sets": sets,
-    }
-
-
-def parse(text: str, where: str) -> dict[str, Any]:
-    from ci_eval.io.jsonpos import parse_json
-
-    # lone surrogates out, as in every JSON we read; NaN/Infinity refused with their place
-    data = parse_json(text, where).data
-    if (
-        not isinstance(data, dict)
-        or data.get("format") not in (1, FORMAT)
-        or not isinstance(data.get("sets"), dict)
-    ):
-        raise InputError(
-            "not a ci-eval baseline (write one with `ci-eval baseline update`)", path=where
-        )
-    _check_shape(data, where)
-    return _from_format_1(data) if data["format"] == 1 else data
-
-
-def _check_shape(data: dict[str, Any], where: str) -> None:
-    """A hand-edited baseline fails here with the place named, not later with a traceback."""
-    for set_id, stored in data["sets"].items():
-        if not isinstance(stored, dict) or not isinstance(stored.get("cases", {}), dict):
-            raise InputError(
-                "expected an object with cases", path=where, json_path=f"$.sets.{set_id}"
-            )
-        for case_id, case in stored.get("cases", {}).items():
-            here = f"$.sets.{set_id}.cases.{case_id}"
-            if not isinstance(case, dict) or not isinstance(case.get("metrics", {}), dict):
-                raise InputError("expected an object with metrics", path=where, json_path=here)
-            for name, m in case.get("metrics", {}).items():
-                scores = m.get("scores", m.get("runs", [])) if isinstance(m, dict) else None
-                if not isinstance(scores, list) or not all(
-                    v is None or (isinstance(v, int | float) and not isinstance(v, bool))
-                    for v in scores
-                ):
-                    raise InputError(
-                        "expected a list of scores (numbers or null)",
-                        path=where,
-                        json_path=f"{here}.metrics.{name}",
-                    )
-
-
-def read(path: Path) -> dict[str, Any] | None:
-    """The baseline, or None when there is none yet (the run then gates on thresholds)."""
-    if not path.is_file():
-        return None
-    try:
-        raw = read_regular_file(path, str(path), max_results_bytes())
-        return parse(raw.decode("utf-8"), str(path))
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", path=str(path)) from None
-
-
-def age_days(baseline: dict[str, Any]) -> float | None:
-    try:
-        made = datetime.fromisoformat(baseline["provenance"]["date"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    return (datetime.now(UTC) - made).total_seconds() / 86400
-
-
-# --- where the baseline comes from in a pull request ---------------------------------------
-
-
-def read_at_ref(ref: str, path: str, option: str = "--baseline-ref") -> dict[str, Any] | None:
-    """The baseline file as it is at a git ref (``git show REF:path``); None if absent there.
-    A git failure (say, the repository is owned by another user and not a safe.directory) is
-    an InputError with what git said, not "no baseline". ``option`` names the setting."""
-    try:
-        commit = git.checked("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-    except GitError as exc:
-        raise InputError(f"{option} {ref}: git failed: {exc}") from None
-    if commit is None:
-        raise InputError(
-            f"{option} {ref}: no such commit in this repository (fetch it, "
-            "e.g. actions/checkout with fetch-depth: 0)"
-        )
-    prefix = git.quiet("rev-parse", "--show-prefix") or ""
-    try:
-        text = git.checked("show", f"{ref}:{prefix}{path}")
-    except GitError as exc:
-        if "does not exist" in str(exc) or "exists on disk, but not in" in str(exc):
-            return None
-        raise InputError(f"reading {path} at {ref}: git failed: {exc}") from None
-    return None if text is None else parse(text, f"{ref}:{path}")

@@ -229,6 +229,8 @@ def update_baseline(results: RunResults, settings: RunSettings) -> str:
         parts.append(f"{len(report.kept)} not measured this time kept their history")
     if report.dropped:
         parts.append(f"{len(report.dropped)} no longer in the eval sets dropped")
+    if report.renamed:  # the same content under a new id: named, as a rename is news
+        parts.append("renamed, history kept: " + ", ".join(report.renamed))
     return (
         f"baseline written to {path}: {total} cases, last {data['window']} runs each; "
         + ", ".join(parts)

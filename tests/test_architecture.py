@@ -105,6 +105,7 @@ OWN_MODULES = (
     "results.py",
     "compare.py",
     "baseline.py",
+    "baseline_file.py",
     "git.py",
 )
 

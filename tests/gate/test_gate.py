@@ -144,7 +144,7 @@ def test_a_format_1_baseline_is_read_as_the_start_of_the_history(tmp_path: Path)
     path = tmp_path / "old.json"
     path.write_text(json.dumps(old))
     data = baseline_store.read(path)
-    assert data is not None and data["format"] == 2
+    assert data is not None and data["format"] == 3
     case = data["sets"]["s"]["cases"]["c"]
     assert case["metrics"]["m"]["scores"] == [0.0, 0.0] and case["failing_since"] == "abc123"
 
