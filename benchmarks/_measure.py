@@ -233,20 +233,24 @@ def child_runs(
     return summaries
 
 
-def replayed_results(folder: Path, cases: int, results: Path) -> Path:
+def replayed_results(folder: Path, cases: int, results: Path, tree: Path | None = None) -> Path:
     """The results file of ``ci-eval run --agent replay`` on ``bench_scale``'s inputs of
     ``cases`` one-turn cases, written under ``folder`` (the gate fails: a third of the answers
-    are off, as meant)."""
+    are off, as meant) by this tree's ci_eval, or ``tree``'s (a results file is read by the
+    ci-eval that writes its schema)."""
     import bench_scale
 
     evalset, recorded = bench_scale.write_inputs(folder, cases)
+    env = dict(bench_scale.ENV)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
     subprocess.run(
         [
-            str(BIN / "ci-eval"), "run", str(evalset), "--agent", "replay",
+            sys.executable, "-m", "ci_eval", "run", str(evalset), "--agent", "replay",
             "--replay", str(recorded), "--results", str(results),
         ],
         cwd=folder,
-        env=bench_scale.ENV,
+        env=env,
         capture_output=True,
         check=False,
     )  # fmt: skip
@@ -261,7 +265,8 @@ def step_arguments(child: tuple[str, str]) -> argparse.Namespace:
     parser.add_argument("--cases", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--against", metavar="REV", help="also time ci_eval at this revision")
-    parser.add_argument("--child", nargs=2, metavar=child, help=argparse.SUPPRESS)
+    # its two values, then the folder child_runs(out=...) gives it, when it does
+    parser.add_argument("--child", nargs="+", metavar=child[0], help=argparse.SUPPRESS)
     return parser.parse_args()
 
 

@@ -79,12 +79,16 @@ def _shown(r: dict[str, float]) -> str:
 def main() -> None:
     args = _measure.step_arguments(("RESULTS", "OUT"))
     if args.child:
-        child(Path(args.child[0]), Path(args.child[1]))
+        # each tree renders the results file its own ci_eval wrote (its schema), in its folder
+        own = Path(args.child[1]) / "results.json"
+        child(own if own.exists() else Path(args.child[0]), Path(args.child[1]))
         return
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         trees = _measure.reference_trees(args.against, folder, ("ci_eval", "templates"))
-        results_file = _measure.replayed_results(folder, args.cases, folder / "results.json")
+        for i, tree in enumerate(trees):
+            (own := folder / f"out{i}").mkdir()
+            results_file = _measure.replayed_results(own, args.cases, own / "results.json", tree)
         ours, *theirs = _measure.child_runs(
             __file__,
             [str(results_file)],

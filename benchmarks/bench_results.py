@@ -57,7 +57,10 @@ def _shown(step: str, r: dict[str, float]) -> str:
 def main() -> None:
     args = _measure.step_arguments(("STEP", "FILE"))
     if args.child:
-        child(args.child[0], Path(args.child[1]))
+        # each tree reads and writes the file its own ci_eval wrote, in the folder it is given
+        folder = args.child[2:]
+        results = Path(folder[0]) / "results.json" if folder else Path(args.child[1])
+        child(args.child[0], results)
         return
     steps = {
         "write": (
@@ -76,10 +79,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         trees = _measure.reference_trees(args.against, folder)
-        results = _measure.replayed_results(folder, args.cases, folder / "out" / "results.json")
+        out = folder / "tree"
+        for i, tree in enumerate(trees):
+            (own := out.with_name(f"{out.name}{i}")).mkdir()
+            results = _measure.replayed_results(own, args.cases, own / "results.json", tree)
         for step, (name, before, target, limit) in steps.items():
             ours, *theirs = _measure.child_runs(
-                __file__, [step, str(results)], args.repeat, trees, bench_scale.ENV
+                __file__, [step, str(results)], args.repeat, trees, bench_scale.ENV, out=out
             )
             reference = (
                 f"at {args.against}: {_shown(step, theirs[0])}"

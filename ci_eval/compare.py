@@ -15,9 +15,15 @@ this PR's failures for *this* case?":
    (the convolution of every case's predictive), which catches a broad drop no single case shows.
 
 The two families share the significance level (Bonferroni: half each), so when nothing changed
-the chance that the gate fails stays at or below ``significance``. A case with fewer than
-``min_history`` runs on main is judged by the simple rule instead (it passed every run on main
-and fails most runs now), and the output says so. Pure logic: no I/O.
+the chance that the gate fails stays at or below ``significance``.
+
+4. **Confirmed by reruns**: a case that failed every one of its runs now — at least
+   ``confirm`` of them, confirmation reruns included (:mod:`ci_eval.confirm`) — where it never
+   failed on main is a regression whatever the length of its history. A flaky case fails five
+   runs in a row rarely; a broken one always does. A case with fewer than ``min_history`` runs
+   on main is judged by that rule alone (one failed run never blocks), and a case with no
+   history at all — new, and not a rename of a case that left (its fingerprint) — by its
+   thresholds the same way. Pure logic: no I/O.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ from ci_eval.model.comparison import (
 )
 from ci_eval.model.results import CaseMetric, CaseRecord, RunResults
 from ci_eval.model.status import Status
+
+CONFIRM = 5  # runs, all failing, that confirm a break (reruns included)
 
 JUDGED = (Status.PASSED, Status.FAILED)
 
@@ -77,7 +85,11 @@ def compare(
     significance: float = 0.05,
     min_history: int = DEFAULT_MIN_HISTORY,
     accepted: list[Acceptance] | None = None,
+    confirm: int = CONFIRM,
 ) -> Comparison:
+    """``confirm``: the runs that confirm a break when all fail (fewer when the run could not
+    make that many: its runs and reruns; never fewer than 2, so one flip never blocks)."""
+    confirm = max(2, confirm)
     provenance = baseline.get("provenance") or {}
     comparison = Comparison(
         provenance.get("commit"),
@@ -91,21 +103,33 @@ def compare(
     family: list[CaseJudgement] = []  # judged on history: the multiplicity family
     predictive: list[list[float]] = []
     improving: list[tuple[CaseJudgement, float]] = []
+    present = {(s.eval_set_id, c.eval_id) for s in results.sets for c in s.cases}
+    renamed = _renames(results, base_sets, present)
     for s in results.sets:
         base_cases = (base_sets.get(s.eval_set_id) or {}).get("cases") or {}
         for case in s.cases:
             key = (s.eval_set_id, case.eval_id)
             seen.add(key)
             base = base_cases.get(case.eval_id)
+            if base is None and key in renamed:
+                was = renamed[key]
+                seen.add(was)
+                base = base_sets[was[0]]["cases"][was[1]]
             if base is None:
                 comparison.new_cases.append(key)
+                if case.status in JUDGED:
+                    _judge_new(s.eval_set_id, case, comparison, confirm)
                 continue
             if case.status not in JUDGED:
                 continue  # ERROR, SKIPPED, NOT_EVALUATED: said elsewhere, not compared
-            judged = _judge_case(s.eval_set_id, case, base, comparison, tolerance, min_history)
+            judged = _judge_case(
+                s.eval_set_id, case, base, comparison, tolerance, min_history, confirm
+            )
             if judged is None:
                 continue
             judgement, history_p, improve_p, dist = judged
+            if key in renamed:
+                judgement.method += f" (renamed from {renamed[key][1]}: its history)"
             comparison.cases.append(judgement)
             if judgement.method == "history":
                 family.append(judgement)
@@ -118,7 +142,13 @@ def compare(
         family, stats.benjamini_hochberg([j.p_value or 1.0 for j in family]), strict=True
     ):
         judgement.adjusted = adjusted
-        if judgement.failed_now and adjusted <= alpha:
+        # a break confirmed by reruns where main never failed blocks whatever BH makes of it
+        confirmed = judgement.history_failed == 0 and (
+            judgement.failed_now == judgement.runs_now >= confirm
+        )
+        if judgement.failed_now and (adjusted <= alpha or confirmed):
+            if adjusted > alpha:
+                judgement.method = f"history; failed all {runs_label(judgement.runs_now)}"
             _regressed(judgement, comparison, tolerance)
     for judgement, adjusted in zip(
         [j for j, _ in improving],
@@ -192,6 +222,51 @@ def _regressed(judgement: CaseJudgement, comparison: Comparison, tolerance: floa
         change.regressed = True
 
 
+def _renames(
+    results: RunResults, base_sets: dict[str, Any], present: set[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[str, str]]:
+    """New cases that are a case of the history under a new id: the same content (its
+    fingerprint), the old id gone from this run; only where exactly one case matches."""
+    from ci_eval.baseline import fingerprint
+
+    gone: dict[str, list[tuple[str, str]]] = {}
+    for set_id, data in base_sets.items():
+        for case_id, entry in (data.get("cases") or {}).items():
+            if (set_id, case_id) not in present and entry.get("fingerprint"):
+                gone.setdefault(entry["fingerprint"], []).append((set_id, case_id))
+    if not gone:
+        return {}
+    found = {}
+    for s in results.sets:
+        known = (base_sets.get(s.eval_set_id) or {}).get("cases") or {}
+        for case in s.cases:
+            if case.eval_id in known:
+                continue
+            matches = gone.get(fingerprint(case) or "", [])
+            if len(matches) == 1:
+                found[(s.eval_set_id, case.eval_id)] = matches[0]
+    return found
+
+
+def _judge_new(set_id: str, case: CaseRecord, comparison: Comparison, confirm: int) -> None:
+    """A case with no history: by its thresholds, confirmed by reruns. It blocks, named, when
+    it failed every one of at least ``confirm`` runs; else a failure is said, not blocking."""
+    gating = _gating(case)
+    fails = _run_fails([(list(m.runs), m.threshold) for m in gating])
+    if not fails or not any(fails):
+        return
+    n_runs, n_failed = len(fails), sum(fails)
+    judgement = CaseJudgement(
+        set_id, case.eval_id, Judgement.NOT_SIGNIFICANT, 0, 0, n_runs, n_failed,
+        f"new case: no history on main; failed {n_failed} of {runs_label(n_runs)}",
+        metrics=[m.name for m in gating if m.status == Status.FAILED],
+    )  # fmt: skip
+    if n_failed == n_runs >= confirm:
+        judgement.method = f"new case: failed its thresholds in all {runs_label(n_runs)}"
+        judgement.judgement = Judgement.REGRESSION
+    comparison.cases.append(judgement)
+
+
 def _judge_case(
     set_id: str,
     case: CaseRecord,
@@ -199,6 +274,7 @@ def _judge_case(
     comparison: Comparison,
     tolerance: float,
     min_history: int,
+    confirm: int = CONFIRM,
 ) -> tuple[CaseJudgement, float, float | None, list[float]] | None:
     gating = _gating(case)
     if not gating:
@@ -254,17 +330,20 @@ def _judge_case(
         metrics=failing_now,
         failing_since=base.get("failing_since"),
     )
+    confirmed = h_failed == 0 and n_failed == n_runs >= confirm
     if h_runs < min_history:
-        # too little history to know the case's noise: the simple rule, said in the output
+        # too little history to know the case's noise: only a confirmed break blocks
         judgement.method = (
-            f"judged by the simple rule: only {runs_label(h_runs)} on main "
+            f"short history: only {runs_label(h_runs)} on main "
             f"(the history test needs {min_history})"
         )
-        if h_failed == 0 and 2 * n_failed > n_runs:
+        if confirmed:
             judgement.p_value = None
+            judgement.method += f"; failed all {runs_label(n_runs)}, reruns included"
             _regressed(judgement, comparison, tolerance)
         elif case.status == Status.FAILED:
-            judgement.judgement = Judgement.KNOWN_FAILURE if h_failed else Judgement.NOT_SIGNIFICANT
+            on_main = h_failed and 2 * h_failed >= h_runs
+            judgement.judgement = Judgement.KNOWN_FAILURE if on_main else Judgement.NOT_SIGNIFICANT
         return judgement, 1.0, None, []
     p = stats.surprise(h_failed, h_runs - h_failed, n_failed, n_runs) if n_failed else 1.0
     improve = (

@@ -123,11 +123,20 @@ def verdict(results: RunResults) -> Verdict:
             noise = comparison.judged(Judgement.NOT_SIGNIFICANT)
             if known:
                 notes.append(_count(len(known), "known failure") + " did not block")
-            if noise:
+            usual = [j for j in noise if j.history_failed]
+            other = [j for j in noise if not j.history_failed]
+            if usual:
                 notes.append(
-                    _count(len(noise), "failure")
+                    _count(len(usual), "failure")
                     + " each within its case's usual noise did not block ("
-                    + _names([j.key for j in noise])
+                    + _names([j.key for j in usual])
+                    + ")"
+                )
+            if other:  # never failed on main: not "usual noise"; reruns did not confirm them
+                notes.append(
+                    _count(len(other), "unconfirmed failure")
+                    + " did not block (flaky, new or too little history: "
+                    + _names([j.key for j in other])
                     + ")"
                 )
         accepted = comparison.judged(Judgement.ACCEPTED)
@@ -141,7 +150,7 @@ def verdict(results: RunResults) -> Verdict:
         if simple:
             notes.append(
                 _count(len(simple), "case")
-                + f" judged by the simple rule (fewer than {comparison.min_history} runs on main)"
+                + f" with a short history (fewer than {comparison.min_history} runs on main)"
             )
     elif keys[Status.FAILED] and "failure" not in fail_on:
         notes.append(_count(len(keys[Status.FAILED]), "failed case") + " did not block")

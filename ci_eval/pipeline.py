@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ci_eval import __version__, git, preflight, redact
+from ci_eval import __version__, confirm, git, preflight, redact
 from ci_eval import accept as accept_file
 from ci_eval import baseline as baseline_store
 from ci_eval import shard as shard_spec
@@ -27,7 +27,7 @@ from ci_eval.metrics import adk_judges, lookup
 from ci_eval.metrics.judge import Judge
 from ci_eval.model.results import CaseRecord
 from ci_eval.results import RunResults, write_results
-from ci_eval.runner import RunOptions, run_sets
+from ci_eval.runner import RunOptions, rerun, run_sets
 from ci_eval.score import ScoreOptions, Scorer, parse_metric_option, parse_metric_table
 from ci_eval.settings import RunSettings, api_key, check_gate
 from ci_eval.simulate import build_simulator
@@ -187,6 +187,7 @@ def apply_baseline(
         settings.significance,
         settings.min_history,
         loaded.accepted,
+        confirm_target(results),
     )
     comparison.baseline_source = where
     provenance = data.get("provenance") or {}
@@ -209,6 +210,61 @@ def apply_baseline(
     results.fail_on = explicit or ("regression", "error", "not-evaluated")
     notices += [f"baseline warning: {w}" for w in comparison.warnings]
     return notices
+
+
+def confirm_target(results: RunResults) -> int:
+    """The runs, all failing, that confirm a break in these results: as their run allowed
+    (its runs and confirmation reruns, as it recorded them)."""
+    recorded = results.settings
+    return confirm.target(
+        int(recorded.get("num_runs") or 1), int(recorded.get("confirm_runs") or 0)
+    )
+
+
+def confirmation_reruns(
+    results: RunResults,
+    settings: RunSettings,
+    loaded: LoadedBaseline,
+    cases: dict[tuple[str, str], tuple[LoadedEvalSet, object]],
+    rerun_one: object,
+    scorer: Scorer,
+) -> list[str]:
+    """Rerun, a run a round, each failing case the comparison cannot decide yet (see
+    :mod:`ci_eval.confirm`), rescoring it after each; the rounds stop when none is left.
+    Returns what to say of them."""
+    if loaded.data is None:
+        return []
+    why_not = confirm.outage(results)
+    if why_not:
+        return [why_not]
+    runs_target = confirm_target(results)
+    by_set = {s.eval_set_id: s for s in results.sets}
+    records = {(s.eval_set_id, c.eval_id): c for s in results.sets for c in s.cases}
+    rerun_cases: set[tuple[str, str]] = set()
+    spent = 0
+    for _ in range(settings.confirm_runs):
+        comparison = compare(
+            results, loaded.data, settings.tolerance, settings.significance,
+            settings.min_history, loaded.accepted, runs_target,
+        )  # fmt: skip
+        keys = [k for k in confirm.to_confirm(comparison, runs_target) if k in cases]
+        if not keys:
+            break
+        spent += rerun_one([(*cases[k], records[k]) for k in keys])  # type: ignore[operator]
+        rerun_cases.update(keys)
+        for key in keys:
+            scorer.case(by_set[key[0]], records[key])
+    results.settings["confirmation_reruns"] = spent
+    if not spent:
+        return []
+    names = ", ".join(f"{s}:{c}" for s, c in sorted(rerun_cases)[:5])
+    more = len(rerun_cases) - 5
+    return [
+        f"confirmation reruns: {spent} agent run{'s' if spent != 1 else ''} of "
+        f"{len(rerun_cases)} failing case{'s' if len(rerun_cases) != 1 else ''} ({names}"
+        + (f" and {more} more" if more > 0 else "")
+        + "), before the gate decided"
+    ]
 
 
 def update_baseline(results: RunResults, settings: RunSettings) -> str:
@@ -317,30 +373,58 @@ def run(
     total = sum(len(s.eval_set.eval_cases) for s in sets) * settings.num_runs
     spill = spill_to.for_run(total, env)
     scorer = Scorer(options, then=CaseRecord.compact if spill is None else spill.hold)
+    # with a baseline, a failing case may be run again before the gate decides: its eval case
+    # is kept for that (without one, each case goes as its runs end)
+    confirming = loaded.data is not None and settings.confirm_runs > 0
+    kept = {
+        (s.eval_set.eval_set_id, c.eval_id): (s, c)
+        for s in sets
+        for c in s.eval_set.eval_cases
+        if confirming
+    }
+    run_options = RunOptions(
+        settings.concurrency,
+        settings.num_runs,
+        cases,
+        shard_spec.parse(settings.shard) if settings.shard else None,
+        settings.timeout,
+        simulator,
+        meanwhile=lambda: prepare_after_run(settings, env),
+        case_done=scorer.case,
+        release_cases=not confirming,  # the sets are not read after the run
+    )
     try:
-        results = run_sets(
-            sets,
-            connector,
-            RunOptions(
-                settings.concurrency,
-                settings.num_runs,
-                cases,
-                shard_spec.parse(settings.shard) if settings.shard else None,
-                settings.timeout,
-                simulator,
-                meanwhile=lambda: prepare_after_run(settings, env),
-                case_done=scorer.case,
-                release_cases=True,  # the sets are not read after the run
-            ),
-            stop=stop,
-        )
+        results = run_sets(sets, connector, run_options, stop=stop)
+        results.settings = run_settings(settings, simulator, confirming)
+        scorer.rest(results)
+        if confirming and not results.interrupted:
+            notices += confirmation_reruns(
+                results,
+                settings,
+                loaded,
+                kept,  # type: ignore[arg-type]
+                lambda targets, agent=connector: rerun(targets, agent, run_options, stop),
+                scorer,
+            )
     finally:
         connector.close()
+    del kept
     # what the connector holds (a replay's recordings: 100 MB at 20,000 cases) goes before
-    # scoring and reporting, where a run peaks
+    # reporting, where a run peaks
     del connector
     gc.freeze()  # the same for what the agent produced
-    results.settings = {
+    # compare first (against the baseline as it was), then write
+    notices += apply_baseline(results, settings, env, loaded)
+    if settings.results:
+        write_results(Path(settings.results), results)
+    if settings.update_baseline:
+        notices.append(update_baseline(results, settings))
+    return Outcome(results, gate(results), notices)
+
+
+def run_settings(settings: RunSettings, simulator: object, confirming: bool) -> dict:
+    """What the results file records of the run's settings."""
+    return {
         "agent": settings.agent.kind,
         "concurrency": settings.concurrency,
         "timeout": settings.timeout,
@@ -350,16 +434,10 @@ def run(
         "shard": settings.shard,
         "simulator": None
         if simulator is None
-        else {"model": simulator.client.model, "max_turns": simulator.config.max_turns},
+        else {"model": simulator.client.model, "max_turns": simulator.config.max_turns},  # type: ignore[attr-defined]
         # whose prompt templates the ADK judges and the ADK user simulator used
         "adk_prompts": adk_judges.source(),
         "cases": settings.cases,
+        "confirm_runs": settings.confirm_runs if confirming else 0,
+        "confirmation_reruns": 0,
     }
-    scorer.rest(results)
-    # compare first (against the baseline as it was), then write
-    notices += apply_baseline(results, settings, env, loaded)
-    if settings.results:
-        write_results(Path(settings.results), results)
-    if settings.update_baseline:
-        notices.append(update_baseline(results, settings))
-    return Outcome(results, gate(results), notices)

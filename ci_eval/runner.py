@@ -521,3 +521,37 @@ def run_sets(
         duration_s=time.monotonic() - t0,
         interrupted=stop.is_set(),
     )
+
+
+def rerun(
+    targets: list[tuple[LoadedEvalSet, EvalCase, CaseRecord]],
+    connector: Connector,
+    options: RunOptions,
+    stop: threading.Event | None = None,
+) -> int:
+    """Confirmation reruns: one more run of each target case, numbered on from its last (a
+    replay replays its next recording), marked as a confirmation and added to its runs in
+    order. Returns the runs made."""
+    stop = stop or threading.Event()
+    work = []
+    for loaded, case, record in targets:
+        record.runs = list(record.runs)  # runs kept as text (spilled) become objects again
+        run = max((r.run for r in record.runs), default=0) + 1
+        work.append(_Job(loaded.eval_set.eval_set_id, case, record, run, loaded))
+    bar = Progress(len(work))
+
+    def finished(job: _Job) -> None:
+        assert job.record is not None
+        job.record.confirmation = True
+        job.case_record.runs.append(job.record)
+        job.record = None
+
+    _execute(work, connector, options, stop, bar, time.monotonic(), finished)
+    for job in work:
+        if job.record is not None:
+            job.record.confirmation = True
+            job.case_record.runs.append(job.record)
+    bar.finish()
+    for _, _, record in targets:
+        record.runs.sort(key=lambda r: r.run)
+    return len(work)

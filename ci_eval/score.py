@@ -226,6 +226,8 @@ def score_case(
     )
     completed: list[RunRecord] = [r for r in case.runs if r.error is None]
     for run in completed:
+        if run.metrics:  # scored already: a case rescored after its confirmation reruns
+            continue
         expected = [i.expected for i in run.invocations]
         actual = [i.actual for i in run.invocations if i.actual is not None]
         run.metrics = score_run(specs, dialect, expected, actual, ctx)

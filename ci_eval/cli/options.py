@@ -138,8 +138,20 @@ MinHistoryOpt = Annotated[
     typer.Option(
         "--min-history",
         metavar="N",
-        help="Runs on main a case needs before its history judges it; with fewer, the simple "
-        "rule (passed every run on main, fails most runs now) [default: 5].",
+        help="Runs on main a case needs before its history judges it; with fewer, a case "
+        "blocks only when it fails every run, reruns included, where main never failed it "
+        "[default: 5].",
+        show_default=False,
+    ),
+]
+ConfirmRunsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--confirm-runs",
+        metavar="K",
+        help="Confirmation reruns a failing case may get, one at a time, before the gate "
+        "decides: a case that fails every run where main did not (or that is new) is run "
+        "again until it passes or has failed 5 runs; 0 turns them off [default: 4].",
         show_default=False,
     ),
 ]

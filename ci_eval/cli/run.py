@@ -16,6 +16,7 @@ from ci_eval.cli.options import (
     BaselineRefOpt,
     CommentIdOpt,
     CommentOpt,
+    ConfirmRunsOpt,
     EvalConfigOpt,
     ExcludeOpt,
     FailOnOpt,
@@ -317,6 +318,7 @@ def run(
     fail_on: FailOnOpt = None,
     baseline_max_age: MaxAgeOpt = None,
     min_history: MinHistoryOpt = None,
+    confirm_runs: ConfirmRunsOpt = None,
     accept: AcceptOpt = None,
     window: WindowOpt = None,
 ) -> None:
@@ -367,6 +369,7 @@ def run(
                 "fail_on": fail_on,
                 "baseline_max_age": baseline_max_age,
                 "min_history": min_history,
+                "confirm_runs": confirm_runs,
                 "accept": accept,
                 "baseline_window": window,
                 "agent.kind": agent,

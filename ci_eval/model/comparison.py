@@ -111,7 +111,7 @@ class CaseJudgement:
     history_failed: Count
     runs_now: Count
     failed_now: Count
-    method: Text  # "history" or "simple rule (…)"
+    method: Text  # "history", "short history: …", "new case: …" (how it was judged)
     p_value: Number | None = None
     adjusted: Number | None = None  # Benjamini–Hochberg
     metrics: Items[Text] = field(default_factory=list)  # the metrics that failed now
@@ -131,6 +131,17 @@ class CaseJudgement:
         )
         return f"passed {passed} of {runs_label(self.history_runs)} on main, {now}"
 
+    def not_blocking(self) -> str:
+        """Why a failing case that is neither a regression nor a known failure does not block,
+        in words true of its history: "usual noise" only where main has failed it too."""
+        if self.history_runs == 0:
+            return "a new case whose failures reruns did not confirm"
+        if self.history_failed:
+            return "within the case's usual noise"
+        if self.failed_now < self.runs_now:
+            return "flaky: it failed, then passed when run again (it never failed on main)"
+        return "not enough history to judge (it never failed on main)"
+
     def describe(self) -> str:
         text = f"{self.key}"
         if self.metrics:
@@ -142,6 +153,8 @@ class CaseJudgement:
                 text += f" ({self.adjusted:.2g} after Benjamini–Hochberg)"
         if self.method != "history":
             text += f" — {self.method}"
+        if self.judgement is Judgement.NOT_SIGNIFICANT:
+            text += f" — {self.not_blocking()}"
         if self.judgement is Judgement.KNOWN_FAILURE and self.failing_since:
             text += f" — failing on main since {self.failing_since}"
         if self.reason:
@@ -226,4 +239,7 @@ class Comparison:
 
     @property
     def short_history(self) -> list[CaseJudgement]:
-        return [c for c in self.cases if c.method != "history"]
+        # "judged by the simple rule": what results files of ci-eval 0.1.0's first gate say
+        return [
+            c for c in self.cases if c.method.startswith(("short history", "judged by the simple"))
+        ]

@@ -207,6 +207,7 @@ class RunRecord:
     simulation: dict[str, Any] | None = None
     started_s: Seconds | None = None  # seconds after the run began (None: replayed or not run)
     replayed: Flag = False  # durations are the recording's, not measured
+    confirmation: Flag = False  # a confirmation rerun the gate asked for (not one of num_runs)
 
     @property
     def retries(self) -> int:

@@ -315,7 +315,7 @@ def _not_blocking(judged: CaseJudgement, case: CaseRecord) -> str:
     elif judged.judgement is Judgement.ACCEPTED:
         message = f"accepted change: {judged.reason}"
     else:
-        message = f"failed within the case's usual noise, not a regression: {judged.history()}"
+        message = f"failed, not a regression ({judged.not_blocking()}): {judged.history()}"
     return message + " — " + "; ".join(failing_metrics(case))
 
 

@@ -132,7 +132,7 @@ def _judged_note(judged: CaseJudgement | None) -> str:
         return f" — known failure, {judged.history()}{since}"
     if judged.judgement is Judgement.NOT_SIGNIFICANT:
         p = f", p={judged.p_value:.2g}" if judged.p_value is not None else ""
-        return f" — not a regression (within the case's usual noise): {judged.history()}{p}"
+        return f" — not a regression ({judged.not_blocking()}): {judged.history()}{p}"
     return ""
 
 
@@ -156,8 +156,8 @@ def _comparison_lines(comparison: Comparison) -> list[str]:
     short = [j.key for j in comparison.short_history]
     if short:
         lines.append(
-            f"  SHORT HISTORY (fewer than {comparison.min_history} runs on main, judged by "
-            "the simple rule: passed every run on main, fails most runs now): " + ", ".join(short)
+            f"  SHORT HISTORY (fewer than {comparison.min_history} runs on main: blocks only when "
+            "it fails every run, reruns included, where main never failed it): " + ", ".join(short)
         )
     regressed = len(comparison.regressed_cases())
     lines.append(

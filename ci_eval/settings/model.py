@@ -56,6 +56,7 @@ SETTINGS = (
     Setting("baseline_max_age", "--baseline-max-age"),
     Setting("baseline_window", "--window", "window", "int"),
     Setting("min_history", "--min-history", "min-history", "int"),
+    Setting("confirm_runs", "--confirm-runs", "confirm-runs", "int"),
     Setting("accept", "--accept", "accept"),
     Setting("results", "--results", "results"),
     Setting("junit", "--junit", "junit"),
@@ -214,6 +215,8 @@ class RunSettings:
     baseline_max_age: float = 30.0
     baseline_window: int = 20  # runs of history kept per case and metric
     min_history: int = 5  # runs on main a case needs before its history judges it
+    # confirmation reruns a failing case may get before the gate decides (0: none)
+    confirm_runs: int = 4
     accept: str | None = None  # the acceptance file [default: .ci-eval/accept.toml]
     junit: str | None = None
     summary: str | None = None
@@ -342,6 +345,8 @@ def check_gate(settings: RunSettings) -> tuple[str, ...]:
     for key in ("min_history", "baseline_window"):
         if getattr(settings, key) < 1:
             raise names.error(key, "must be at least 1")
+    if not 0 <= settings.confirm_runs <= 20:
+        raise names.error("confirm_runs", "must be from 0 (no reruns) to 20")
     return parse_fail_on(settings.fail_on, names.name("fail_on"))
 
 

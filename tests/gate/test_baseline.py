@@ -73,10 +73,15 @@ def test_a_drop_fails_the_gate_and_is_named(recorded: dict[str, Path]) -> None:
         cwd=REPO,
     )
     assert proc.returncode == 1
-    # a one-run baseline is too little history: the simple rule judges, and says so
+    # a one-run baseline is too little history: four confirmation reruns fail too, which
+    # confirms the break (the replay replays the case's one recording again)
     assert (
         "REGRESSED weather_basic:paris_weather (response_match_score): passed 1 of 1 run on "
-        "main, failed 1 of 1 now — judged by the simple rule" in proc.stdout
+        "main, failed 5 of 5 now — short history: only 1 run on main (the history test needs "
+        "5); failed all 5 runs, reruns included" in proc.stdout
+    )
+    assert "confirmation reruns: 4 agent runs of 1 failing case (weather_basic:paris_weather)" in (
+        proc.stderr + proc.stdout
     )
     assert proc.stdout.splitlines()[-1].startswith(
         "gate failed: 1 regression (weather_basic:paris_weather)"
@@ -146,11 +151,11 @@ def _baseline(runs: list[float]) -> dict[str, Any]:
     return baseline_store.from_results(_results(runs), commit="abc")
 
 
-def test_a_short_history_uses_the_simple_rule_which_sees_a_drop_over_three_runs() -> None:
-    # today's gate was blind here: 1,1,1 → 0,0,0 could not reach p < 0.05 with exact tests
-    result = compare(_results([0, 0, 0]), _baseline([1, 1, 1]))
+def test_a_short_history_sees_a_drop_over_three_runs_when_three_confirm_it() -> None:
+    # the gate before reruns was blind here: 1,1,1 → 0,0,0 could not reach p < 0.05
+    result = compare(_results([0, 0, 0]), _baseline([1, 1, 1]), confirm=3)
     [judged] = result.cases
-    assert judged.judgement == "regression" and "simple rule" in judged.method
+    assert judged.judgement == "regression" and "short history" in judged.method
     assert "passed 3 of 3 runs on main, failed 3 of 3 now" in judged.describe()
 
 

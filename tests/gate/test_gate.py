@@ -249,24 +249,47 @@ def test_false_alarms_stay_under_the_significance_level_when_nothing_changed() -
 # --- too little history ----------------------------------------------------------------------
 
 
-def test_too_little_history_falls_back_to_the_simple_rule_and_says_so() -> None:
+def test_with_a_short_history_one_failed_run_never_blocks() -> None:
     comparison = compare(results({"c": [0.0]}), history({"c": [1.0, 1.0]}))
     case = judged(comparison, "c")
-    assert case.judgement is Judgement.REGRESSION and case.p_value is None
-    assert "judged by the simple rule: only 2 runs on main (the history test needs 5)" in (
-        case.describe()
-    )
+    assert case.judgement is Judgement.NOT_SIGNIFICANT
+    assert "short history: only 2 runs on main (the history test needs 5)" in case.describe()
+    assert "not enough history to judge (it never failed on main)" in case.describe()
     line = verdict(results_with(comparison, {"c": [0.0]})).line
-    assert "1 case judged by the simple rule (fewer than 5 runs on main)" in line
-    # a flaky short history is not a regression under the simple rule
-    comparison = compare(results({"c": [0.0]}), history({"c": [1.0, 0.0]}))
+    assert "1 case with a short history (fewer than 5 runs on main)" in line
+    assert "usual noise" not in line  # it never failed on main
+
+
+def test_with_a_short_history_a_break_confirmed_by_reruns_blocks() -> None:
+    comparison = compare(results({"c": [0.0] * 5}), history({"c": [1.0, 1.0]}))
+    case = judged(comparison, "c")
+    assert case.judgement is Judgement.REGRESSION and case.p_value is None
+    assert "failed all 5 runs, reruns included" in case.describe()
+    # as many runs as the run could make confirm it (3 runs, no reruns)
+    assert compare(results({"c": [0.0] * 3}), history({"c": [1.0]}), confirm=3).regressed_cases()
+    # a case that failed on main too is not news: flaky, not a regression
+    comparison = compare(results({"c": [0.0] * 5}), history({"c": [1.0, 0.0]}))
     assert not comparison.regressed_cases()
 
 
-def test_a_new_case_is_not_judged() -> None:
+def test_a_failure_that_passes_on_a_rerun_is_flaky_not_usual_noise() -> None:
+    comparison = compare(results({"c": [0.0, 1.0]}), history({"c": [1.0] * 3}))
+    case = judged(comparison, "c")
+    assert case.judgement is Judgement.NOT_SIGNIFICANT
+    assert "flaky: it failed, then passed when run again" in case.describe()
+
+
+def test_a_new_case_blocks_named_when_it_fails_every_run_reruns_included() -> None:
     comparison = compare(results({"c": [1.0], "fresh": [0.0]}), history({"c": [1.0] * 5}))
     assert comparison.new_cases == [("s", "fresh")]
-    assert not comparison.regressed_cases()
+    assert not comparison.regressed_cases()  # one failed run: not confirmed
+    assert (
+        "a new case whose failures reruns did not confirm" in judged(comparison, "fresh").describe()
+    )
+    comparison = compare(results({"c": [1.0], "fresh": [0.0] * 5}), history({"c": [1.0] * 5}))
+    assert comparison.regressed_cases() == {("s", "fresh")}
+    line = verdict(results_with(comparison, {"c": [1.0], "fresh": [0.0] * 5})).line
+    assert line.startswith("gate failed: 1 regression (s:fresh)")
 
 
 # --- accepting an intended change -------------------------------------------------------------

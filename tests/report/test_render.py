@@ -140,15 +140,19 @@ def test_the_summary_reads_in_order(samples: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def regressed(samples: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The samples against a baseline where every case scored 1 (the real run regressed)."""
+def regressed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The samples, five runs each, against a baseline where every case scored 1: the
+    expected failure fails all five, which confirms it a regression."""
     folder = tmp_path_factory.mktemp("regressed")
+    samples = folder / "samples.json"
+    proc = run_cli("run", "--num-runs", "5", "--results", str(samples), cwd=REPO)
+    assert proc.returncode == 1, proc.stderr
     better = json.loads(samples.read_text())
     for s in better["sets"]:
         for c in s["cases"]:
             c["status"] = "PASSED"
             for m in c["metrics"]:
-                m.update(score=1.0, status="PASSED", runs=[1.0], min=1.0, pass_rate=1.0)
+                m.update(score=1.0, status="PASSED", runs=[1.0] * 5, min=1.0, pass_rate=1.0)
             for r in c["runs"]:
                 for m in r["metrics"]:
                     m.update(score=1.0, status="PASSED")

@@ -1,0 +1,57 @@
+"""Confirmation reruns: which failing cases the gate wants run again before it decides.
+
+A case that failed every run so far where main rarely or never fails it — or that has no
+history at all — may be broken, or may be a flaky case having a bad streak. One more run tells
+them apart: a broken case fails again, a flaky one soon passes. The pipeline reruns these cases
+one run a round until each has passed once, or failed every one of ``target`` runs
+(:data:`ci_eval.compare.CONFIRM`, five unless fewer are allowed), and the comparison then
+judges all of a case's runs. When a large share of the suite fails at once it is an outage
+(a provider's bad hour, a dead endpoint), not a regression: no rerun is spent on it. Pure logic.
+"""
+
+from __future__ import annotations
+
+from ci_eval.compare import CONFIRM
+from ci_eval.model.comparison import Comparison, Judgement
+from ci_eval.model.results import RunResults
+from ci_eval.model.status import Status
+
+# more of the scored cases failing at once than this share, and at least OUTAGE_CASES of them:
+# an outage, no reruns (a few failing cases of a small suite are not one)
+OUTAGE_SHARE = 0.3
+OUTAGE_CASES = 10
+RARELY = 0.2  # a history failing at most this share of runs: a failure now may be news
+
+
+def target(num_runs: int, confirm_runs: int) -> int:
+    """The runs, all failing, that confirm a break: five, or as many as the run makes."""
+    return max(2, min(CONFIRM, num_runs + confirm_runs))
+
+
+def to_confirm(comparison: Comparison, runs_target: int) -> list[tuple[str, str]]:
+    """The cases to run once more: every run so far failed, fewer than ``runs_target`` runs,
+    and main never or rarely fails them (or they have no history); not those the gate has
+    decided already."""
+    keys = []
+    for j in comparison.cases:
+        if j.judgement in (Judgement.REGRESSION, Judgement.ACCEPTED, Judgement.KNOWN_FAILURE):
+            continue
+        if not j.failed_now or j.failed_now < j.runs_now or j.runs_now >= runs_target:
+            continue
+        if j.history_runs and j.history_failed > RARELY * j.history_runs:
+            continue
+        keys.append((j.set_id, j.case_id))
+    return keys
+
+
+def outage(results: RunResults) -> str | None:
+    """Why no case is rerun when too many fail at once; None when reruns may go ahead."""
+    counted = results.counts()
+    scored = counted[Status.PASSED] + counted[Status.FAILED]
+    failed = counted[Status.FAILED]
+    if failed >= OUTAGE_CASES and failed > OUTAGE_SHARE * scored:
+        return (
+            f"{failed} of {scored} cases failed at once: no confirmation reruns (more than "
+            f"{OUTAGE_SHARE:.0%} failing together looks like an outage, not a regression)"
+        )
+    return None
