@@ -73,6 +73,12 @@ def _run_fails(per_metric: list[tuple[list[float | None], float]]) -> list[bool]
     return out
 
 
+def failed_every_run(case: CaseRecord) -> bool:
+    """Did each of the case's scored runs miss a gating threshold (and was one scored)?"""
+    fails = _run_fails([(list(m.runs), m.threshold) for m in _gating(case)])  # type: ignore[misc]
+    return bool(fails) and all(fails)
+
+
 def _mean(values: list[float | None]) -> float | None:
     scored = [v for v in values if v is not None]
     return sum(scored) / len(scored) if scored else None
@@ -131,7 +137,7 @@ def compare(
             if key in renamed:
                 judgement.method += f" (renamed from {renamed[key][1]}: its history)"
             comparison.cases.append(judgement)
-            if judgement.method == "history":
+            if judgement.method.startswith("history"):
                 family.append(judgement)
                 judgement.p_value = history_p
                 predictive.append(dist)

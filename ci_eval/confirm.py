@@ -11,7 +11,7 @@ judges all of a case's runs. When a large share of the suite fails at once it is
 
 from __future__ import annotations
 
-from ci_eval.compare import CONFIRM
+from ci_eval.compare import CONFIRM, failed_every_run
 from ci_eval.model.comparison import Comparison, Judgement
 from ci_eval.model.results import RunResults
 from ci_eval.model.status import Status
@@ -45,13 +45,14 @@ def to_confirm(comparison: Comparison, runs_target: int) -> list[tuple[str, str]
 
 
 def outage(results: RunResults) -> str | None:
-    """Why no case is rerun when too many fail at once; None when reruns may go ahead."""
-    counted = results.counts()
-    scored = counted[Status.PASSED] + counted[Status.FAILED]
-    failed = counted[Status.FAILED]
-    if failed >= OUTAGE_CASES and failed > OUTAGE_SHARE * scored:
+    """Why no case is rerun when too many fail every run at once; None when reruns may go
+    ahead. (A flaky case failing one of three runs is not part of an outage.)"""
+    scored = [c for _, c in results.cases() if c.status in (Status.PASSED, Status.FAILED)]
+    failed = sum(1 for c in scored if c.status == Status.FAILED and failed_every_run(c))
+    if failed >= OUTAGE_CASES and failed > OUTAGE_SHARE * len(scored):
         return (
-            f"{failed} of {scored} cases failed at once: no confirmation reruns (more than "
-            f"{OUTAGE_SHARE:.0%} failing together looks like an outage, not a regression)"
+            f"{failed} of {len(scored)} cases failed every run at once: no confirmation reruns "
+            f"(more than {OUTAGE_SHARE:.0%} failing together looks like an outage, not a "
+            "regression)"
         )
     return None

@@ -113,6 +113,16 @@ def verdict(results: RunResults) -> Verdict:
             (blocking if "regression" in fail_on else notes).append(
                 text if "regression" in fail_on else f"{text} did not block"
             )
+        unconfirmed = [
+            j.key
+            for j in comparison.judged(Judgement.NOT_SIGNIFICANT)
+            if not j.history_failed and j.failed_now == j.runs_now
+        ]
+        if comparison.outage and unconfirmed:  # fail closed: not measured enough to pass
+            blocking.append(
+                f"{_count(len(unconfirmed), 'case')} failing every run could not be confirmed "
+                f"({_names(unconfirmed)}): {comparison.outage}; run the job again"
+            )
         if suite is not None:
             text = f"a broad drop across the suite: {suite.describe()}"
             (blocking if "regression" in fail_on else notes).append(

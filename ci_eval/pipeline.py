@@ -190,6 +190,7 @@ def apply_baseline(
         confirm_target(results),
     )
     comparison.baseline_source = where
+    comparison.outage = results.settings.get("outage")
     provenance = data.get("provenance") or {}
     if provenance.get("metrics_digest") not in (None, baseline_store.metrics_digest(results)):
         comparison.warnings.append(
@@ -236,6 +237,7 @@ def confirmation_reruns(
         return []
     why_not = confirm.outage(results)
     if why_not:
+        results.settings["outage"] = why_not
         return [why_not]
     runs_target = confirm_target(results)
     by_set = {s.eval_set_id: s for s in results.sets}

@@ -148,6 +148,11 @@ def compare_command(
         preflight.output_file(summary, "--summary")
         results = read_results(results_file, keep=PastLimit(env))
         notices = pipeline.apply_baseline(results, settings, env)
+        if results.comparison is not None:
+            notices.append(
+                "compare calls no agent: no confirmation reruns here; failing cases are judged "
+                "on the runs the results file holds"
+            )
         if output:
             write_results(output, results)
     except InputError as exc:

@@ -201,6 +201,9 @@ class Comparison:
         Count, BeforeValidator(lambda v: DEFAULT_MIN_HISTORY if v is None else v)
     ] = DEFAULT_MIN_HISTORY
     baseline_source: Text | None = None  # where it was read: a file, or file at a ref
+    # why no confirmation rerun was made: so many cases failed every run at once that it may be
+    # an outage, or a break of them all; the gate will not pass what it could not confirm
+    outage: Text | None = None
 
     @property
     def regressed_case_count(self) -> int:

@@ -1,0 +1,143 @@
+"""Confirmation reruns through ``ci-eval run`` with the replay agent (run N replays the N-th
+recording): a case that fails where main passes runs again until it passes or has failed five
+runs; a confirmed break blocks, named; a flaky case passes on a rerun and does not block;
+no reruns when a large share of the suite fails every run at once, or when turned off."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers import run_cli
+
+ANSWER = "It is sunny and twenty two degrees."
+
+
+def _invocation(case_id: str, tool: str) -> dict:
+    return {
+        "invocation_id": "i1",
+        "user_content": {"role": "user", "parts": [{"text": f"weather for {case_id}?"}]},
+        "final_response": {"role": "model", "parts": [{"text": ANSWER}]},
+        "intermediate_data": {"tool_uses": [{"name": tool, "args": {"city": case_id}}]},
+    }
+
+
+def _suite(folder: Path, runs: dict[str, str]) -> Path:
+    """An eval set of these cases and a recording of each one's runs in order: "P" a run
+    that calls the expected tool, "F" one that calls another."""
+    folder.mkdir(parents=True, exist_ok=True)
+    evalset = folder / "suite.evalset.json"
+    cases = [{"eval_id": c, "conversation": [_invocation(c, "get_weather")]} for c in runs]
+    evalset.write_text(json.dumps({"eval_set_id": "suite", "eval_cases": cases}))
+    (folder / "test_config.json").write_text('{"criteria": {"tool_trajectory_avg_score": 1.0}}')
+    results = [
+        {
+            "eval_set_id": "suite",
+            "eval_id": c,
+            "final_eval_status": 1,
+            "overall_eval_metric_results": [],
+            "eval_metric_result_per_invocation": [
+                {
+                    "actual_invocation": _invocation(c, "get_weather" if o == "P" else "other"),
+                    "expected_invocation": _invocation(c, "get_weather"),
+                }
+            ],
+            "session_id": "s",
+        }
+        for i in range(max(map(len, runs.values())))
+        for c, outcomes in runs.items()
+        for o in [outcomes[min(i, len(outcomes) - 1)]]
+    ]
+    (folder / "rec").mkdir(exist_ok=True)
+    (folder / "rec" / "r.json").write_text(
+        json.dumps({"eval_set_id": "suite", "eval_case_results": results})
+    )
+    return evalset
+
+
+def _main_history(tmp_path: Path, cases: list[str], pushes: int = 1) -> Path:
+    main = tmp_path / "main"
+    evalset = _suite(main, {c: "P" for c in cases})
+    for n in range(pushes):
+        done = run_cli("run", str(evalset), "--agent", "replay", "--replay", "rec",
+                       "--results", f"m{n}.json", cwd=main)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        done = run_cli("baseline", "update", f"m{n}.json", "--baseline", "b.json", cwd=main)
+        assert done.returncode == 0, done.stderr
+    return main / "b.json"
+
+
+def _pr(tmp_path: Path, baseline: Path, runs: dict[str, str], *flags: str) -> tuple[int, str, dict]:
+    pr = tmp_path / "pr"
+    evalset = _suite(pr, runs)
+    done = run_cli("run", str(evalset), "--agent", "replay", "--replay", "rec",
+                   "--baseline", str(baseline), "--results", "pr.json", *flags, cwd=pr)  # fmt: skip
+    data = json.loads((pr / "pr.json").read_text())
+    return done.returncode, done.stdout + done.stderr, data
+
+
+def _runs(data: dict, case_id: str) -> list[dict]:
+    return next(c for s in data["sets"] for c in s["cases"] if c["eval_id"] == case_id)["runs"]
+
+
+def test_a_break_is_rerun_until_confirmed_and_blocks_named(tmp_path: Path) -> None:
+    baseline = _main_history(tmp_path, ["a", "b", "c"])
+    code, out, data = _pr(tmp_path, baseline, {"a": "P", "b": "F", "c": "P"})
+    assert code == 1
+    assert "gate failed: 1 regression (suite:b)" in out
+    runs = _runs(data, "b")
+    assert [r["confirmation"] for r in runs] == [False, True, True, True, True]
+    assert [r["run"] for r in runs] == [1, 2, 3, 4, 5]
+    assert len(_runs(data, "a")) == 1  # a passing case is never rerun
+    assert data["settings"]["confirmation_reruns"] == 4
+    assert "confirmation reruns: 4 agent runs of 1 failing case (suite:b)" in out
+
+
+def test_a_flaky_case_passes_on_a_rerun_and_does_not_block(tmp_path: Path) -> None:
+    baseline = _main_history(tmp_path, ["a", "b"])
+    code, out, data = _pr(tmp_path, baseline, {"a": "P", "b": "FP"})
+    assert code == 0, out
+    assert len(_runs(data, "b")) == 2  # no rerun once it passed
+    assert "flaky: it failed, then passed when run again" in out
+    assert "usual noise" not in out
+
+
+def test_with_reruns_off_one_failed_run_does_not_block_and_says_why(tmp_path: Path) -> None:
+    baseline = _main_history(tmp_path, ["a", "b"])
+    code, out, data = _pr(tmp_path, baseline, {"a": "P", "b": "F"}, "--confirm-runs", "0")
+    assert code == 0 and len(_runs(data, "b")) == 1
+    assert "1 unconfirmed failure did not block" in out
+
+
+def test_no_reruns_when_a_large_share_fails_every_run_at_once(tmp_path: Path) -> None:
+    cases = [f"c{i}" for i in range(20)]
+    baseline = _main_history(tmp_path, cases)
+    runs = {c: ("F" if i < 12 else "P") for i, c in enumerate(cases)}
+    code, out, data = _pr(tmp_path, baseline, runs)
+    assert "12 of 20 cases failed every run at once: no confirmation reruns" in out
+    assert all(len(_runs(data, c)) == 1 for c in cases)
+    # what it could not confirm it does not pass: an outage or a break of them all
+    assert code == 1
+    assert "gate failed: 12 cases failing every run could not be confirmed" in out
+
+
+def test_compare_says_it_cannot_rerun(tmp_path: Path) -> None:
+    baseline = _main_history(tmp_path, ["a", "b"])
+    _pr(tmp_path, baseline, {"a": "P", "b": "F"}, "--confirm-runs", "0")
+    done = run_cli("compare", str(tmp_path / "pr" / "pr.json"), "--baseline", str(baseline))
+    assert "compare calls no agent: no confirmation reruns here" in done.stdout + done.stderr
+
+
+def test_a_renamed_case_is_judged_on_its_old_history(tmp_path: Path) -> None:
+    baseline = _main_history(tmp_path, ["a", "b"], pushes=5)
+    pr = tmp_path / "pr"
+    evalset = _suite(pr, {"a": "P", "b": "F"})
+    text = evalset.read_text().replace('"eval_id": "b"', '"eval_id": "b_renamed"')
+    evalset.write_text(text)
+    rec = pr / "rec" / "r.json"
+    rec.write_text(rec.read_text().replace('"eval_id": "b"', '"eval_id": "b_renamed"'))
+    done = run_cli("run", str(evalset), "--agent", "replay", "--replay", "rec",
+                   "--baseline", str(baseline), cwd=pr)  # fmt: skip
+    assert done.returncode == 1
+    assert "gate failed: 1 regression (suite:b_renamed)" in done.stdout
+    assert "renamed from b: its history" in done.stdout
