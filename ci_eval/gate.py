@@ -156,6 +156,9 @@ def verdict(results: RunResults) -> Verdict:
             )
         if comparison.suite is not None and comparison.suite.accepted:
             notes.append("the suite-wide drop is accepted")
+        if comparison.removed_cases:  # named: a PR can remove the cases it would fail
+            removed = [f"{s}:{c}" for s, c in comparison.removed_cases]
+            notes.append(f"{_count(len(removed), 'case')} on main not run here ({_names(removed)})")
         simple = comparison.short_history
         if simple:
             notes.append(
