@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from ci_eval.io.jsonfast import paused_gc
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import adk_judges, lookup
 from ci_eval.metrics.judge import Judge
+from ci_eval.model import EvalCase
 from ci_eval.model.results import CaseRecord
 from ci_eval.results import RunResults, write_results
 from ci_eval.runner import RunOptions, rerun, run_sets
@@ -226,13 +227,15 @@ def confirmation_reruns(
     results: RunResults,
     settings: RunSettings,
     loaded: LoadedBaseline,
-    cases: dict[tuple[str, str], tuple[LoadedEvalSet, object]],
-    rerun_one: object,
+    cases: dict[tuple[str, str], tuple[LoadedEvalSet, EvalCase]],
+    rerun_one: Callable[[list[tuple[LoadedEvalSet, EvalCase, CaseRecord]]], int],
     scorer: Scorer,
+    stop: threading.Event | None = None,
 ) -> list[str]:
     """Rerun, a run a round, each failing case the comparison cannot decide yet (see
-    :mod:`ci_eval.confirm`), rescoring it after each; the rounds stop when none is left.
-    Returns what to say of them."""
+    :mod:`ci_eval.confirm`), rescoring it after each; the rounds stop when none is left, or
+    when the job is cancelled (the results then say it was interrupted). Returns what to say
+    of them."""
     if loaded.data is None:
         return []
     why_not = confirm.outage(results)
@@ -245,6 +248,9 @@ def confirmation_reruns(
     rerun_cases: set[tuple[str, str]] = set()
     spent = 0
     for _ in range(settings.confirm_runs):
+        if stop is not None and stop.is_set():
+            results.interrupted = True
+            break
         comparison = compare(
             results, loaded.data, settings.tolerance, settings.significance,
             settings.min_history, loaded.accepted, runs_target,
@@ -252,10 +258,12 @@ def confirmation_reruns(
         keys = [k for k in confirm.to_confirm(comparison, runs_target) if k in cases]
         if not keys:
             break
-        spent += rerun_one([(*cases[k], records[k]) for k in keys])  # type: ignore[operator]
+        spent += rerun_one([(*cases[k], records[k]) for k in keys])
         rerun_cases.update(keys)
         for key in keys:
             scorer.case(by_set[key[0]], records[key])
+    if stop is not None and stop.is_set():  # cancelled during a round: its runs say so
+        results.interrupted = True
     results.settings["confirmation_reruns"] = spent
     if not spent:
         return []
@@ -404,9 +412,10 @@ def run(
                 results,
                 settings,
                 loaded,
-                kept,  # type: ignore[arg-type]
+                kept,
                 lambda targets, agent=connector: rerun(targets, agent, run_options, stop),
                 scorer,
+                stop,
             )
     finally:
         connector.close()
