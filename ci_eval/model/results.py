@@ -33,6 +33,7 @@ from ci_eval.model.values import (
     Flag,
     Items,
     Number,
+    RunSeconds,
     Seconds,
     Text,
     Timestamp,
@@ -324,7 +325,7 @@ class RunResults:
     sets: Annotated[Items[SetRecord], APART]  # written and read set by set
     agent: Text = ""
     started: Timestamp = ""
-    duration_s: Annotated[Seconds, BeforeValidator(lambda v: 0.0 if v is None else v)] = 0.0
+    duration_s: Annotated[RunSeconds, BeforeValidator(lambda v: 0.0 if v is None else v)] = 0.0
     settings: Annotated[RunSettingsJson, BeforeValidator(lambda v: {} if v is None else v)] = field(
         default_factory=dict
     )  # type: ignore[assignment]

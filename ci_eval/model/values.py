@@ -46,6 +46,11 @@ Number = Annotated[float, Strict()]
 Count = Annotated[int, Strict(), Field(ge=0)]
 # measured durations: written to a tenth of a millisecond
 Seconds = Annotated[float, Strict(), Field(ge=0), PlainSerializer(_round4, when_used="json")]
+# a whole run's wall time: to the millisecond, as the reports show it (a report of the file
+# then shows what the run showed: rounding twice could move the last digit)
+RunSeconds = Annotated[
+    float, Strict(), Field(ge=0), PlainSerializer(lambda v: round(v, 3), when_used="json")
+]
 Flag = Annotated[bool, Strict(), _none_is(bool)]
 Data = Annotated[dict[str, Any], _none_is(dict)]  # free-form JSON a dialect or metric keeps
 # a list whose null in a file means empty: Items[Number | None]

@@ -205,7 +205,7 @@ results = st.builds(
     st.lists(sets, max_size=2),
     text,
     st.from_regex(r"[0-9T:+\-. ]{0,25}", fullmatch=True),
-    seconds,
+    st.integers(0, 10**7).map(lambda n: n / 1000),  # a run's wall time: to the millisecond
     st.fixed_dictionaries({}, optional={"concurrency": count, "shard": maybe(text)}),
     st.booleans(),
     maybe(comparisons),
