@@ -359,7 +359,8 @@ def test_a_damaged_results_file_is_refused_or_rendered_never_an_internal_error(
     replace_one_value(doc, damage)
     with tempfile.TemporaryDirectory() as folder:
         done = _report(Path(folder), doc)
-    assert done.returncode in (0, 1, 2), done.stderr
+    # 3: the damage said the run was interrupted or a case errored, which the gate reports
+    assert done.returncode in (0, 1, 2, 3), done.stderr
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
     if done.returncode == 2:
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
