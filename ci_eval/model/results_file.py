@@ -86,10 +86,16 @@ def record_json(record: Any, tail: str = "") -> str:
             raise
         return _scrubbed(record, tail)
     if extra != "{}":
-        text = text[:-1] + ("," if text != "{}" else "") + extra[1:]
-    if tail:
-        text = text[:-1] + ("," if text != "{}" else "") + tail.lstrip(",") + "}"
-    return text
+        text = _with(text, extra[1:-1])
+    return _with(text, tail)
+
+
+def _with(text: str, members: str) -> str:
+    """A JSON object's text with more members (``"a":1,"b":2``) before its closing brace."""
+    members = members.lstrip(",")
+    if not members:
+        return text
+    return text[:-1] + ("," if text != "{}" else "") + members + "}"
 
 
 def _scrubbed(record: Any, tail: str) -> str:
@@ -100,10 +106,7 @@ def _scrubbed(record: Any, tail: str) -> str:
     data = adapter(kind).dump_python(record, mode="python", warnings=False)
     data |= {name: getattr(record, attr) for name, attr in getattr(kind, "DERIVED", {}).items()}
     plain = json.loads(json.dumps(data, default=_plain, ensure_ascii=False))
-    text = pydantic_core.to_json(scrub_json(plain), inf_nan_mode="null").decode()
-    if tail:
-        text = text[:-1] + ("," if text != "{}" else "") + tail.lstrip(",") + "}"
-    return text
+    return _with(pydantic_core.to_json(scrub_json(plain), inf_nan_mode="null").decode(), tail)
 
 
 def _plain(value: Any) -> Any:
