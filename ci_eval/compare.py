@@ -31,57 +31,31 @@ from __future__ import annotations
 from typing import Any
 
 from ci_eval import stats
+from ci_eval.case_judgement import (
+    CONFIRM,
+    JUDGED,
+    RARELY,
+    Pending,
+    gating,
+    judge_case,
+    read_case,
+    regressed,
+)
+from ci_eval.history import run_fails
 from ci_eval.model.comparison import (
     DEFAULT_MIN_HISTORY,
     Acceptance,
     CaseJudgement,
     Comparison,
     Judgement,
-    MetricChange,
     SuiteDrop,
     runs_label,
 )
-from ci_eval.model.results import CaseMetric, CaseRecord, RunResults
+from ci_eval.model.results import CaseRecord, RunResults
 from ci_eval.model.status import Status
+from ci_eval.noise import measure
 
-CONFIRM = 5  # runs, all failing, that confirm a break (reruns included)
-
-JUDGED = (Status.PASSED, Status.FAILED)
-
-
-def _gating(case: CaseRecord) -> list[CaseMetric]:
-    return [
-        m
-        for m in case.metrics
-        if not m.informational and m.threshold is not None and m.status in JUDGED
-    ]
-
-
-def _run_fails(per_metric: list[tuple[list[float | None], float]]) -> list[bool]:
-    """Per run (aligned from the latest), did any metric miss its threshold? Runs that no metric
-    scored are left out."""
-    length = max((len(scores) for scores, _ in per_metric), default=0)
-    out = []
-    for back in range(length, 0, -1):
-        verdicts = [
-            scores[-back] < threshold
-            for scores, threshold in per_metric
-            if len(scores) >= back and scores[-back] is not None
-        ]
-        if verdicts:
-            out.append(any(verdicts))
-    return out
-
-
-def failed_every_run(case: CaseRecord) -> bool:
-    """Did each of the case's scored runs miss a gating threshold (and was one scored)?"""
-    fails = _run_fails([(list(m.runs), m.threshold) for m in _gating(case)])  # type: ignore[misc]
-    return bool(fails) and all(fails)
-
-
-def _mean(values: list[float | None]) -> float | None:
-    scored = [v for v in values if v is not None]
-    return sum(scored) / len(scored) if scored else None
+__all__ = ["CONFIRM", "RARELY", "Acceptance", "Judgement", "compare"]
 
 
 def compare(
@@ -106,11 +80,9 @@ def compare(
     accepted = accepted or []
     base_sets = baseline.get("sets") or {}
     seen: set[tuple[str, str]] = set()
-    family: list[CaseJudgement] = []  # judged on history: the multiplicity family
-    predictive: list[list[float]] = []
-    improving: list[tuple[CaseJudgement, float]] = []
     present = {(s.eval_set_id, c.eval_id) for s in results.sets for c in s.cases}
     renamed = _renames(results, base_sets, present)
+    pending: list[Pending] = []
     for s in results.sets:
         base_cases = (base_sets.get(s.eval_set_id) or {}).get("cases") or {}
         for case in s.cases:
@@ -128,34 +100,60 @@ def compare(
                 continue
             if case.status not in JUDGED:
                 continue  # ERROR, SKIPPED, NOT_EVALUATED: said elsewhere, not compared
-            judged = _judge_case(
-                s.eval_set_id, case, base, comparison, tolerance, min_history, confirm
-            )
-            if judged is None:
-                continue
-            judgement, history_p, improve_p, dist = judged
-            if key in renamed:
-                judgement.method += f" (renamed from {renamed[key][1]}: its history)"
-            comparison.cases.append(judgement)
-            if judgement.method.startswith("history"):
-                family.append(judgement)
-                judgement.p_value = history_p
-                predictive.append(dist)
-                if improve_p is not None:
-                    improving.append((judgement, improve_p))
+            read = read_case(s.eval_set_id, case, base, comparison, min_history)
+            if read is not None:
+                pending.append(read)
+    noise = measure([p.history for p in pending])
+    comparison.rho, comparison.dispersion = round(noise.rho, 4), round(noise.dispersion, 4)
+    first_runs = int(results.settings.get("num_runs") or 0)
+    # did failing cases get confirmation reruns (their runs then count as the rule made them)
+    rerunning = bool(results.settings.get("confirm_runs")) and not results.settings.get("outage")
+    pushes = list(baseline.get("pushes") or [])
+    family: list[CaseJudgement] = []  # judged on history: the multiplicity family
+    predictive: list[tuple[int, int, float, float]] = []
+    observed: list[tuple[int, int]] = []  # failed and runs the suite-wide test counts
+    improving: list[tuple[CaseJudgement, float]] = []
     alpha = significance / 2  # half for the per-case family, half for the suite-level test
+    bar = alpha / max(1, len(pending))  # a break confirmed where runs of a job fail together
+    for item in pending:
+        judgement, history_p, improve_p, dist, first_failed = judge_case(
+            item,
+            noise,
+            comparison,
+            tolerance,
+            min_history,
+            confirm,
+            first_runs,
+            pushes,
+            rerunning,
+            bar,
+        )
+        key = (item.set_id, item.case.eval_id)
+        if key in renamed:
+            judgement.method += f" (renamed from {renamed[key][1]}: its history)"
+        comparison.cases.append(judgement)
+        if judgement.method.startswith("history"):
+            family.append(judgement)
+            judgement.p_value = history_p
+            predictive.append(dist)
+            observed.append(first_failed)
+            if improve_p is not None:
+                improving.append((judgement, improve_p))
     for judgement, adjusted in zip(
         family, stats.benjamini_hochberg([j.p_value or 1.0 for j in family]), strict=True
     ):
         judgement.adjusted = adjusted
         # a break confirmed by reruns where main never failed blocks whatever BH makes of it
-        confirmed = judgement.history_failed == 0 and (
-            judgement.failed_now == judgement.runs_now >= confirm
+        # (unless main's jobs show runs failing together, which one bad job would explain)
+        confirmed = (
+            judgement.history_failed == 0
+            and judgement.failed_now == judgement.runs_now >= confirm
+            and (noise.rho == 0 or (judgement.p_value or 1.0) <= bar)
         )
         if judgement.failed_now and (adjusted <= alpha or confirmed):
             if adjusted > alpha:
-                judgement.method = f"history; failed all {runs_label(judgement.runs_now)}"
-            _regressed(judgement, comparison, tolerance)
+                judgement.method += f"; failed all {runs_label(judgement.runs_now)}"
+            regressed(judgement, comparison, tolerance)
     for judgement, adjusted in zip(
         [j for j, _ in improving],
         stats.benjamini_hochberg([p for _, p in improving]),
@@ -176,21 +174,25 @@ def compare(
                 judgement.reason = acceptance.reason
                 break
     # the suite-wide test over the cases not already named: a broad drop that no single case
-    # shows (when a case is named the gate fails anyway, so the level holds)
+    # shows (when a case is named the gate fails anyway, so the level holds). Only each case's
+    # first runs count: confirmation reruns go to failing cases, which would bias the total.
     rest = [
-        (j, d)
-        for j, d in zip(family, predictive, strict=True)
+        (d, o)
+        for j, d, o in zip(family, predictive, observed, strict=True)
         if j.judgement not in (Judgement.REGRESSION, Judgement.ACCEPTED)
     ]
     if rest:
-        failed = sum(j.failed_now for j, _ in rest)
-        pmf = stats.convolve([d for _, d in rest])
+        failed = sum(o[0] for _, o in rest)
+        p_value, expected = stats.mixture_sum_tail(
+            [o[0] for _, o in rest], [d for d, _ in rest], noise.days
+        )
         comparison.suite = SuiteDrop(
             cases=len(rest),
-            runs=sum(j.runs_now for j, _ in rest),
+            runs=sum(o[1] for _, o in rest),
             failed=failed,
-            expected=stats.mean_of(pmf),
-            p_value=stats.upper_tail(pmf, failed) if failed else 1.0,
+            expected=expected,
+            p_value=p_value if failed else 1.0,
+            swings=noise.swings,
         )
         comparison.suite.regressed = comparison.suite.p_value <= alpha
         if comparison.suite.regressed:
@@ -209,23 +211,6 @@ def compare(
             if (set_id, case_id) not in seen:
                 comparison.removed_cases.append((set_id, case_id))
     return comparison
-
-
-def _regressed(judgement: CaseJudgement, comparison: Comparison, tolerance: float) -> None:
-    rows = [
-        c
-        for c in comparison.changes
-        if (c.set_id, c.case_id) == (judgement.set_id, judgement.case_id)
-        and c.metric in judgement.metrics
-    ]
-    drops = [(c.before or 0.0) - (c.after or 0.0) for c in rows]
-    if tolerance and drops and max(drops) <= tolerance:
-        judgement.judgement = Judgement.NOT_SIGNIFICANT
-        judgement.method = f"{judgement.method}; the drop is within --tolerance {tolerance:g}"
-        return
-    judgement.judgement = Judgement.REGRESSION
-    for change in rows:
-        change.regressed = True
 
 
 def _renames(
@@ -257,110 +242,17 @@ def _renames(
 def _judge_new(set_id: str, case: CaseRecord, comparison: Comparison, confirm: int) -> None:
     """A case with no history: by its thresholds, confirmed by reruns. It blocks, named, when
     it failed every one of at least ``confirm`` runs; else a failure is said, not blocking."""
-    gating = _gating(case)
-    fails = _run_fails([(list(m.runs), m.threshold) for m in gating])
+    metrics = gating(case)
+    fails = [f for f in run_fails([(list(m.runs), m.threshold) for m in metrics]) if f is not None]
     if not fails or not any(fails):
         return
     n_runs, n_failed = len(fails), sum(fails)
     judgement = CaseJudgement(
         set_id, case.eval_id, Judgement.NOT_SIGNIFICANT, 0, 0, n_runs, n_failed,
         f"new case: no history on main; failed {n_failed} of {runs_label(n_runs)}",
-        metrics=[m.name for m in gating if m.status == Status.FAILED],
+        metrics=[m.name for m in metrics if m.status == Status.FAILED],
     )  # fmt: skip
     if n_failed == n_runs >= confirm:
         judgement.method = f"new case: failed its thresholds in all {runs_label(n_runs)}"
         judgement.judgement = Judgement.REGRESSION
     comparison.cases.append(judgement)
-
-
-def _judge_case(
-    set_id: str,
-    case: CaseRecord,
-    base: dict[str, Any],
-    comparison: Comparison,
-    tolerance: float,
-    min_history: int,
-    confirm: int = CONFIRM,
-) -> tuple[CaseJudgement, float, float | None, list[float]] | None:
-    gating = _gating(case)
-    if not gating:
-        return None
-    stored = base.get("metrics") or {}
-    history_per_metric = []
-    now_per_metric = []
-    failing_now: list[str] = []
-    for m in gating:
-        history = list((stored.get(m.name) or {}).get("scores") or [])
-        now = list(m.runs)
-        history_per_metric.append((history, m.threshold))
-        now_per_metric.append((now, m.threshold))
-        h_scored = [v for v in history if v is not None]
-        n_scored = [v for v in now if v is not None]
-        failed = sum(1 for v in n_scored if v < m.threshold)
-        if failed or m.status == Status.FAILED:
-            failing_now.append(m.name)
-        h_passed = sum(1 for v in h_scored if v >= m.threshold)
-        change = MetricChange(
-            set_id,
-            case.eval_id,
-            m.name,
-            _mean(history),
-            m.score,
-            method="history" if h_scored else None,
-            history_passed=h_passed if h_scored else None,
-            history_runs=len(h_scored) if h_scored else None,
-            failed_now=failed,
-            runs_now=len(n_scored),
-        )
-        if h_scored and len(h_scored) >= min_history and failed:
-            change.p_value = stats.surprise(
-                len(h_scored) - h_passed, h_passed, failed, len(n_scored)
-            )
-        comparison.changes.append(change)
-    history_fails = _run_fails(history_per_metric)
-    now_fails = _run_fails(now_per_metric)
-    if not history_fails or not now_fails:
-        comparison.new_cases.append((set_id, case.eval_id))  # nothing on main to judge by
-        return None
-    h_runs, h_failed = len(history_fails), sum(history_fails)
-    n_runs, n_failed = len(now_fails), sum(now_fails)
-    judgement = CaseJudgement(
-        set_id,
-        case.eval_id,
-        Judgement.UNCHANGED,
-        h_runs,
-        h_failed,
-        n_runs,
-        n_failed,
-        "history",
-        metrics=failing_now,
-        failing_since=base.get("failing_since"),
-    )
-    confirmed = h_failed == 0 and n_failed == n_runs >= confirm
-    if h_runs < min_history:
-        # too little history to know the case's noise: only a confirmed break blocks
-        judgement.method = (
-            f"short history: only {runs_label(h_runs)} on main "
-            f"(the history test needs {min_history})"
-        )
-        if confirmed:
-            judgement.p_value = None
-            judgement.method += f"; failed all {runs_label(n_runs)}, reruns included"
-            _regressed(judgement, comparison, tolerance)
-        elif case.status == Status.FAILED:
-            on_main = h_failed and 2 * h_failed >= h_runs
-            judgement.judgement = Judgement.KNOWN_FAILURE if on_main else Judgement.NOT_SIGNIFICANT
-        return judgement, 1.0, None, []
-    p = stats.surprise(h_failed, h_runs - h_failed, n_failed, n_runs) if n_failed else 1.0
-    improve = (
-        stats.surprise(h_runs - h_failed, h_failed, n_runs - n_failed, n_runs)
-        if n_failed < n_runs and h_failed
-        else None
-    )
-    if case.status == Status.FAILED:
-        # not (yet) a regression: a known failure if main fails it too, else noise
-        recent = history_fails[-3:]
-        on_main = h_failed * 2 >= h_runs or all(recent)
-        judgement.judgement = Judgement.KNOWN_FAILURE if on_main else Judgement.NOT_SIGNIFICANT
-    dist = stats.predictive_failures(h_failed, h_runs - h_failed, n_runs)
-    return judgement, p, improve, dist

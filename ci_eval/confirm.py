@@ -11,7 +11,7 @@ judges all of a case's runs. When a large share of the suite fails at once it is
 
 from __future__ import annotations
 
-from ci_eval.compare import CONFIRM, failed_every_run
+from ci_eval.compare import CONFIRM, RARELY
 from ci_eval.model.comparison import Comparison, Judgement
 from ci_eval.model.results import RunResults
 from ci_eval.model.status import Status
@@ -20,7 +20,6 @@ from ci_eval.model.status import Status
 # an outage, no reruns (a few failing cases of a small suite are not one)
 OUTAGE_SHARE = 0.3
 OUTAGE_CASES = 10
-RARELY = 0.2  # a history failing at most this share of runs: a failure now may be news
 
 
 def target(num_runs: int, confirm_runs: int) -> int:
@@ -44,15 +43,16 @@ def to_confirm(comparison: Comparison, runs_target: int) -> list[tuple[str, str]
     return keys
 
 
-def outage(results: RunResults) -> str | None:
-    """Why no case is rerun when too many fail every run at once; None when reruns may go
-    ahead. (A flaky case failing one of three runs is not part of an outage.)"""
-    scored = [c for _, c in results.cases() if c.status in (Status.PASSED, Status.FAILED)]
-    failed = sum(1 for c in scored if c.status == Status.FAILED and failed_every_run(c))
-    if failed >= OUTAGE_CASES and failed > OUTAGE_SHARE * len(scored):
+def outage(comparison: Comparison, results: RunResults, runs_target: int) -> str | None:
+    """Why no case is rerun when too many fail every run at once where main rarely does; None
+    when reruns may go ahead. (Cases main fails often, and a flaky case failing one of three
+    runs, are not part of an outage: a suite near its thresholds fails many cases every day.)"""
+    scored = sum(1 for _, c in results.cases() if c.status in (Status.PASSED, Status.FAILED))
+    failed = len(to_confirm(comparison, runs_target))
+    if failed >= OUTAGE_CASES and failed > OUTAGE_SHARE * scored:
         return (
-            f"{failed} of {len(scored)} cases failed every run at once: no confirmation reruns "
-            f"(more than {OUTAGE_SHARE:.0%} failing together looks like an outage, not a "
-            "regression)"
+            f"{failed} of {scored} cases failed every run at once where main rarely fails them: "
+            f"no confirmation reruns (more than {OUTAGE_SHARE:.0%} failing together looks like "
+            "an outage, not a regression)"
         )
     return None

@@ -238,11 +238,15 @@ def confirmation_reruns(
     of them."""
     if loaded.data is None:
         return []
-    why_not = confirm.outage(results)
+    runs_target = confirm_target(results)
+    first = compare(
+        results, loaded.data, settings.tolerance, settings.significance,
+        settings.min_history, loaded.accepted, runs_target,
+    )  # fmt: skip
+    why_not = confirm.outage(first, results, runs_target)
     if why_not:
         results.settings["outage"] = why_not
         return [why_not]
-    runs_target = confirm_target(results)
     by_set = {s.eval_set_id: s for s in results.sets}
     records = {(s.eval_set_id, c.eval_id): c for s in results.sets for c in s.cases}
     rerun_cases: set[tuple[str, str]] = set()

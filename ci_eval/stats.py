@@ -7,6 +7,9 @@ every function here against scipy.
   Beta prior (Jeffreys: Beta(½, ½)).
 - :func:`convolve`: the distribution of a sum of independent counts (the suite-level test).
 - :func:`benjamini_hochberg`: multiplicity control across cases.
+- :func:`predictive` / :func:`mixture_tail` / :func:`mixture_sum_tail`: the same predictive
+  when runs are clustered (a job's runs share its day) and main's days swing
+  (:mod:`ci_eval.noise`): a beta-binomial by mean and concentration, mixed over main's days.
 """
 
 from __future__ import annotations
@@ -92,3 +95,109 @@ def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
         running = min(running, pvalues[i] * m / rank)
         adjusted[i] = min(1.0, running)
     return adjusted
+
+
+EDGE = 1e-9  # a shifted failure chance stays inside (0, 1)
+EXACT_LIMIT = 4000  # runs in a suite-wide sum computed exactly; beyond, a normal approximation
+
+
+def predictive(failed: float, passed: float, rho: float = 0.0) -> tuple[float, float]:
+    """The mean and concentration (α + β) of the beta-binomial for one job's runs of a case,
+    given its (weighted) history under a Jeffreys prior and the within-job correlation ``rho``.
+    Two runs of one job are correlated by ``rho`` plus what the unknown rate adds,
+    (1 − rho) / (a + b + 1); the concentration is what gives that correlation. With rho = 0
+    it is :func:`predictive_failures`'s."""
+    a, b = failed + JEFFREYS, passed + JEFFREYS
+    correlation = rho + (1 - rho) / (a + b + 1)
+    return a / (a + b), 1 / correlation - 1
+
+
+def _shifted(mean: float, shift: float) -> float:
+    return min(1 - EDGE, max(EDGE, mean + shift))
+
+
+def mixture_tail(
+    k: int, n: int, mean: float, concentration: float, days: Sequence[tuple[float, float]]
+) -> float:
+    """P(K ≥ k), K the failures of ``n`` runs of one job, over main's days (weight, shift)."""
+    if k <= 0:
+        return 1.0
+    total = 0.0
+    for weight, shift in days:
+        m = _shifted(mean, shift)
+        total += weight * betabinom_tail(k, n, m * concentration, (1 - m) * concentration)
+    return min(1.0, total)
+
+
+SHIFT = 0.1  # the broad drop the suite-wide test's weights are tuned to: 10 points
+MAX_WEIGHT = 4
+
+
+def weight(mean: float) -> int:
+    """How much a failed run of a case counts in the suite-wide sum: the log-likelihood ratio
+    of a failure under a drop of :data:`SHIFT` against none, in whole steps of ½, from 1 to
+    :data:`MAX_WEIGHT`. A failure of a case that never fails says more than one of a flaky
+    case: 4 where the history predicts 2 %, 2 at 10 %, 1 from 30 %."""
+    m = min(1 - EDGE, max(EDGE, mean))
+    shifted = min(1 - EDGE, m + SHIFT)
+    ratio = math.log(shifted / m) - math.log((1 - shifted) / (1 - m))
+    return max(1, min(MAX_WEIGHT, int(2 * ratio + 0.5)))
+
+
+def rerun_dist(n: int, reruns: int, a: float, b: float) -> list[float]:
+    """The distribution of a case's failed runs when it runs ``n`` times, then — only if all
+    of them failed — up to ``reruns`` more, one at a time, until one passes (confirmation
+    reruns); its runs a beta-binomial(a, b) sequence (a Pólya urn: each failure makes the next
+    likelier, as a job's runs share its day). Without reruns, the beta-binomial itself."""
+    dist = betabinom_dist(n, a, b)
+    if reruns <= 0:
+        return dist
+
+    def all_fail(j: int) -> float:
+        return math.exp(sum(math.log((a + k) / (a + b + k)) for k in range(j)))
+
+    out = dist[:n] + [0.0] * (reruns + 1)
+    for g in range(reruns):
+        out[n + g] = all_fail(n + g) - all_fail(n + g + 1)
+    out[n + reruns] = all_fail(n + reruns)
+    return out
+
+
+def mixture_sum_tail(
+    observed: Sequence[int],
+    cases: Sequence[tuple[int, int, float, float]],
+    days: Sequence[tuple[float, float]],
+) -> tuple[float, float]:
+    """P(S ≥ s) and E[X]: X the failed runs over independent cases (runs, confirmation
+    reruns it may get, mean, concentration: :func:`rerun_dist`) on a day drawn from ``days``
+    (weight, shift), every case's failure chance moved by the day's shift; S the same
+    failures weighted by :func:`weight` of each case's mean, s its value for the ``observed``
+    failures. Exact (a convolution) up to :data:`EXACT_LIMIT` weighted runs, then a normal
+    approximation with a continuity correction."""
+    weights = [weight(m) for _, _, m, _ in cases]
+    s = sum(w * k for w, k in zip(weights, observed, strict=True))
+    span = sum(w * (n + r) for w, (n, r, _, _) in zip(weights, cases, strict=True))
+    tail = expected = 0.0
+    for day, shift in days:
+        dists = []
+        for n, r, m, c in cases:
+            m = _shifted(m, shift)
+            dists.append(rerun_dist(n, r, m * c, (1 - m) * c))
+        expected += day * sum(mean_of(d) for d in dists)
+        if span <= EXACT_LIMIT:
+            spread = []
+            for w, dist in zip(weights, dists, strict=True):
+                spaced = [0.0] * (w * (len(dist) - 1) + 1)
+                for k, p in enumerate(dist):
+                    spaced[w * k] = p
+                spread.append(spaced)
+            tail += day * upper_tail(convolve(spread), s)
+        else:
+            mean = var = 0.0
+            for w, dist in zip(weights, dists, strict=True):
+                m1 = mean_of(dist)
+                mean += w * m1
+                var += w * w * (sum(k * k * p for k, p in enumerate(dist)) - m1 * m1)
+            z = (s - 0.5 - mean) / math.sqrt(var) if var > 0 else math.copysign(math.inf, s - mean)
+            tail += day * 0.5 * math.erfc(z / math.sqrt(2))
+    return min(1.0, tail), expected

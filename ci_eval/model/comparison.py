@@ -175,11 +175,14 @@ class SuiteDrop:
     p_value: Number
     regressed: Flag = False
     accepted: Text | None = None
+    # main's pushes swing together (a provider's bad days): the expectation allowed for them
+    swings: Flag = False
 
     def describe(self) -> str:
+        allowing = ", allowing for its day-to-day swings" if self.swings else ""
         return (
             f"{self.failed} failed runs of {self.runs} over {self.cases} cases where main's "
-            f"history expects {self.expected:.1f} (p={self.p_value:.2g})"
+            f"history expects {self.expected:.1f}{allowing} (p={self.p_value:.2g})"
         )
 
 
@@ -204,6 +207,10 @@ class Comparison:
     # why no confirmation rerun was made: so many cases failed every run at once that it may be
     # an outage, or a break of them all; the gate will not pass what it could not confirm
     outage: Text | None = None
+    # how much main's runs of a case in one job fail together (0: independent), and how much
+    # its pushes swing together (1: no more than chance): see ci_eval.noise
+    rho: Number = 0.0
+    dispersion: Number = 1.0
 
     @property
     def regressed_case_count(self) -> int:

@@ -370,7 +370,8 @@ def test_a_damaged_results_file_is_refused_or_rendered_never_an_internal_error(
 
 
 def test_a_schema_1_file_renders_as_the_ci_eval_that_wrote_it_rendered_it(tmp_path: Path) -> None:
-    """Its verdict and every number as then; only the wording of short history and of its counts is today's."""
+    """Its verdict and every number as then; only the wording of short history and of its
+    counts is today's."""
     done = run_cli(
         "report", str(DATA / "results-schema-1.json"), "--summary", str(tmp_path / "s.md")
     )

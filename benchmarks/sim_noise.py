@@ -1,0 +1,322 @@
+"""The verdict on correlated and moving noise, fast: main's pushes and a PR simulated as data,
+judged by the gate's own code (``baseline.update`` for each push of main, ``compare`` with the
+pipeline's confirmation reruns, ``gate``), without the agent, scorer and files that
+``bench_verdict.py`` runs through (which measures the same rows through the CLI, slower).
+
+Each case has a chance to pass a run; a push of main or the PR's job may move it: a provider's
+bad day (every case −15 points), a step or a drift on main, a bad batch for a bursty case (its
+runs in that job fail with probability 0.8). Reruns happen in the PR's job, so they share its
+day and batch. A metric is pass/fail (a tool trajectory, 1 or 0) or, where the row says, a
+continuous score (ROUGE-like, normal around the case's mean, threshold 0.8).
+
+    python benchmarks/sim_noise.py [--prs N] [--rows NAME ...] [--seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ci_eval import baseline as baseline_store  # noqa: E402
+from ci_eval import confirm  # noqa: E402
+from ci_eval.compare import compare  # noqa: E402
+from ci_eval.gate import gate  # noqa: E402
+from ci_eval.model.results import CaseMetric, CaseRecord, RunResults, SetRecord  # noqa: E402
+from ci_eval.model.status import Status  # noqa: E402
+
+TRAJECTORY, ROUGE = "tool_trajectory_avg_score", "response_match_score"
+THRESHOLD = {TRAJECTORY: 1.0, ROUGE: 0.8}
+
+
+@dataclass
+class Case:
+    case_id: str
+    rate: float  # chance a run passes, on a normal day
+    burst: float = 0.0  # chance a job is a bad batch for the case
+    mean: float = 0.0  # continuous: the score's mean (sd SD)
+
+
+SD = 0.05
+
+
+@dataclass
+class Job:
+    """What moves a job's runs: a day shift for every case, per-case shifts, bad batches."""
+
+    day: float = 0.0  # added to every case's failure chance
+    shift: dict[str, float] = field(default_factory=dict)  # per case, added to failure chance
+    score_shift: dict[str, float] = field(default_factory=dict)  # continuous: added to mean
+    bad_batch: set[str] = field(default_factory=set)
+    broken: set[str] = field(default_factory=set)  # fail every run
+
+
+def suite(rng: random.Random, n: int = 40) -> list[Case]:
+    cases = []
+    for i in range(n):
+        share = i / n
+        rate = (
+            1.0
+            if share < 0.55
+            else rng.uniform(0.85, 0.97)
+            if share < 0.80
+            else rng.uniform(0.50, 0.85)
+            if share < 0.92
+            else 0.0
+        )
+        cases.append(Case(f"case_{i:03d}", rate))
+    return cases
+
+
+def run_case(c: Case, job: Job, rng: random.Random, continuous: bool) -> float:
+    if c.case_id in job.broken:
+        return 0.0
+    if continuous:
+        mean = c.mean + job.score_shift.get(c.case_id, 0.0)
+        return round(min(1.0, max(0.0, rng.gauss(mean, SD))), 3)
+    fail = 1 - c.rate + job.day + job.shift.get(c.case_id, 0.0)
+    if c.case_id in job.bad_batch:
+        fail = 0.8
+    return 0.0 if rng.random() < min(1.0, max(0.0, fail)) else 1.0
+
+
+def record(cases: list[Case], scores: dict[str, list[float]], metric: str, runs: int) -> RunResults:
+    records = []
+    threshold = THRESHOLD[metric]
+    for c in cases:
+        values = scores[c.case_id]
+        mean = sum(values) / len(values)
+        passed = sum(v >= threshold for v in values) >= len(values) / 2
+        status = Status.PASSED if passed else Status.FAILED
+        records.append(
+            CaseRecord(
+                c.case_id,
+                metrics=[CaseMetric(metric, status, mean, threshold, runs=list(values))],
+                verdict=status,
+            )
+        )
+    results = RunResults([SetRecord("suite", "suite.evalset.json", "adk", {}, records)])
+    results.settings = {"num_runs": runs, "confirm_runs": 4}
+    results.fail_on = ("regression", "error", "not-evaluated")
+    return results
+
+
+@dataclass
+class Row:
+    name: str
+    target: str
+    pr_runs: int
+    # (rng, cases) -> the jobs of main's pushes (oldest first), the PR's job, broken cases
+    scenario: Callable[[random.Random, list[Case]], tuple[list[Job], Job, list[str]]]
+    expect_block: bool = False
+    runs_per_push: int = 3
+    continuous: bool = False
+    flags: dict = field(default_factory=dict)
+
+
+def _pushes(n: int = 7) -> list[Job]:
+    return [Job() for _ in range(n)]
+
+
+def bad_days(rng, cases):
+    jobs = _pushes()
+    for j in rng.sample(range(7), 2):
+        jobs[j].day = 0.15
+    return jobs, Job(day=0.15), []
+
+
+def random_bad(rng, cases):
+    jobs = [Job(day=0.15 if rng.random() < 0.1 else 0.0) for _ in range(7)]
+    return jobs, Job(day=0.15 if rng.random() < 0.1 else 0.0), []
+
+
+def step(rng, cases):
+    hit = rng.sample(cases, round(0.3 * len(cases)))
+    jobs = _pushes()
+    shift = {c.case_id: 0.3 for c in hit}
+    for j in jobs[-2:]:
+        j.shift = shift
+    return jobs, Job(shift=shift), []
+
+
+def drift(rng, cases):
+    hit = rng.sample(cases, round(0.3 * len(cases)))
+    jobs = [Job(shift={c.case_id: 0.05 * k for c in hit}) for k in range(1, 8)]
+    return jobs, Job(shift={c.case_id: 0.05 * 8 for c in hit}), []
+
+
+def bursty(rng, cases):
+    for c in rng.sample(cases, round(0.25 * len(cases))):
+        c.burst = rng.uniform(0.05, 0.20)
+
+    def job() -> Job:
+        return Job(bad_batch={c.case_id for c in cases if c.burst and rng.random() < c.burst})
+
+    return [job() for _ in range(7)], job(), []
+
+
+def fixed_then_broken(rng, cases):
+    victim = rng.choice([c for c in cases if c.rate == 1.0])
+    ago = rng.choice([2, 4])
+    jobs = _pushes()
+    for j in jobs[: 7 - ago]:
+        j.broken = {victim.case_id}
+    return jobs, Job(broken={victim.case_id}), [victim.case_id]
+
+
+def bad_day_pr_only(rng, cases):
+    return _pushes(), Job(day=0.15), []
+
+
+def broad_drop(rng, cases):
+    return _pushes(), Job(day=0.20), []
+
+
+def rouge(rng, cases):
+    for c in cases:
+        c.mean = rng.uniform(0.78, 0.90)
+    hit = rng.sample(cases, round(0.3 * len(cases)))
+    return _pushes(), Job(score_shift={c.case_id: -0.1 for c in hit}), []
+
+
+def unchanged(rng, cases):
+    return _pushes(), Job(), []
+
+
+def rouge_unchanged(rng, cases):
+    for c in cases:
+        c.mean = rng.uniform(0.78, 0.90)
+    return _pushes(), Job(), []
+
+
+ROWS = [
+    Row("2 bad days among main's 7 pushes, PR on a bad day", "≤ 5 %", 1, bad_days),
+    Row("2 bad days among main's 7 pushes, PR on a bad day", "≤ 5 %", 3, bad_days),
+    Row("every push and the PR bad with probability 10 %", "≤ 5 %", 1, random_bad),
+    Row("every push and the PR bad with probability 10 %", "≤ 5 %", 3, random_bad),
+    Row("a provider step 2 pushes ago (30 % of cases −30 points)", "≤ 5 %", 1, step),
+    Row("a provider step 2 pushes ago (30 % of cases −30 points)", "≤ 5 %", 3, step),
+    Row("slow drift on main (30 % of cases −5 points a push)", "≤ 5 %", 1, drift),
+    Row("slow drift on main (30 % of cases −5 points a push)", "≤ 5 %", 3, drift),
+    Row("bursty jobs (25 % of cases)", "≤ 5 %", 3, bursty),
+    Row("case fixed on main 2 or 4 pushes ago, PR breaks it again", "≥ 90 %", 3,
+        fixed_then_broken, expect_block=True),
+    Row("PR on a bad day, main's history with no bad day", "≤ 5 % with a control", 1,
+        bad_day_pr_only),
+    Row("PR on a bad day, main's history with no bad day", "≤ 5 % with a control", 3,
+        bad_day_pr_only),
+    Row("a broad 20-point drop by the PR, history without swings", "≥ 90 %", 1, broad_drop,
+        expect_block=True),
+    Row("continuous ROUGE near the threshold, 30 % of cases −0.1", "≥ 80 %", 1, rouge,
+        expect_block=True, continuous=True),
+    Row("continuous ROUGE near the threshold, 30 % of cases −0.1", "≥ 95 %", 3, rouge,
+        expect_block=True, continuous=True),
+    Row("unchanged agent", "≤ 5 %", 1, unchanged),
+    Row("unchanged agent", "≤ 5 %", 3, unchanged),
+    Row("continuous ROUGE, unchanged agent", "≤ 5 %", 1, rouge_unchanged, continuous=True),
+    Row("continuous ROUGE, unchanged agent", "≤ 5 %", 3, rouge_unchanged, continuous=True),
+]  # fmt: skip
+
+
+def simulate(row: Row, seed: int) -> tuple[bool, bool, str]:
+    rng = random.Random(seed)
+    cases = suite(rng)
+    pushes, pr_job, broken = row.scenario(rng, cases)
+    metric = ROUGE if row.continuous else TRAJECTORY
+    data = None
+    for n, job in enumerate(pushes):
+        m = row.runs_per_push
+        scores = {
+            c.case_id: [run_case(c, job, rng, row.continuous) for _ in range(m)] for c in cases
+        }
+        results = record(cases, scores, metric, m)
+        results.started = f"2026-11-{n + 1:02d}T00:00:00+00:00"
+        data, _ = baseline_store.update(data, results, commit=f"{n:040d}")
+    n = row.pr_runs
+    scores = {
+        c.case_id: [run_case(c, pr_job, rng, row.continuous) for _ in range(n)] for c in cases
+    }
+    results = record(cases, scores, metric, n)
+    target = confirm.target(n, 4)
+    if not confirm.outage(compare(results, data, confirm=target), results, target):
+        for _ in range(4):
+            comparison = compare(results, data, confirm=target)
+            keys = confirm.to_confirm(comparison, target)
+            if not keys:
+                break
+            for _, cid in keys:
+                scores[cid].append(
+                    run_case(
+                        next(c for c in cases if c.case_id == cid), pr_job, rng, row.continuous
+                    )
+                )
+            results = record(cases, scores, metric, n)
+    else:
+        results.settings["outage"] = "outage"
+    comparison = compare(results, data, confirm=target)
+    comparison.outage = results.settings.get("outage")
+    results.comparison = comparison
+    failed = gate(results) == 1
+    named = all(
+        any(j.case_id == b and j.judgement.value == "regression" for j in comparison.cases)
+        for b in broken
+    )
+    why = ""
+    if failed:
+        regs = [j.case_id for j in comparison.cases if j.judgement.value == "regression"]
+        why = (
+            f"cases {regs}"
+            if regs
+            else ("suite" if comparison.suite and comparison.suite.regressed else "outage")
+        )
+    return failed, named, why
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    z = 1.96
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--prs", type=int, default=200)
+    parser.add_argument("--rows", nargs="*")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--why", action="store_true")
+    args = parser.parse_args()
+    print(f"simulated PRs a row: {args.prs}")
+    print("| condition | PR runs | gate failed [95 % interval] | target |")
+    print("|---|---|---|---|")
+    for row in ROWS:
+        if args.rows and not any(r in row.name for r in args.rows):
+            continue
+        failed = named = 0
+        whys: dict[str, int] = {}
+        for i in range(args.prs):
+            f, nm, why = simulate(row, args.seed * 100_000 + i)
+            failed += f
+            named += f and nm
+            kind = why.split(" ")[0] if why else ""
+            whys[kind] = whys.get(kind, 0) + 1
+        low, high = wilson(failed, args.prs)
+        what = "caught" if row.expect_block else "false alarms"
+        extra = f" ({whys})" if args.why else ""
+        print(
+            f"| {row.name} | {row.pr_runs} | {what} {100 * failed / args.prs:.0f} % "
+            f"[{100 * low:.0f}–{100 * high:.0f}]{extra} | {row.target} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
