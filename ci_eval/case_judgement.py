@@ -182,7 +182,10 @@ def judge_case(
             reruns = 0  # its reruns were cut short (a cancelled job): the first runs alone
         else:
             counted, counted_runs = counted + sum(extra), n_runs
-    predictive = (first, reruns, mean, concentration)
+    # the suite-wide test, where many cases' small rates add up: with the suite's own prior
+    # where main shows no swings (where it does, a bad day is the likelier account)
+    prior = noise.prior if not noise.swings else (stats.JEFFREYS, stats.JEFFREYS)
+    predictive = (first, reruns, *stats.predictive(failed_w, passed_w, noise.rho, prior))
     first_failed = (counted, counted_runs)
     clean = h_failed == 0 and n_failed == n_runs >= confirm
     if h_runs < min_history:

@@ -29,11 +29,12 @@ def target(num_runs: int, confirm_runs: int) -> int:
 
 def to_confirm(comparison: Comparison, runs_target: int) -> list[tuple[str, str]]:
     """The cases to run once more: every run so far failed, fewer than ``runs_target`` runs,
-    and main never or rarely fails them (or they have no history); not those the gate has
-    decided already."""
+    and main never or rarely fails them (or they have no history); not known failures nor
+    accepted ones. A regression is confirmed too before it blocks: a job's runs share its
+    day, so three failing runs of one job may be one bad batch."""
     keys = []
     for j in comparison.cases:
-        if j.judgement in (Judgement.REGRESSION, Judgement.ACCEPTED, Judgement.KNOWN_FAILURE):
+        if j.judgement in (Judgement.ACCEPTED, Judgement.KNOWN_FAILURE):
             continue
         if not j.failed_now or j.failed_now < j.runs_now or j.runs_now >= runs_target:
             continue

@@ -24,6 +24,7 @@ from ci_eval.history import CaseHistory
 
 MIN_PUSHES = 3  # pushes needed to measure day-to-day swings
 RHO_CAP = 0.9
+RHO_RATE = 0.3  # cases failing at most this share of runs, where bad batches stand out
 RHO_LEVEL = 0.01  # the F test's level for "a job's runs fail together"
 SWING_LEVEL = 0.1  # the χ² test's level for "main's pushes swing together"
 
@@ -35,6 +36,9 @@ class Noise:
     dispersion: float = 1.0  # φ of the per-push suite totals (1: binomial)
     rho: float = 0.0  # within-job intra-class correlation of a case's runs
     pushes: int = 0  # pushes measured
+    # the suite's own prior for a case's failure rate (Beta a, b), learnt from its cases'
+    # histories; Jeffreys' (½, ½) where they are too short to learn from
+    prior: tuple[float, float] = (0.5, 0.5)
 
     @property
     def swings(self) -> bool:
@@ -67,7 +71,34 @@ def measure(histories: list[CaseHistory]) -> Noise:
             shift = {s: residual[s] / runs[s] for s in measured}
             noise.days = [(1 / len(measured), shift[s]) for s in measured]
     noise.rho = _icc(histories, shift)
+    noise.prior = _prior(histories)
     return noise
+
+
+PRIOR_RUNS = 5  # runs of history a case needs, on average, to learn the suite's prior from
+PRIOR_CASES = 10
+PRIOR_FLOOR = 0.25  # the prior says no more than half of what Jeffreys says of a rate
+
+
+def _prior(histories: list[CaseHistory]) -> tuple[float, float]:
+    """The Beta prior of the suite's failure rates, by the method of moments over its cases'
+    histories (the beta-binomial's, runs varying), between half and all of Jeffreys' (½, ½)
+    in each direction: a suite whose cases mostly never fail says a case passing 20 of 20
+    fails rarer than Jeffreys' 1 in 42."""
+    rates = [(h.failed / h.runs, h.runs) for h in histories if h.runs]
+    if len(rates) < PRIOR_CASES:
+        return (0.5, 0.5)
+    runs = sum(n for _, n in rates) / len(rates)
+    if runs < PRIOR_RUNS:
+        return (0.5, 0.5)
+    mean = sum(r for r, _ in rates) / len(rates)
+    var = sum((r - mean) ** 2 for r, _ in rates) / (len(rates) - 1)
+    binomial = sum(mean * (1 - mean) / n for _, n in rates) / len(rates)
+    if mean in (0.0, 1.0) or var <= binomial:
+        return (0.5, 0.5)
+    total = max(mean * (1 - mean) / (var - binomial) - 1, 1e-3)
+    a, b = mean * total, (1 - mean) * total
+    return (min(max(a, PRIOR_FLOOR), 0.5), min(max(b, PRIOR_FLOOR), 0.5))
 
 
 def _icc(histories: list[CaseHistory], shift: dict[int, float]) -> float:
@@ -85,6 +116,8 @@ def _icc(histories: list[CaseHistory], shift: dict[int, float]) -> float:
         failed = sum(c.failed for c in clusters)
         if len(clusters) < 2 or n == len(clusters) or failed in (0, n):
             continue
+        if failed > RHO_RATE * n:
+            continue  # a flaky case's failures spread over every push: noise to this test
         p = failed / n
         mean_shift = sum(c.runs * shift.get(c.seq, 0.0) for c in clusters) / n
         for c in clusters:

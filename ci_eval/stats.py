@@ -101,13 +101,15 @@ EDGE = 1e-9  # a shifted failure chance stays inside (0, 1)
 EXACT_LIMIT = 4000  # runs in a suite-wide sum computed exactly; beyond, a normal approximation
 
 
-def predictive(failed: float, passed: float, rho: float = 0.0) -> tuple[float, float]:
+def predictive(
+    failed: float, passed: float, rho: float = 0.0, prior: tuple[float, float] = (JEFFREYS, JEFFREYS)
+) -> tuple[float, float]:
     """The mean and concentration (α + β) of the beta-binomial for one job's runs of a case,
     given its (weighted) history under a Jeffreys prior and the within-job correlation ``rho``.
     Two runs of one job are correlated by ``rho`` plus what the unknown rate adds,
     (1 − rho) / (a + b + 1); the concentration is what gives that correlation. With rho = 0
     it is :func:`predictive_failures`'s."""
-    a, b = failed + JEFFREYS, passed + JEFFREYS
+    a, b = failed + prior[0], passed + prior[1]
     correlation = rho + (1 - rho) / (a + b + 1)
     return a / (a + b), 1 / correlation - 1
 
