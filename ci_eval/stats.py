@@ -102,10 +102,14 @@ EXACT_LIMIT = 4000  # runs in a suite-wide sum computed exactly; beyond, a norma
 
 
 def predictive(
-    failed: float, passed: float, rho: float = 0.0, prior: tuple[float, float] = (JEFFREYS, JEFFREYS)
+    failed: float,
+    passed: float,
+    rho: float = 0.0,
+    prior: tuple[float, float] = (JEFFREYS, JEFFREYS),
 ) -> tuple[float, float]:
     """The mean and concentration (α + β) of the beta-binomial for one job's runs of a case,
-    given its (weighted) history under a Jeffreys prior and the within-job correlation ``rho``.
+    given its (weighted) history under ``prior`` (Jeffreys' unless the suite says otherwise)
+    and the within-job correlation ``rho``.
     Two runs of one job are correlated by ``rho`` plus what the unknown rate adds,
     (1 − rho) / (a + b + 1); the concentration is what gives that correlation. With rho = 0
     it is :func:`predictive_failures`'s."""
