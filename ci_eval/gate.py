@@ -125,12 +125,8 @@ def verdict(results: RunResults) -> Verdict:
             )
         if suite is not None:
             text = f"a broad drop across the suite: {suite.describe()}"
-            if not suite.swings:
-                # nothing on main to tell a PR's broad drop from a provider's bad day
-                text += (
-                    "; it could be the provider having a bad day (main's history shows no "
-                    "such swings to compare with): run the job again later"
-                )
+            if suite.caveat():  # nothing on main tells a PR's drop from a provider's bad day
+                text += f"; {suite.caveat()}"
             (blocking if "regression" in fail_on else notes).append(
                 text if "regression" in fail_on else f"{text} did not block"
             )

@@ -178,6 +178,15 @@ class SuiteDrop:
     # main's pushes swing together (a provider's bad days): the expectation allowed for them
     swings: Flag = False
 
+    def caveat(self) -> str:
+        """What else a drop could be, where main's history cannot tell (empty where it can)."""
+        if self.swings:
+            return ""
+        return (
+            "it could be the provider having a bad day (main's history shows no such swings "
+            "to compare with): run the job again later"
+        )
+
     def describe(self) -> str:
         allowing = ", allowing for its day-to-day swings" if self.swings else ""
         return (

@@ -119,7 +119,11 @@ def fixed_context(results: RunResults, marker: str | None, artifact: str | None)
             "known_failures": judged(Judgement.KNOWN_FAILURE),
             "not_significant": judged(Judgement.NOT_SIGNIFICANT),
             "accepted": judged(Judgement.ACCEPTED),
-            "suite": comparison.suite.describe() if comparison.suite_regressed else None,
+            "suite": "; ".join(
+                filter(None, [comparison.suite.describe(), comparison.suite.caveat()])
+            )
+            if comparison.suite_regressed
+            else None,
             "short_history": [j.key for j in comparison.short_history],
             "min_history": comparison.min_history,
         }
