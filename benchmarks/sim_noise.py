@@ -118,7 +118,8 @@ class Row:
     expect_block: bool = False
     runs_per_push: int = 3
     continuous: bool = False
-    flags: dict = field(default_factory=dict)
+    # a same-day control: main's agent run in the PR's job (its day and batches, not its change)
+    control: bool = False
 
 
 def _pushes(n: int = 7) -> list[Job]:
@@ -179,6 +180,11 @@ def broad_drop(rng, cases):
     return _pushes(), Job(day=0.20), []
 
 
+def broad_drop_pr(rng, cases):
+    """The PR's own drop (not the day's): its job shifts every case, the control's does not."""
+    return _pushes(), Job(shift={c.case_id: 0.20 for c in cases}), []
+
+
 def rouge(rng, cases):
     for c in cases:
         c.mean = rng.uniform(0.78, 0.90)
@@ -212,6 +218,12 @@ ROWS = [
         bad_day_pr_only),
     Row("PR on a bad day, main's history with no bad day", "≤ 5 % with a control", 3,
         bad_day_pr_only),
+    Row("PR on a bad day, main's history with no bad day, --control base", "≤ 5 %", 1,
+        bad_day_pr_only, control=True),
+    Row("PR on a bad day, main's history with no bad day, --control base", "≤ 5 %", 3,
+        bad_day_pr_only, control=True),
+    Row("a broad 20-point drop by the PR, history without swings, --control base", "≥ 90 %", 1,
+        broad_drop_pr, expect_block=True, control=True),
     Row("a broad 20-point drop by the PR, history without swings", "≥ 90 %", 1, broad_drop,
         expect_block=True),
     Row("continuous ROUGE near the threshold, 30 % of cases −0.1", "≥ 80 %", 1, rouge,
@@ -260,7 +272,13 @@ def simulate(row: Row, seed: int) -> tuple[bool, bool, str]:
             results = record(cases, scores, metric, n)
     else:
         results.settings["outage"] = "outage"
-    comparison = compare(results, data, confirm=target)
+    control = None
+    if row.control:
+        same_day = Job(day=pr_job.day, bad_batch=pr_job.bad_batch)
+        theirs = {c.case_id: [run_case(c, same_day, rng, row.continuous) for _ in range(n)]
+                  for c in cases}  # fmt: skip
+        control = record(cases, theirs, metric, n)
+    comparison = compare(results, data, confirm=target, control=control)
     comparison.outage = results.settings.get("outage")
     results.comparison = comparison
     failed = gate(results) == 1

@@ -66,6 +66,7 @@ def compare(
     min_history: int = DEFAULT_MIN_HISTORY,
     accepted: list[Acceptance] | None = None,
     confirm: int = CONFIRM,
+    control: RunResults | None = None,
 ) -> Comparison:
     """``confirm``: the runs that confirm a break when all fail (fewer when the run could not
     make that many: its runs and reruns; never fewer than 2, so one flip never blocks)."""
@@ -111,7 +112,7 @@ def compare(
     pushes = list(baseline.get("pushes") or [])
     family: list[CaseJudgement] = []  # judged on history: the multiplicity family
     predictive: list[tuple[int, int, float, float]] = []
-    observed: list[tuple[int, int]] = []  # failed and runs the suite-wide test counts
+    observed: list[tuple[int, int, int, int]] = []  # failed and runs the suite-wide test counts
     improving: list[tuple[CaseJudgement, float]] = []
     alpha = significance / 2  # half for the per-case family, half for the suite-level test
     bar = alpha / max(1, len(pending))  # a break confirmed where runs of a job fail together
@@ -164,6 +165,9 @@ def compare(
             for change in comparison.changes:
                 if (change.set_id, change.case_id) == (judgement.set_id, judgement.case_id):
                     change.improved = (change.failed_now or 0) == 0
+    today = _control_fails(control) if control is not None else None
+    if today is not None:
+        _judge_by_control(comparison, today)
     for judgement in comparison.cases:
         if judgement.judgement is not Judgement.REGRESSION:
             continue
@@ -181,7 +185,13 @@ def compare(
         for j, d, o in zip(family, predictive, observed, strict=True)
         if j.judgement not in (Judgement.REGRESSION, Judgement.ACCEPTED)
     ]
-    if rest:
+    if rest and today is not None:
+        comparison.suite = _suite_against_control(
+            [(j, o) for j, d, o in zip(family, predictive, observed, strict=True)
+             if j.judgement not in (Judgement.REGRESSION, Judgement.ACCEPTED)],
+            today,
+        )  # fmt: skip
+    elif rest:
         failed = sum(o[0] for _, o in rest)
         p_value, expected = stats.mixture_sum_tail(
             [o[0] for _, o in rest], [d for d, _ in rest], noise.days
@@ -194,6 +204,7 @@ def compare(
             p_value=p_value if failed else 1.0,
             swings=noise.swings,
         )
+    if comparison.suite is not None:
         comparison.suite.regressed = comparison.suite.p_value <= alpha
         if comparison.suite.regressed:
             broad = next((a for a in accepted if a.case == "*"), None)
@@ -256,3 +267,61 @@ def _judge_new(set_id: str, case: CaseRecord, comparison: Comparison, confirm: i
         judgement.method = f"new case: failed its thresholds in all {runs_label(n_runs)}"
         judgement.judgement = Judgement.REGRESSION
     comparison.cases.append(judgement)
+
+
+def _control_fails(control: RunResults) -> dict[tuple[str, str], list[bool]]:
+    """Each case's runs in the control: did it fail (any gating metric below its threshold)?"""
+    out = {}
+    for s in control.sets:
+        for case in s.cases:
+            if case.status not in JUDGED:
+                continue
+            fails = run_fails([(list(m.runs), m.threshold) for m in gating(case)])  # type: ignore[misc]
+            out[(s.eval_set_id, case.eval_id)] = [f for f in fails if f is not None]
+    return out
+
+
+def _judge_by_control(comparison: Comparison, today: dict[tuple[str, str], list[bool]]) -> None:
+    """A regression the merge base's agent shows too, today, in at least half its runs, is not
+    the PR's doing: main fails it today (a known failure, said so)."""
+    for judgement in comparison.judged(Judgement.REGRESSION):
+        runs = today.get((judgement.set_id, judgement.case_id)) or []
+        if runs and 2 * sum(runs) >= len(runs):
+            judgement.judgement = Judgement.KNOWN_FAILURE
+            judgement.method += (
+                f"; the merge base fails it too today (same-day control: failed {sum(runs)} "
+                f"of {runs_label(len(runs))})"
+            )
+            for change in comparison.changes:
+                if (change.set_id, change.case_id) == (judgement.set_id, judgement.case_id):
+                    change.regressed = False
+
+
+def _suite_against_control(
+    rest: list[tuple[CaseJudgement, tuple[int, int, int, int]]],
+    today: dict[tuple[str, str], list[bool]],
+) -> SuiteDrop:
+    """The suite-wide test against the same-day control: per case, given how many of its runs
+    failed in the PR and the control together, which runs are the PR's is chance when the PR
+    changed nothing (hypergeometric); the PR's failures summed over the cases, exactly. A
+    provider's bad day moves both sides and cancels out. Only the PR's first runs count."""
+    dists, failed, runs, control_failed, control_runs = [], 0, 0, 0, 0
+    for judgement, (_, _, mine, n) in rest:
+        theirs = today.get((judgement.set_id, judgement.case_id))
+        if not theirs:
+            continue
+        dists.append(stats.hypergeom_dist(n + len(theirs), mine + sum(theirs), n))
+        failed += mine
+        runs += n
+        control_failed += sum(theirs)
+        control_runs += len(theirs)
+    pmf = stats.convolve(dists) if dists else [1.0]
+    return SuiteDrop(
+        cases=len(dists),
+        runs=runs,
+        failed=failed,
+        expected=stats.mean_of(pmf),
+        p_value=stats.upper_tail(pmf, failed) if failed else 1.0,
+        control_failed=control_failed,
+        control_runs=control_runs,
+    )

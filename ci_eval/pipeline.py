@@ -3,6 +3,7 @@ CLI and the action entrypoint call."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import threading
@@ -13,6 +14,7 @@ from pathlib import Path
 from ci_eval import __version__, confirm, git, preflight, redact
 from ci_eval import accept as accept_file
 from ci_eval import baseline as baseline_store
+from ci_eval import control as control_run
 from ci_eval import shard as shard_spec
 from ci_eval.compare import Acceptance, compare
 from ci_eval.connectors import build_connector
@@ -167,6 +169,7 @@ def apply_baseline(
     settings: RunSettings,
     env: Mapping[str, str],
     loaded: LoadedBaseline | None = None,
+    control: RunResults | None = None,
 ) -> list[str]:
     """Compare with the baseline's history (a file, or the file at a git ref) and set the
     gate's --fail-on default. Returns notices for the terminal; warnings also go to the
@@ -189,6 +192,7 @@ def apply_baseline(
         settings.min_history,
         loaded.accepted,
         confirm_target(results),
+        control,
     )
     comparison.baseline_source = where
     comparison.outage = results.settings.get("outage")
@@ -212,6 +216,44 @@ def apply_baseline(
     results.fail_on = explicit or ("regression", "error", "not-evaluated")
     notices += [f"baseline warning: {w}" for w in comparison.warnings]
     return notices
+
+
+def run_control(
+    settings: RunSettings,
+    sha: str,
+    env: Mapping[str, str],
+    sets: list[LoadedEvalSet],
+    run_options: RunOptions,
+    options: ScoreOptions,
+    stop: threading.Event | None,
+) -> tuple[RunResults, str]:
+    """The same-day control (:mod:`ci_eval.control`): the merge base's agent on the same
+    cases, as many runs, in this job; scored as the PR's are. Returns its results and the line
+    that says what it ran."""
+    with control_run.agent(settings, sha) as (agent, named):
+        connector = build_connector(
+            agent,
+            settings.timeout,
+            settings.retries,
+            child_env=child_environment(settings, env),
+            env=env,
+        )
+        scorer = Scorer(options, then=CaseRecord.compact)
+        try:
+            control = run_sets(
+                sets,
+                connector,
+                dataclasses.replace(run_options, case_done=scorer.case, meanwhile=None),
+                stop=stop,
+            )
+        finally:
+            connector.close()
+        scorer.rest(control)
+    runs = sum(len(c.runs) for _, c in control.cases())
+    return control, (
+        f"same-day control: {runs} agent run{'s' if runs != 1 else ''} of {named} on the same "
+        "cases in this job"
+    )
 
 
 def confirm_target(results: RunResults) -> int:
@@ -358,11 +400,17 @@ def run(
     cases = shard_spec.parse_cases(settings.cases)
     check_case_filters(sets, cases, settings.names.name("cases"))
     preflight.run(settings)  # settings and output paths: before any agent call
+    control_run.check(settings)
     options = score_options(settings, env)
     simulator = build_simulator(settings.simulator, settings.judge, env)
     if not settings.metric:  # --metric replaces the sets' own metrics
         preflight.check_metric_names(sets, settings)
     loaded = load_baseline(settings, env)
+    # the control's commit, found before any agent call (with no baseline there is nothing to
+    # judge against, and no control is run)
+    control_sha = (
+        control_run.base_commit(settings, env) if settings.control and loaded.data else None
+    )
     connector = build_connector(
         settings.agent,
         settings.timeout,
@@ -405,7 +453,8 @@ def run(
         simulator,
         meanwhile=lambda: prepare_after_run(settings, env),
         case_done=scorer.case,
-        release_cases=not confirming,  # the sets are not read after the run
+        # the sets are not read after the run, unless reruns or a control run them again
+        release_cases=not confirming and not settings.control,
     )
     try:
         results = run_sets(sets, connector, run_options, stop=stop)
@@ -428,8 +477,14 @@ def run(
     # reporting, where a run peaks
     del connector
     gc.freeze()  # the same for what the agent produced
+    control = None
+    if control_sha and not results.interrupted:
+        control, said = run_control(settings, control_sha, env, sets, run_options, options, stop)
+        notices.append(said)
+        if control.interrupted:
+            results.interrupted = True
     # compare first (against the baseline as it was), then write
-    notices += apply_baseline(results, settings, env, loaded)
+    notices += apply_baseline(results, settings, env, loaded, control)
     if settings.results:
         write_results(Path(settings.results), results)
     if settings.update_baseline:

@@ -207,3 +207,17 @@ def mixture_sum_tail(
             z = (s - 0.5 - mean) / math.sqrt(var) if var > 0 else math.copysign(math.inf, s - mean)
             tail += day * 0.5 * math.erfc(z / math.sqrt(2))
     return min(1.0, tail), expected
+
+
+def hypergeom_dist(total: int, failed: int, drawn: int) -> list[float]:
+    """[P(K = 0), …, P(K = drawn)]: the failures among ``drawn`` of ``total`` runs, ``failed`` of
+    which failed, when which runs are whose is chance (the PR's and a same-day control's runs of
+    one case, when the PR changed nothing)."""
+    low = math.lgamma(total + 1) - math.lgamma(drawn + 1) - math.lgamma(total - drawn + 1)
+    out = []
+    for k in range(drawn + 1):
+        if k > failed or drawn - k > total - failed:
+            out.append(0.0)
+            continue
+        out.append(math.exp(_lchoose(failed, k) + _lchoose(total - failed, drawn - k) - low))
+    return out

@@ -155,6 +155,27 @@ ConfirmRunsOpt = Annotated[
         show_default=False,
     ),
 ]
+ControlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--control",
+        metavar="REF",
+        help="A same-day control: also run the agent as it is at the merge base with REF "
+        "('base': the pull request's base branch) on the same cases in this job, and judge "
+        "the difference — a provider's bad day moves both. Doubles the agent runs. Command "
+        "and replay agents run from a git worktree; http agents need --control-url.",
+        show_default=False,
+    ),
+]
+ControlUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--control-url",
+        metavar="URL",
+        help="Where the control's agent (the merge base's) is served, for http and adk-http.",
+        show_default=False,
+    ),
+]
 AcceptOpt = Annotated[
     Path | None,
     typer.Option(

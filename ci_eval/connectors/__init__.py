@@ -100,7 +100,7 @@ def _command(
     from ci_eval.connectors.command import CommandConnector
 
     try:
-        return CommandConnector(_need(agent, "command"), timeout, env=child_env)
+        return CommandConnector(_need(agent, "command"), timeout, env=child_env, cwd=agent.cwd)
     except AgentError as exc:
         raise InputError(str(exc)) from None
 

@@ -44,6 +44,7 @@ class CommandConnector:
     kind: str = "command"
     # the child's environment (None: ci-eval's own); see redact.child_environment
     env: Mapping[str, str] | None = None
+    cwd: str | None = None  # the folder it runs in (None: ci-eval's)
     program: str = field(init=False)
     args: list[str] | str = field(init=False)
 
@@ -78,6 +79,7 @@ class CommandConnector:
                 stderr=stderr,
                 bufsize=0,
                 env=None if self.env is None else dict(self.env),
+                cwd=self.cwd,
                 **popen_options(),  # its own process group, killed as one
             )
         except OSError as exc:

@@ -177,10 +177,13 @@ class SuiteDrop:
     accepted: Text | None = None
     # main's pushes swing together (a provider's bad days): the expectation allowed for them
     swings: Flag = False
+    # judged against a same-day control instead: its failed runs and runs of these cases
+    control_failed: Count | None = None
+    control_runs: Count | None = None
 
     def caveat(self) -> str:
         """What else a drop could be, where main's history cannot tell (empty where it can)."""
-        if self.swings:
+        if self.swings or self.control_runs is not None:
             return ""
         return (
             "it could be the provider having a bad day (main's history shows no such swings "
@@ -188,6 +191,12 @@ class SuiteDrop:
         )
 
     def describe(self) -> str:
+        if self.control_runs is not None:
+            return (
+                f"{self.failed} failed runs of {self.runs} over {self.cases} cases where the "
+                f"merge base's agent, run in this job, failed {self.control_failed} of "
+                f"{self.control_runs} (p={self.p_value:.2g})"
+            )
         allowing = ", allowing for its day-to-day swings" if self.swings else ""
         return (
             f"{self.failed} failed runs of {self.runs} over {self.cases} cases where main's "

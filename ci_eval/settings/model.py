@@ -57,6 +57,8 @@ SETTINGS = (
     Setting("baseline_window", "--window", "window", "int"),
     Setting("min_history", "--min-history", "min-history", "int"),
     Setting("confirm_runs", "--confirm-runs", "confirm-runs", "int"),
+    Setting("control", "--control", "control"),
+    Setting("control_url", "--control-url", "control-url"),
     Setting("accept", "--accept", "accept"),
     Setting("results", "--results", "results"),
     Setting("junit", "--junit", "junit"),
@@ -128,6 +130,7 @@ class AgentSettings:
     # environment variables passed to a command agent although ci-eval withholds them by
     # default (GITHUB_TOKEN, INPUT_*, the judge's key, the agent's token)
     env: list[str] = field(default_factory=list)
+    cwd: str | None = None  # the folder a command agent runs in (a control's worktree)
     names: Names = field(default_factory=Names, repr=False, compare=False)
 
     def name(self, key: str) -> str:
@@ -217,6 +220,10 @@ class RunSettings:
     min_history: int = 5  # runs on main a case needs before its history judges it
     # confirmation reruns a failing case may get before the gate decides (0: none)
     confirm_runs: int = 4
+    # a same-day control: run the agent of this git ref's merge base ("base": the pull
+    # request's base branch) on the same cases in the same job (ci_eval.control)
+    control: str | None = None
+    control_url: str | None = None  # where the control's agent is served (http, adk-http)
     accept: str | None = None  # the acceptance file [default: .ci-eval/accept.toml]
     junit: str | None = None
     summary: str | None = None
