@@ -15,7 +15,6 @@ continuous score (ROUGE-like, normal around the case's mean, threshold 0.8).
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import sys
 from collections.abc import Callable
@@ -25,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.bench_verdict import suite as verdict_suite  # noqa: E402
+from benchmarks.bench_verdict import wilson  # noqa: E402
 from ci_eval import baseline as baseline_store  # noqa: E402
 from ci_eval import confirm  # noqa: E402
 from ci_eval.compare import compare  # noqa: E402
@@ -59,20 +60,8 @@ class Job:
 
 
 def suite(rng: random.Random, n: int = 40) -> list[Case]:
-    cases = []
-    for i in range(n):
-        share = i / n
-        rate = (
-            1.0
-            if share < 0.55
-            else rng.uniform(0.85, 0.97)
-            if share < 0.80
-            else rng.uniform(0.50, 0.85)
-            if share < 0.92
-            else 0.0
-        )
-        cases.append(Case(f"case_{i:03d}", rate))
-    return cases
+    """bench_verdict's suite: 55 % always pass, 25 % pass 85–97 %, 12 % 50–85 %, 8 % never."""
+    return [Case(c.case_id, c.rate) for c in verdict_suite(rng, n)]
 
 
 def run_case(c: Case, job: Job, rng: random.Random, continuous: bool) -> float:
@@ -295,14 +284,6 @@ def simulate(row: Row, seed: int) -> tuple[bool, bool, str]:
             else ("suite" if comparison.suite and comparison.suite.regressed else "outage")
         )
     return failed, named, why
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    z = 1.96
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def main() -> None:
