@@ -1,27 +1,30 @@
 """Compare a run with the history on main: which cases got worse, judged against their own noise.
 
 Per case, a run *fails* when any of its gating metrics (not informational, with a threshold) is
-below today's threshold. The baseline holds each case's last runs on main (``baseline.py``), so
-every case has its own pass rate, and the question for a pull request is "how surprising are
-this PR's failures for *this* case?":
+below today's threshold. The baseline holds each case's last runs on main, push by push
+(``baseline.py``); :mod:`ci_eval.history` reads a case's runs since it last changed state, recent
+pushes weighted above old ones, and :mod:`ci_eval.noise` measures how main's noise is correlated
+(whole pushes swinging together, a job's runs of a case failing together). Then:
 
-1. **Per case**: the probability of at least the observed failures under the case's history —
-   the beta-binomial posterior predictive with a Jeffreys prior over the history's pass/fail
-   counts (``stats.surprise``). Passed 20 of 20, failed 3 of 3 now: p = 0.00018, news. Passed
-   12 of 20, failed 3 of 3 now: p = 0.08, the usual noise.
+1. **Per case** (:mod:`ci_eval.case_judgement`): the probability of at least the observed
+   failures under the case's history — the beta-binomial posterior predictive (Jeffreys prior)
+   of one job's runs, mixed over main's days. Passed 20 of 20, failed 3 of 3 now: p = 0.00018,
+   news. Passed 12 of 20, failed 3 of 3 now: p = 0.08, the usual noise.
 2. **Across cases**: Benjamini–Hochberg over the per-case p-values, so a 200-case suite does not
    fail because it has 200 chances to.
-3. **Across the suite**: the total of failed runs against the exact distribution of that total
-   (the convolution of every case's predictive), which catches a broad drop no single case shows.
+3. **Across the suite**: the failed runs, each weighted by how rare a failure is for its case,
+   against their exact distribution over main's days (``stats.mixture_sum_tail``) — or, with a
+   same-day control (:mod:`ci_eval.control`), against the control's runs case by case — which
+   catches a broad drop no single case shows.
 
 The two families share the significance level (Bonferroni: half each), so when nothing changed
 the chance that the gate fails stays at or below ``significance``.
 
 4. **Confirmed by reruns**: a case that failed every one of its runs now — at least
    ``confirm`` of them, confirmation reruns included (:mod:`ci_eval.confirm`) — where it never
-   failed on main is a regression whatever the length of its history. A flaky case fails five
-   runs in a row rarely; a broken one always does. A case with fewer than ``min_history`` runs
-   on main is judged by that rule alone (one failed run never blocks), and a case with no
+   failed on main is a regression whatever the length of its history, unless main's jobs show
+   runs failing together (then its p-value decides). A case with fewer than ``min_history``
+   runs on main is judged by that rule alone (one failed run never blocks), and a case with no
    history at all — new, and not a rename of a case that left (its fingerprint) — by its
    thresholds the same way. Pure logic: no I/O.
 """
