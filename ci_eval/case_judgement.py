@@ -162,17 +162,11 @@ def judge_case(
             + (commit or f"push {history.since}")
             + ")"
         )
-    # the history's runs, each push weighted by its age — scaled to the weights' effective
-    # number of runs (Kish's), so that recency tilts the rate without discarding most of the
-    # history — and by how much its runs are one cluster (a job of m runs counts as
-    # 1 + (m − 1)ρ independent ones' worth)
-    weights = history.weights()
-    total = sum(w * c.runs for w, c in zip(weights, history.clusters, strict=True))
-    squares = sum(w * w * c.runs for w, c in zip(weights, history.clusters, strict=True))
-    scale = total / squares if squares else 1.0  # (Σw)² / Σw², over Σw
+    # the history's runs, each push weighted by its age and by how much its runs are one
+    # cluster (a job of m runs counts as 1 + (m − 1)ρ independent ones' worth)
     failed_w = passed_w = 0.0
-    for weight, c in zip(weights, history.clusters, strict=True):
-        worth = scale * weight / (1 + (c.runs - 1) * noise.rho)
+    for weight, c in zip(history.weights(), history.clusters, strict=True):
+        worth = weight / (1 + (c.runs - 1) * noise.rho)
         failed_w += worth * c.failed
         passed_w += worth * (c.runs - c.failed)
     mean, concentration = stats.predictive(failed_w, passed_w, noise.rho)
