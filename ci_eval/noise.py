@@ -35,7 +35,6 @@ class Noise:
     # (weight, shift of every case's failure chance) for each of main's days; weights sum to 1
     dispersion: float = 1.0  # φ of the per-push suite totals (1: binomial)
     rho: float = 0.0  # within-job intra-class correlation of a case's runs
-    pushes: int = 0  # pushes measured
     # the suite's own prior for a case's failure rate (Beta a, b), learnt from its cases'
     # histories; Jeffreys' (½, ½) where they are too short to learn from
     prior: tuple[float, float] = (0.5, 0.5)
@@ -61,7 +60,6 @@ def measure(histories: list[CaseHistory]) -> Noise:
             if p < 1:  # a case failing every run has no room to fail more on a bad day
                 runs[c.seq] = runs.get(c.seq, 0) + c.runs
     measured = sorted(s for s in variance if variance[s] > 0)
-    noise.pushes = len(measured)
     shift: dict[int, float] = {}
     if len(measured) >= MIN_PUSHES:
         statistic = sum(residual[s] ** 2 / variance[s] for s in measured)

@@ -28,6 +28,7 @@ from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import adk_judges, lookup
 from ci_eval.metrics.judge import Judge
 from ci_eval.model import EvalCase
+from ci_eval.model.comparison import Comparison
 from ci_eval.model.results import CaseRecord
 from ci_eval.results import RunResults, write_results
 from ci_eval.runner import RunOptions, rerun, run_sets
@@ -281,11 +282,15 @@ def confirmation_reruns(
     if loaded.data is None:
         return []
     runs_target = confirm_target(results)
-    first = compare(
-        results, loaded.data, settings.tolerance, settings.significance,
-        settings.min_history, loaded.accepted, runs_target,
-    )  # fmt: skip
-    why_not = confirm.outage(first, results, runs_target)
+
+    def judged() -> Comparison:
+        return compare(
+            results, loaded.data, settings.tolerance, settings.significance,
+            settings.min_history, loaded.accepted, runs_target,
+        )  # fmt: skip
+
+    comparison = judged()  # the outage check's and the first round's
+    why_not = confirm.outage(comparison, results, runs_target)
     if why_not:
         results.settings["outage"] = why_not
         return [why_not]
@@ -297,10 +302,6 @@ def confirmation_reruns(
         if stop is not None and stop.is_set():
             results.interrupted = True
             break
-        comparison = compare(
-            results, loaded.data, settings.tolerance, settings.significance,
-            settings.min_history, loaded.accepted, runs_target,
-        )  # fmt: skip
         keys = [k for k in confirm.to_confirm(comparison, runs_target) if k in cases]
         if not keys:
             break
@@ -308,6 +309,7 @@ def confirmation_reruns(
         rerun_cases.update(keys)
         for key in keys:
             scorer.case(by_set[key[0]], records[key])
+        comparison = judged()
     if stop is not None and stop.is_set():  # cancelled during a round: its runs say so
         results.interrupted = True
     results.settings["confirmation_reruns"] = spent
