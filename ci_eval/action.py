@@ -24,6 +24,11 @@ __all__ = ["INPUTS", "OUTPUTS", "get_input", "run_action", "workdir"]
 OUTPUTS = (
     "verdict",
     "gate",
+    "blocking",
+    "not-blocking",
+    "improved",
+    "new",
+    "removed",
     "passed",
     "failed",
     "errors",

@@ -16,7 +16,6 @@ from pathlib import Path
 from ci_eval import redact
 from ci_eval.deadline import Deadline
 from ci_eval.errors import InputError
-from ci_eval.gate import verdict
 from ci_eval.inert import inert_line
 from ci_eval.io.files import write_json_atomic, write_parts_atomic, write_text_atomic
 from ci_eval.model.status import Status
@@ -26,6 +25,7 @@ from ci_eval.report.junit import junit_parts, to_junit
 from ci_eval.results import CaseRecord, RunResults
 from ci_eval.settings import ReportSettings
 from ci_eval.text import scrub
+from ci_eval.verdict import Kind, verdict
 
 INTERRUPTED_COMMENT_S = 4.0
 
@@ -63,15 +63,20 @@ def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
     total = counted.total()
     scored = total - counted[Status.SKIPPED]
     decision = verdict(results)
-    comparison = results.comparison
+    listed = decision.blocking + decision.not_blocking
     return {
         "verdict": inert_line(decision.line),  # case ids are the eval files' text
         "gate": "passed" if decision.passed else "failed",
+        "blocking": len(decision.blocking),
+        "not-blocking": len(decision.not_blocking),
         "passed": counted[Status.PASSED],
         "failed": counted[Status.FAILED],
         "errors": counted[Status.ERROR],
-        "regressions": len(comparison.regressed_cases()) if comparison else 0,
-        "known-failures": len(comparison.known_failures()) if comparison else 0,
+        "regressions": sum(1 for i in listed if i.kind is Kind.REGRESSION),
+        "known-failures": sum(1 for i in listed if i.kind is Kind.KNOWN_FAILURE),
+        "improved": len(decision.improved),
+        "new": len(decision.new),
+        "removed": len(decision.removed),
         "not-evaluated": counted[Status.NOT_EVALUATED],
         "total": total,
         "score": round(counted[Status.PASSED] / scored, 4) if scored else 0,
@@ -138,11 +143,16 @@ def publish(
     job_summary = env.get("GITHUB_STEP_SUMMARY") if on_actions and settings.job_summary else None
     if settings.summary or job_summary:
         # jinja2 and the Markdown renderer load when a summary is asked for, not with publish
-        from ci_eval.report.markdown import render_summary
+        from ci_eval.report.markdown import details_link, render_summary
 
         summary_text = scrub(
             render_summary(
-                results, template_dir, artifact=settings.results, problems=warnings, cache=views
+                results,
+                template_dir,
+                artifact=settings.results,
+                problems=warnings,
+                cache=views,
+                link=details_link(env) if on_actions else None,
             )
         )
         if settings.summary:
@@ -175,7 +185,7 @@ def _comment(
         return ["no pull request in this event: the PR comment is skipped"]
     if not token or not env.get("GITHUB_REPOSITORY"):
         return ["no GitHub token or repository in the environment: the PR comment is skipped"]
-    from ci_eval.report.markdown import render_comment
+    from ci_eval.report.markdown import details_link, render_comment
 
     comment_id = settings.comment_id or github.default_comment_id(env)
     problems: list[str] = []
@@ -187,6 +197,7 @@ def _comment(
             artifact=settings.results,
             problems=problems,
             cache=views,
+            link=details_link(env),
         )
     )
     poster = github.CommentPoster(

@@ -16,15 +16,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ci_eval import redact
 from ci_eval.deadline import Deadline
 from ci_eval.inert import inert, inert_line
-from ci_eval.model.status import Status
-from ci_eval.report.view import error_reason, failing_metrics, not_evaluated_reason
 from ci_eval.results import RunResults
 from ci_eval.text import scrub
+from ci_eval.verdict import Kind, short_id, verdict
 
 if TYPE_CHECKING:
     import requests
@@ -92,61 +91,30 @@ class Workflow:
 
 
 def annotate(results: RunResults, workflow: Workflow, cap: int = ANNOTATION_CAP) -> int:
-    """An annotation at each failing case's line, worst first: regressions and errors as
-    ::error, known failures and failures within a case's usual noise (not blocking) as
-    ::notice, so the annotations tell the same story as the verdict."""
-    comparison = results.comparison
-    bad = [
-        (s, c)
-        for s, c in results.cases()
-        if c.status in (Status.FAILED, Status.ERROR, Status.NOT_EVALUATED)
+    """An annotation at each listed case's line, in the verdict's order: what blocks as
+    ::error, then what did not block (known failures, noise, flaky passes, errors outside
+    ``fail_on``) as ::notice — the same kinds and words as the verdict. Skips are not
+    annotated. Returns how many cases there were to annotate."""
+    decision = verdict(results)
+    listed = [i for i in decision.blocking if i.case_id] + [
+        i for i in decision.not_blocking if i.case_id and i.kind is not Kind.SKIPPED
     ]
-
-    judgements = comparison.by_case() if comparison is not None else {}
-
-    def judged(set_id: str, case_id: str) -> Any:
-        return judgements.get((set_id, case_id))
-
-    def severity(item: tuple) -> tuple:
-        s, case = item
-        j = judged(s.eval_set_id, case.eval_id)
-        low = min(
-            (m.score for m in case.metrics if m.status == Status.FAILED and m.score is not None),
-            default=1.0,
-        )
-        regression = j is not None and str(j.judgement) == "regression"
-        return (not regression, case.status != Status.ERROR, low, case.file, case.line or 0)
-
-    bad.sort(key=severity)
-    for s, case in bad[:cap]:
-        j = judged(s.eval_set_id, case.eval_id)
-        level, label = "error", case.status
-        if case.status == Status.ERROR:
-            why = error_reason(case)
-        elif case.status == Status.NOT_EVALUATED:
-            why = f"not evaluated: {not_evaluated_reason(case)}"
-        else:
-            why = "; ".join(failing_metrics(case))
-        if j is not None and case.status == Status.FAILED:
-            kind = str(j.judgement)
-            if kind == "regression":
-                label, why = "REGRESSION", f"{j.describe()} — {why}"
-            elif "failure" not in results.fail_on:
-                level, label, why = "notice", kind.upper(), f"{j.describe()} — {why}"
+    for item in listed[:cap]:
         workflow.command(
-            level,
-            why,
-            file=repo_relative(case.file),
-            line=case.line,
-            title=f"{label}: {s.eval_set_id}:{case.eval_id}",
+            "error" if item.blocking else "notice",
+            item.text(),
+            file=repo_relative(item.file),
+            line=item.line,
+            title=f"{item.label}{'' if item.blocking else ' (not blocking)'}: "
+            f"{short_id(item.key, 120)}",
         )
-    if len(bad) > cap:
+    if len(listed) > cap:
         workflow.command(
             "notice",
-            f"{len(bad) - cap} more failing cases are not annotated "
+            f"{len(listed) - cap} more listed cases are not annotated "
             "(GitHub shows 10 per step); see the job summary",
         )
-    return len(bad)
+    return len(listed)
 
 
 def append_summary(path: str, text: str) -> None:

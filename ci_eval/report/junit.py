@@ -2,11 +2,13 @@
 EnricoMi's publisher, GitLab, Jenkins, Azure) and valid against the schema they share.
 
 One testsuite per eval set, one testcase per eval case (classname = set id, name = case id,
-file, line, time). The testcase's result is the case's verdict, so every consumer counts what
-the gate counted: ``failure`` for a metric below threshold or a regression, ``error`` for an
-agent or judge error, ``skipped`` (with the reason) for a case not run or not evaluated — and,
-when the gate judged failures against main's history and does not fail on them, for a known
-failure or a failure within the case's usual noise ("known failure on main since <commit>").
+file, line, time). The testcase's result is its place in the verdict (``ci_eval.verdict``), so
+every consumer counts what the gate counted: what blocks is a ``failure`` (a regression, a
+failure of its thresholds) or an ``error`` (the agent or a metric could not be measured); what
+did not block — a known failure, the case's usual noise, an error outside ``fail_on``, a skip —
+is ``skipped``. The element's message and the first line of its body both say the kind and the
+reason ("regression: passed 12 of 12 runs on main → failed 3 of 3 now; …"): some consumers show
+only the one, some only the other (``benchmarks/junit_consumers.py`` runs their parsers).
 
 Repeated runs (``--num-runs``) use Maven Surefire's rerun elements: in a passing case each
 failing run is a ``flakyFailure`` (``flakyError`` when it errored); in a failing case the first
@@ -26,20 +28,17 @@ from __future__ import annotations
 import functools
 
 from ci_eval.inert import inert, inert_line
-from ci_eval.model.comparison import CaseJudgement, Judgement, MetricChange
 from ci_eval.model.status import Status
 from ci_eval.report.view import (
-    error_reason,
-    failing_metrics,
     fmt,
     invocation_diffs,
-    not_evaluated_reason,
     run_outcome,
     run_reason,
     shown_run,
     with_run,
 )
 from ci_eval.results import CaseRecord, RunRecord, RunResults
+from ci_eval.verdict import Item, Kind, verdict
 
 
 def seconds(value: float) -> str:
@@ -197,8 +196,11 @@ def _line_attribute(text: str) -> str:
     return _escape_attribute(inert_line(text))
 
 
-def _element(tag: str, message: str, kind: str, body: str) -> str:
-    return _leaf(tag, {"message": inert_line(message), "type": kind}, inert(body))
+def _element(tag: str, message: str, kind: str | None, body: str) -> str:
+    attrs = {"message": inert_line(message)}
+    if kind is not None:
+        attrs["type"] = kind
+    return _leaf(tag, attrs, inert(body))
 
 
 def _reruns(case: CaseRecord, skip: RunRecord | None, flaky: bool) -> list[str]:
@@ -227,13 +229,28 @@ def _reruns(case: CaseRecord, skip: RunRecord | None, flaky: bool) -> list[str]:
 _COUNTED = {"failure": "failures", "error": "errors", "skipped": "skipped"}
 
 
-def _case(
-    set_id: str,
-    case: CaseRecord,
-    regressions: list[MetricChange],
-    judged: CaseJudgement | None = None,
-    failures_block: bool = True,
-) -> tuple[str, str | None]:
+# what blocks, per kind: the element that counts it as the gate did
+TAGS = {
+    Kind.REGRESSION: "failure",
+    Kind.SUITE_DROP: "failure",
+    Kind.UNCONFIRMED: "failure",
+    Kind.FAILURE: "failure",
+    Kind.ERROR: "error",
+    Kind.NOT_EVALUATED: "error",
+    Kind.INTERRUPTED: "error",
+    Kind.NOTHING: "error",
+}
+
+
+def reason(item: Item) -> str:
+    """The first line of the element's body, and its message: the kind, then why — so a
+    consumer that shows only the body (GitLab) or only the message (dorny prefixes the type)
+    says both. A kind that does not block says so."""
+    kind = str(item.kind) + ("" if item.blocking or item.kind is Kind.SKIPPED else ", not blocking")
+    return f"{kind}: {item.text()}"
+
+
+def _case(case: CaseRecord, set_id: str, item: Item | None) -> tuple[str, str | None]:
     """The testcase element (at indentation level 2) and the tag of its verdict element."""
     opening = (
         f'<testcase name="{_escape_attribute(inert_line(case.eval_id))}" '
@@ -260,63 +277,24 @@ def _case(
         if case.flaky:
             props.append(_property("flaky", "true"))
         children.append(_parent("properties", {}, props, 3))
-    status = case.status
-    regressed = [c.describe() for c in regressions]
     verdict: str | None = None
-    # a passing case shows no run, unless it regressed; a skipped one has none
-    quiet = status in (Status.PASSED, Status.SKIPPED) and not regressed
-    shown = None if quiet else shown_run(case)
-    if regressed and status in (Status.PASSED, Status.FAILED, Status.NOT_EVALUATED):
-        head = [f"regression: {judged.describe()}"] if judged is not None else []
-        message = "; ".join([*head, *regressed])
-        verdict = "failure"
-        children.append(_element(verdict, message, "Regression", _run_details(case, shown)))
-        children += _reruns(case, shown, flaky=False)
-    elif status == Status.FAILED and judged is not None and not failures_block:
-        # judged against main's history and not blocking: a CI that reads only JUnit must not
-        # go red for it, and every consumer shows a skipped case with its message
-        verdict = "skipped"
-        message = _not_blocking(judged, case)
-        children.append(_element(verdict, message, "KnownFailure", _run_details(case, shown)))
-    elif status == Status.FAILED:
-        message = "; ".join(failing_metrics(case)) or "failed"
-        verdict = "failure"
-        children.append(_element(verdict, message, "ThresholdNotMet", _run_details(case, shown)))
-        children += _reruns(case, shown, flaky=False)
-    elif status == Status.ERROR:
-        kind = "AgentError" if case.error else "MetricError"
-        verdict = "error"
-        children.append(_element(verdict, error_reason(case), kind, _run_details(case, shown)))
-        children += _reruns(case, shown, flaky=False)
-    elif status == Status.SKIPPED:
-        reason = case.skipped or "not run"
-        verdict = "skipped"
-        children.append(
-            _element(verdict, f"skipped: {reason}", "Skipped", _run_details(case, None))
-        )
-    elif status == Status.NOT_EVALUATED:
-        reason = f"not evaluated: {not_evaluated_reason(case)}"
-        verdict = "skipped"
-        children.append(_element(verdict, reason, "NotEvaluated", _run_details(case, shown)))
-    else:  # PASSED: its failing runs, if any, were flaky
+    if item is None or item.kind is Kind.FLAKY:  # passed: its failing runs, if any, were flaky
         children += _reruns(case, None, flaky=True)
+    else:
+        # what did not block is skipped: a CI that reads only JUnit must not go red for it.
+        # No type: dorny prints "type: message", and the message already starts with the kind
+        verdict = TAGS[item.kind] if item.blocking else "skipped"
+        shown = None if item.kind is Kind.SKIPPED else shown_run(case)
+        line = reason(item)
+        children.append(_element(verdict, line, None, f"{line}\n{_run_details(case, shown)}"))
+        if item.blocking:
+            children += _reruns(case, shown, flaky=False)
     out = _system_out(case)
     if out:
         children.append(_leaf("system-out", {}, inert(out)))
     if not children:
         return opening + " />", verdict
     return f"{opening}>{_INDENT[3]}{_INDENT[3].join(children)}{_INDENT[2]}</testcase>", verdict
-
-
-def _not_blocking(judged: CaseJudgement, case: CaseRecord) -> str:
-    if judged.judgement is Judgement.KNOWN_FAILURE:
-        since = f" since {judged.failing_since}" if judged.failing_since else ""
-        message = f"known failure on main{since}: {judged.history()}"
-    elif judged.judgement is Judgement.ACCEPTED:
-        message = f"accepted change: {judged.reason}"
-    else:
-        message = f"failed, not a regression ({judged.not_blocking()}): {judged.history()}"
-    return message + " — " + "; ".join(failing_metrics(case))
 
 
 def to_junit(results: RunResults) -> str:
@@ -327,17 +305,8 @@ def junit_parts(results: RunResults) -> list[str]:
     """The JUnit file's text in pieces, a case each, whose concatenation is :func:`to_junit`:
     a writer takes them one by one, so a run of 20,000 cases never holds its 14 MB of XML
     several times over (joined, redacted, encoded)."""
-    changes: dict[tuple[str, str], list[MetricChange]] = {}
-    comparison = results.comparison
-    judgements = {}
-    if comparison is not None:
-        judgements = {(j.set_id, j.case_id): j for j in comparison.cases}
-        for change in comparison.regressions:
-            judged = judgements.get((change.set_id, change.case_id))
-            if judged is not None and str(judged.judgement) != "regression":
-                continue  # accepted
-            changes.setdefault((change.set_id, change.case_id), []).append(change)
-    failures_block = "failure" in results.fail_on
+    decision = verdict(results)
+    items = {(i.set_id, i.case_id): i for i in decision.blocking + decision.not_blocking}
     suites: list[list[str]] = []
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for s in results.sets:
@@ -345,17 +314,11 @@ def junit_parts(results: RunResults) -> list[str]:
         cases = []  # each with the line break and indentation before it
         clock = _SetTime()
         for c in s.cases:
-            element, verdict = _case(
-                s.eval_set_id,
-                c,
-                changes.get((s.eval_set_id, c.eval_id), []),
-                judgements.get((s.eval_set_id, c.eval_id)),
-                failures_block,
-            )
+            element, tag = _case(c, s.eval_set_id, items.get((s.eval_set_id, c.eval_id)))
             cases.append(_INDENT[2] + element)
             clock.add(c)
-            if verdict is not None:
-                counts[_COUNTED[verdict]] += 1
+            if tag is not None:
+                counts[_COUNTED[tag]] += 1
         attrs = {"name": inert_line(s.eval_set_id or s.file)}
         attrs |= {k: str(v) for k, v in counts.items()}
         attrs |= {"time": seconds(clock.seconds()), "file": inert_line(s.file)}

@@ -13,32 +13,28 @@ Everywhere, ANSI and control characters are gone, CI command prefixes are broken
 ``ci_eval.inert``) and ``@`` is followed by a zero-width space so nobody is pinged.
 
 Size caps (GitHub: 1 MiB per step summary, 65,536 characters per comment) are met by leaving
-out, in order, passing rows, then the details of failing cases, then failing rows — each as
-little as needed (found by growing from a few rows: a render costs what it shows) — and the
-report says what it left out and where to find it. What the templates are given is built in
-``markdown_context`` (rows and details, under a budget) and ``markdown_overview`` (the rest).
+out, in order, passing rows, then the details of cases that did not block, then the set tables'
+rows of listed cases, then the list of what did not block, then the details of blocking cases —
+each as little as needed (found by growing from nothing: a render costs what it shows) — and
+the report says what it left out and where to find it. The list of what blocks is never cut.
+What the templates are given is built in ``markdown_context`` (rows and details, under a
+budget) and ``markdown_overview`` (the rest).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
 from ci_eval import templates
 from ci_eval.report.escape import code, html, md
-from ci_eval.report.markdown_context import (
-    PROBLEMS,
-    Budget,
-    context,
-    failing_row,
-    notes,
-    plural,
-)
+from ci_eval.report.markdown_context import KINDS, Budget, context, notes, plural, sizes
 from ci_eval.results import RunResults
 
 SUMMARY_LIMIT = 1024 * 1024 - 1024  # bytes; GitHub's step summary cap is 1 MiB
@@ -130,7 +126,8 @@ def render(
     *,
     template_dir: Path | None = None,
     marker: str | None = None,
-    artifact: str | None = None,
+    where: str | None = None,
+    link: str | None = None,
     size: Callable[[str], int] = len,
     problems: list[str] | None = None,
     cache: dict[Any, Any] | None = None,
@@ -140,13 +137,14 @@ def render(
     template renders instead: the report is never lost. Reports of the same results may share
     a ``cache`` of what their templates are given (rows, details), made once."""
     cache = {} if cache is None else cache
+    where_md = _where(where, link)
     try:
-        return _render(results, template, limit, template_dir, marker, artifact, size, cache)
+        return _render(results, template, limit, template_dir, marker, where_md, link, size, cache)
     except templates.TemplateProblem as exc:
         if template_dir is None or problems is None:
             raise
         problems.append(f"{exc}; the built-in template was used instead")
-        return _render(results, template, limit, None, marker, artifact, size, cache)
+        return _render(results, template, limit, None, marker, where_md, link, size, cache)
 
 
 def _render(
@@ -155,19 +153,22 @@ def _render(
     limit: int,
     template_dir: Path | None,
     marker: str | None,
-    artifact: str | None,
+    where: Markup,
+    link: str | None,
     size: Callable[[str], int],
     cache: dict[Any, Any],
 ) -> str:
     env = _environment(template_dir)
+    report = "comment" if marker else "summary"
     rendered: dict[tuple[int | None, ...], str] = {}  # by budget: the last probe is the report
 
     def attempt(budget: Budget) -> str:
-        key = (budget.passed_rows, budget.details, budget.failing_rows)
+        key = tuple(getattr(budget, k) for k in KINDS)
         if key in rendered:
             return rendered[key]
-        variables, counts, clip = context(results, budget, marker, artifact, cache)
-        variables["notes"] = notes(counts, clip, artifact)
+        variables, counts, clip = context(results, budget, marker, where, cache)
+        variables["notes"] = notes(counts, clip, where, report)
+        variables["details_link"] = Markup(link) if link else None
         # only a user's templates get the time limit: the built-in ones are trusted and their
         # time grows with the number of cases (100,000 cases take longer than the limit)
         limit_s = None if template_dir is not None else math.inf
@@ -179,17 +180,11 @@ def _render(
 
     # Grow from nothing rather than shrink from everything: a render costs what it shows, so
     # at 20,000 cases rendering all of them (over and over, while bisecting) cost seconds each.
-    # Failing rows come first, then details, then passing rows: the same choice as leaving out
-    # passing rows first, then details, then failing rows.
-    cases = results.cases()
-    failing = sum(1 for _, c in cases if failing_row(c))
-    available = {
-        "failing_rows": failing,
-        "details": sum(1 for _, c in cases if c.status in PROBLEMS),
-        "passed_rows": len(cases) - failing,
-    }
-    budget = Budget(0, 0, 0)
+    # Kinds grow in the order they are kept (Budget): the same choice as leaving out the last
+    # kind first.
+    budget = Budget(0, 0, 0, 0, 0)
     least = size_of(budget)
+    available = sizes(results, cache)
     if least <= limit:
         for kind, count in available.items():
 
@@ -205,12 +200,29 @@ def _render(
         return attempt(budget)
     # still too long (thousands of sets?): cut, and say what was cut and where the rest is
     text = attempt(budget)
-    where = artifact or "the results file (`--results FILE`)"
     note = "\n\n… {n} more characters cut to fit GitHub's size limit; everything is in {w}.\n"
     keep = len(text)
     while keep > 0 and size(text[:keep] + note.format(n=len(text) - keep, w=where)) > limit:
         keep = int(keep * 0.95)
     return text[:keep] + note.format(n=len(text) - keep, w=where)
+
+
+def _where(where: str | None, link: str | None) -> Markup:
+    """Where the rest is, as Markdown: the workflow run's page (its artifacts) on GitHub, else
+    the results file."""
+    if link:
+        return Markup(f"[the workflow run's artifacts]({link})")
+    return md(where or "the results file (write one with --results FILE)")
+
+
+def details_link(env: Mapping[str, str]) -> str | None:
+    """The workflow run's page, from the runner's environment (where its artifacts are)."""
+    server, repo, run = (
+        env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    )
+    if not (server and repo and run and run.isdigit()):
+        return None
+    return quote(f"{server.rstrip('/')}/{repo}/actions/runs/{run}", safe=":/")
 
 
 def render_summary(
@@ -219,13 +231,17 @@ def render_summary(
     artifact: str | None = None,
     problems: list[str] | None = None,
     cache: dict[Any, Any] | None = None,
+    link: str | None = None,
 ) -> str:
+    """``artifact``: the results file, named where the summary leaves something out (off
+    GitHub); ``link``: the workflow run's page, named instead (on GitHub)."""
     return render(
         results,
         "summary.md.j2",
         SUMMARY_LIMIT,
         template_dir=template_dir,
-        artifact=artifact,
+        where=artifact and f"the results file {artifact}",
+        link=link,
         size=lambda t: len(t.encode("utf-8", "surrogatepass")),
         problems=problems,
         cache=cache,
@@ -239,6 +255,7 @@ def render_comment(
     artifact: str | None = None,
     problems: list[str] | None = None,
     cache: dict[Any, Any] | None = None,
+    link: str | None = None,
 ) -> str:
     marker = MARKER.format(id=comment_id)
     text = render(
@@ -247,7 +264,8 @@ def render_comment(
         COMMENT_LIMIT,
         template_dir=template_dir,
         marker=marker,
-        artifact=artifact,
+        where=artifact and f"the results file {artifact}",
+        link=link,
         problems=problems,
         cache=cache,
     )

@@ -8,45 +8,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
+
 from ci_eval.model.comparison import MetricChange
 from ci_eval.model.status import Status
-from ci_eval.report.markdown_overview import ORDER, delta, fixed_context, runs_passed, title
-from ci_eval.report.view import (
-    error_reason,
-    failing_metrics,
-    fmt,
-    invocation_diffs,
-    not_evaluated_reason,
-    shown_run,
-)
+from ci_eval.report.escape import md
+from ci_eval.report.markdown_overview import delta, fixed_context, runs_passed, title
+from ci_eval.report.view import fmt, invocation_diffs, shown_run
 from ci_eval.results import CaseRecord, RunResults, SetRecord
+from ci_eval.verdict import ORDER, PASSED_ICON, Item, Kind, verdict
 
 CODE_LIMIT = 2000  # characters of one response shown in a details block
 
-ICONS = {
-    Status.PASSED: "✅",
-    Status.FAILED: "❌",
-    Status.ERROR: "⚠️",
-    Status.NOT_EVALUATED: "⚠️",
-    Status.SKIPPED: "⏭",
-    Status.COMPLETED: "⚠️",
-}
-WORDS = {
-    Status.PASSED: "passed",
-    Status.FAILED: "failed",
-    Status.ERROR: "error",
-    Status.NOT_EVALUATED: "not evaluated",
-    Status.SKIPPED: "skipped",
-    Status.COMPLETED: "not scored",
-}
 PROBLEMS = (Status.FAILED, Status.ERROR, Status.NOT_EVALUATED, Status.COMPLETED)
-
-
-def failing_row(case: CaseRecord) -> bool:
-    """Rows a reviewer must see: anything but a clean pass (skipped cases count as passing)."""
-    return case.status not in (Status.PASSED, Status.SKIPPED) or (
-        case.status == Status.PASSED and case.flaky
-    )
 
 
 @dataclass
@@ -70,21 +44,28 @@ class Clipper:
 
 @dataclass
 class Budget:
-    """How much of each kind of row to keep (None: all)."""
+    """How much of each kind of text to keep (None: all), in the order they are kept: the
+    details of blocking cases, then the list of what did not block, then the set tables' rows
+    of listed cases, then the details of cases that did not block, then passing rows. The list
+    of what blocks is not in the budget: it is never cut."""
 
-    passed_rows: int | None = None
-    details: int | None = None
+    blocking_details: int | None = None
+    quiet_items: int | None = None
     failing_rows: int | None = None
+    quiet_details: int | None = None
+    passed_rows: int | None = None
+
+
+KINDS = ("blocking_details", "quiet_items", "failing_rows", "quiet_details", "passed_rows")
 
 
 @dataclass
 class Counts:
     """What a budget kept, and left out, of each kind."""
 
-    passed_rows: int = 0
-    details: int = 0
     failing_rows: int = 0
-    left: dict[str, int] = field(default_factory=lambda: {"passing": 0, "failing": 0, "details": 0})
+    passed_rows: int = 0
+    left: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
 
 
 def plural(n: int, word: str, plural: str | None = None) -> str:
@@ -97,13 +78,7 @@ def _changes(results: RunResults) -> dict[tuple[str, str, str], MetricChange]:
     return {(c.set_id, c.case_id, c.metric): c for c in results.comparison.changes}
 
 
-def _problem(s: SetRecord, case: CaseRecord, clip: Clipper) -> dict[str, Any]:
-    if case.status == Status.FAILED:
-        why = "; ".join(failing_metrics(case))
-    elif case.status == Status.ERROR:
-        why = error_reason(case)
-    else:
-        why = f"not evaluated: {not_evaluated_reason(case)}"
+def _problem(s: SetRecord, case: CaseRecord, item: Item, clip: Clipper) -> dict[str, Any]:
     run = shown_run(case)
     diffs = []
     for d in invocation_diffs(run) if run else []:
@@ -137,10 +112,12 @@ def _problem(s: SetRecord, case: CaseRecord, clip: Clipper) -> dict[str, Any]:
         "set": clip(title(s), 160),
         "case": clip(case.eval_id, 120),
         "status": case.status,
+        "kind": str(item.kind),
+        "blocking": item.blocking,
         "simulated": simulated,
-        "icon": ICONS.get(case.status, "⚠️"),
-        "word": WORDS.get(case.status, case.status.lower()),
-        "why": clip(why, 600),
+        "icon": item.icon,
+        "word": str(item.kind),
+        "why": clip(item.why or item.change, 600),
         "where": clip(f"{case.file}:{case.line}" if case.line else case.file, 200),
         "run": run.run if run else None,
         "runs": len(case.runs),
@@ -152,6 +129,7 @@ def _problem(s: SetRecord, case: CaseRecord, clip: Clipper) -> dict[str, Any]:
 def _row(
     s: SetRecord,
     case: CaseRecord,
+    item: Item | None,
     columns: list[str],
     changes: dict[tuple[str, str, str], MetricChange],
 ) -> tuple[dict[str, Any], int]:
@@ -161,8 +139,9 @@ def _row(
         # a legacy file is one case named by its path: the heading already says it
         "id": clip(Path(case.eval_id).name if case.eval_id == s.file else case.eval_id, 120),
         "status": case.status,
-        "icon": ICONS.get(case.status, "⚠️"),
-        "word": WORDS.get(case.status, case.status.lower()),
+        "icon": item.icon if item is not None else PASSED_ICON,
+        "word": str(item.kind) if item is not None else "passed",
+        "blocking": item is not None and item.blocking,
         "flaky": case.flaky,
         "line": case.line,
         "runs_passed": runs_passed(case),
@@ -184,6 +163,7 @@ def _kept(budget: int | None, used: int, available: int) -> int:
 
 def _set(
     s: SetRecord,
+    items: dict[tuple[str, str], Item],
     changes: dict[tuple[str, str, str], MetricChange],
     budget: Budget,
     counts: Counts,
@@ -192,25 +172,23 @@ def _set(
 ) -> dict[str, Any]:
     key = ("set", id(s))
     if key not in cache:
-        cache[key] = _set_parts(s)
+        cache[key] = _set_parts(s, items)
     columns, failing, passing, fixed = cache[key]
     rows = []
-    # the table lists failing rows first, then passing ones: each kind is a prefix of its list
+    # the table lists listed cases first, then passing ones: each kind is a prefix of its list
     for kind, cases, allowed in (
-        ("failing", failing, budget.failing_rows),
-        ("passing", passing, budget.passed_rows),
+        ("failing_rows", failing, budget.failing_rows),
+        ("passed_rows", passing, budget.passed_rows),
     ):
-        used = counts.failing_rows if kind == "failing" else counts.passed_rows
+        used = getattr(counts, kind)
         kept = _kept(allowed, used, len(cases))
         counts.left[kind] += len(cases) - kept
-        if kind == "failing":
-            counts.failing_rows += kept
-        else:
-            counts.passed_rows += kept
+        setattr(counts, kind, used + kept)
         # the rows made so far for this kind, and the texts they shortened (running totals)
         made, shortened = cache.setdefault(("rows", id(s), kind), ([], [0]))
         while len(made) < kept:
-            row, clipped = _row(s, cases[len(made)], columns, changes)
+            case = cases[len(made)]
+            row, clipped = _row(s, case, items.get((s.eval_set_id, case.eval_id)), columns, changes)
             made.append(row)
             shortened.append(shortened[-1] + clipped)
         rows += made[:kept]
@@ -218,50 +196,53 @@ def _set(
     return {"title": clip(title(s), 160), **fixed, "rows": rows}
 
 
+def _rank(item: Item | None) -> tuple[int, int]:
+    """Table order: what blocks, what did not, then passes, then skips."""
+    if item is None:
+        return (2, 0)
+    if item.kind is Kind.SKIPPED:
+        return (3, 0)
+    return (0 if item.blocking else 1, ORDER.index(item.kind))
+
+
 def _set_parts(
-    s: SetRecord,
+    s: SetRecord, items: dict[tuple[str, str], Item]
 ) -> tuple[list[str], list[CaseRecord], list[CaseRecord], dict[str, Any]]:
-    """What a set's table shows whatever the budget: its columns, its failing and its passing
-    cases in table order, and its counts and means."""
+    """What a set's table shows whatever the budget: its columns, its listed and its passing
+    cases in table order, and its means."""
     informational: set[str] = set()
     scores: dict[str, list[float]] = {}  # per metric, its scores in case order
-    status_counts = dict.fromkeys(ORDER, 0)
     multi = False
-    keyed = []  # (table order, failing row?, case)
+    skipped = 0
+    keyed = []  # (table order, listed?, case)
     for c in s.cases:  # one pass: at 20,000 cases each pass over them costs
-        status = c.status
-        if status in status_counts:
-            status_counts[status] += 1
         multi = multi or len(c.runs) > 1
+        skipped += c.status == Status.SKIPPED
         for m in c.metrics:
             if m.informational:
                 informational.add(m.name)
             if m.score is not None:
                 scores.setdefault(m.name, []).append(m.score)
-        keyed.append(((ORDER.get(status, 3), not c.flaky), failing_row(c), c))
+        item = items.get((s.eval_set_id, c.eval_id))
+        listed = item is not None and item.kind is not Kind.SKIPPED
+        keyed.append((_rank(item), listed, c))
     names = [m.name for m in s.applied_metrics if m.name not in informational]
     columns = [n for n in names if n in scores]  # no column of n/a when nothing was scored
     ordered = sorted(keyed, key=lambda kfc: kfc[0])
-    # errored cases did not pass; skipped and not-evaluated ones say nothing either way
-    evaluated = (
-        status_counts[Status.PASSED] + status_counts[Status.FAILED] + status_counts[Status.ERROR]
-    )
     means = [{"name": n, "mean": fmt(sum(scores[n]) / len(scores[n]))} for n in columns]
-    # failing rows (see failing_row) sort first, a flaky pass before the clean ones
     return (
         columns,
-        [c for _, failing, c in ordered if failing],
-        [c for _, failing, c in ordered if not failing],
+        [c for _, listed, c in ordered if listed],
+        [c for _, listed, c in ordered if not listed],
         {
             "id": s.eval_set_id,
             "file": s.file,
             "legacy": s.eval_set_id in ("", s.file),
             "columns": columns,
             "means": means,
-            "counts": status_counts,
             "total": len(s.cases),
-            "pass_rate": f"{status_counts[Status.PASSED] / evaluated:.0%}" if evaluated else "n/a",
-            "no_scores": not columns and bool(names),
+            "all_skipped": bool(s.cases) and skipped == len(s.cases),
+            "no_scores": not columns and bool(names) and skipped < len(s.cases),
             "repeated": multi,
             "dialect": s.dialect,
         },
@@ -272,70 +253,112 @@ def context(
     results: RunResults,
     budget: Budget,
     marker: str | None,
-    artifact: str | None,
+    where: Markup,
     cache: dict[Any, Any],
 ) -> tuple[dict[str, Any], Counts, Clipper]:
     """The template's variables under ``budget``; ``cache`` keeps each case's row and details
     across the renders that look for the largest budget that fits (and across the reports of
     one run: the summary and the comment)."""
     if "context" not in cache:
-        changes = _changes(results)
-        all_problems = [(s, c) for s, c in results.cases() if c.status in PROBLEMS]
-        all_problems.sort(key=lambda sc: ORDER.get(sc[1].status, 3))
-        cache["context"] = changes, all_problems
-    key = ("fixed", marker, artifact)
+        decision = verdict(results)
+        records = {(s.eval_set_id, c.eval_id): (s, c) for s, c in results.cases()}
+        items = {(i.set_id, i.case_id): i for i in decision.blocking + decision.not_blocking}
+
+        def detailed(listed: list[Item]) -> list[tuple[SetRecord, CaseRecord, Item]]:
+            out = []
+            for i in listed:
+                found = records.get((i.set_id, i.case_id))
+                if found is not None and found[1].status in PROBLEMS:
+                    out.append((*found, i))
+            return out
+
+        cache["context"] = (
+            decision,
+            items,
+            _changes(results),
+            detailed(decision.blocking),
+            detailed(decision.not_blocking),
+        )
+    key = ("fixed", marker)
     if key not in cache:
-        cache[key] = fixed_context(results, marker, artifact)
-    (changes, all_problems), fixed = cache["context"], cache[key]
+        cache[key] = fixed_context(results, cache["context"][0], marker)
+    (decision, items, changes, blocking_cases, quiet_cases), fixed = cache["context"], cache[key]
     clip = Clipper()
     counts = Counts()
-    sets = [_set(s, changes, budget, counts, clip, cache) for s in results.sets]
-    regressed = results.comparison.regressed_cases() if results.comparison else set()
+    sets = [_set(s, items, changes, budget, counts, clip, cache) for s in results.sets]
     problems = []
-    kept = _kept(budget.details, 0, len(all_problems))
-    counts.left["details"] = len(all_problems) - kept
-    for s, c in all_problems[:kept]:
-        key = ("problem", id(c))
-        if key not in cache:
-            one = Clipper()
-            problem = _problem(s, c, one)
-            problem["regressed"] = (s.eval_set_id, c.eval_id) in regressed
-            cache[key] = (problem, one.texts)
-        problem, clipped = cache[key]
-        clip.texts += clipped
-        problems.append(problem)
+    for kind, listed, allowed in (
+        ("blocking_details", blocking_cases, budget.blocking_details),
+        ("quiet_details", quiet_cases, budget.quiet_details),
+    ):
+        kept = _kept(allowed, 0, len(listed))
+        counts.left[kind] = len(listed) - kept
+        for s, c, item in listed[:kept]:
+            key = ("problem", id(c))
+            if key not in cache:
+                one = Clipper()
+                cache[key] = (_problem(s, c, item, one), one.texts)
+            problem, clipped = cache[key]
+            clip.texts += clipped
+            problems.append(problem)
+    quiet = fixed["not_blocking_all"]
+    kept = _kept(budget.quiet_items, 0, len(quiet))
+    counts.left["quiet_items"] = len(quiet) - kept
     context = {
         **fixed,
+        "not_blocking": quiet[:kept],
+        "not_blocking_left": len(quiet) - kept,
         "sets": sets,
         "problems": problems,
-        "problems_total": len(all_problems),
+        "problems_total": len(blocking_cases) + len(quiet_cases),
         "notes": [],  # filled by the caller, once it knows what this budget left out
     }
     return context, counts, clip
 
 
-def notes(counts: Counts, clip: Clipper, artifact: str | None) -> list[str]:
-    where = (
-        f"the results file {artifact}"
-        if artifact
-        else "the results file (write one with `--results FILE`)"
-    )
-    notes = []
-    left = counts.left
-    if left["passing"]:
-        notes.append(f"{plural(left['passing'], 'passing case')} not listed")
-    if left["failing"]:
-        notes.append(f"{plural(left['failing'], 'failing case')} not listed")
-    if left["details"]:
-        notes.append(
-            f"{plural(left['details'], 'more failed or errored case')} not shown in detail"
-        )
+def sizes(results: RunResults, cache: dict[Any, Any]) -> dict[str, int]:
+    """How many of each budgeted kind there are (after :func:`context` filled the cache)."""
+    decision, items, _, blocking_cases, quiet_cases = cache["context"]
+    listed = sum(1 for i in items.values() if i.kind is not Kind.SKIPPED)
+    total = len(results.cases())
+    return {
+        "blocking_details": len(blocking_cases),
+        "quiet_items": len(decision.not_blocking),
+        "failing_rows": listed,
+        "quiet_details": len(quiet_cases),
+        "passed_rows": total - listed,
+    }
+
+
+WHAT = {
+    "blocking_details": ("blocking case's details", "blocking cases' details"),
+    "quiet_items": ("not-blocking case", "not-blocking cases"),
+    "failing_rows": ("set table row of a listed case", "set table rows of listed cases"),
+    "quiet_details": ("not-blocking case's details", "not-blocking cases' details"),
+    "passed_rows": ("passing case's row", "passing cases' rows"),
+}
+
+
+def notes(counts: Counts, clip: Clipper, where: Markup, report: str) -> list[Markup]:
+    """What this report (``report``: "summary", "comment") left out, and where the rest is
+    (already Markdown)."""
+    left = [
+        f"{n} {WHAT[kind][0] if n == 1 else WHAT[kind][1]}"
+        for kind in KINDS
+        if (n := counts.left[kind])
+    ]
     out = []
-    if notes:
-        out.append(f"To fit GitHub's size limit: {'; '.join(notes)}. Everything is in {where}.")
+    if left:
+        out.append(
+            md(f"To fit GitHub's size limit this {report} leaves out {', '.join(left)}. ")
+            + Markup("Everything is in ")
+            + where
+            + Markup(".")
+        )
     if clip.texts:
         out.append(
-            f"{plural(clip.texts, 'long text')} shortened (marked with their length); "
-            f"{where} has them in full."
+            md(f"{plural(clip.texts, 'long text')} shortened (marked with their length); ")
+            + where
+            + Markup(" has them in full.")
         )
     return out

@@ -1,5 +1,5 @@
-"""The parts of the Markdown reports that no size budget changes: the headline, the totals,
-the baseline's comparison, the flaky and skipped cases, the pass-rate chart."""
+"""The parts of the Markdown reports that no size budget changes: the verdict (its line, what
+blocks, what did not, what improved), the per-set table and the pass-rate chart."""
 
 from __future__ import annotations
 
@@ -10,11 +10,21 @@ from typing import Any
 from markupsafe import Markup
 
 from ci_eval import __version__
-from ci_eval.gate import verdict
-from ci_eval.model.comparison import Judgement, MetricChange
+from ci_eval.model.comparison import MetricChange
 from ci_eval.model.status import Status
 from ci_eval.report.view import fmt, run_outcome
 from ci_eval.results import CaseRecord, RunResults, SetRecord
+from ci_eval.verdict import (
+    IMPROVED_ICON,
+    LEGEND,
+    PASSED_ICON,
+    QUIET_ICON,
+    SKIPPED_ICON,
+    Item,
+    SetLine,
+    Verdict,
+    clip,
+)
 
 ORDER = {
     Status.FAILED: 0,
@@ -45,29 +55,17 @@ def runs_passed(case: CaseRecord) -> str:
     return f"{passed}/{len(case.runs)}"
 
 
-def headline(results: RunResults) -> dict[str, Any]:
-    """The gate's verdict in one line (its icon, its words), first in every report: the same
-    sentence as the terminal's last line and the ``verdict`` step output (``ci_eval.gate``)."""
-    decision = verdict(results)
-    return {
-        "icon": "✅" if decision.passed else "❌",
-        "text": f"ci-eval: {decision.line}",
-        "passed": decision.passed,
-        "exit_code": decision.exit_code,
-    }
-
-
-def chart(sets: list[SetRecord]) -> Markup | None:
-    """A bar chart of pass rates, when there are enough sets for it to beat a table."""
-    if len(sets) < 4:
+def chart(sets: list[SetLine]) -> Markup | None:
+    """A bar chart of the runs' pass rates, when there are enough sets for it to beat a table;
+    a set with no run (all skipped) has no bar rather than a bar at 0 %."""
+    measured = [s for s in sets if s.rate is not None]
+    if len(measured) < 4:
         return None
     labels, values = [], []
-    for s in sets:
-        evaluated = [c for c in s.cases if c.status in (Status.PASSED, Status.FAILED, Status.ERROR)]
-        passed = sum(1 for c in evaluated if c.status == Status.PASSED)
-        label = re.sub(r"[^A-Za-z0-9_./ -]", "_", Path(title(s)).name)[:30] or "set"
+    for s in measured:
+        label = re.sub(r"[^A-Za-z0-9_./ -]", "_", Path(s.title).name)[:30] or "set"
         labels.append(f'"{label}"')
-        values.append(str(round(100 * passed / len(evaluated))) if evaluated else "0")
+        values.append(str(round(100 * (s.rate or 0.0))))
     return Markup(
         "```mermaid\nxychart-beta\n"
         '    title "Pass rate per eval set (%)"\n'
@@ -77,80 +75,86 @@ def chart(sets: list[SetRecord]) -> Markup | None:
     )
 
 
-def fixed_context(results: RunResults, marker: str | None, artifact: str | None) -> dict[str, Any]:
+def _item(i: Item) -> dict[str, Any]:
+    return {
+        "icon": i.icon,
+        "kind": str(i.kind),
+        "blocking": i.blocking,
+        "set": i.set_title,
+        "case": i.case_id,
+        "key": i.key,
+        "where": f"{i.file}:{i.line}" if i.line else i.file,
+        "change": i.change,
+        "scores": i.scores,
+        "judged": i.judged,
+        "why": i.why,
+        # the comment's shorter why
+        "short": clip(i.why or i.judged, 160),
+    }
+
+
+def fixed_context(results: RunResults, decision: Verdict, marker: str | None) -> dict[str, Any]:
     """The template's variables that no budget changes."""
     comparison = results.comparison
     baseline = None
     if comparison is not None:
-        titles = {s.eval_set_id: title(s) for s in results.sets}
-
-        def change(c: MetricChange) -> dict[str, str]:
-            return {
-                "set": titles.get(c.set_id, c.set_id),
-                "case": c.case_id,
-                "metric": c.metric,
-                "before": fmt(c.before),
-                "after": fmt(c.after),
-                "delta": delta(c),
-            }
-
-        regressed = comparison.regressed_cases()
-        regressions = [
-            change(c)
-            | {"test": c.history() + (f", p={c.p_value:.2g}" if c.p_value is not None else "")}
-            for c in comparison.regressions
-            if (c.set_id, c.case_id) in regressed
-        ]
-
-        def judged(kind: Judgement) -> list[dict[str, str]]:
-            return [{"case": j.key, "why": j.describe()} for j in comparison.judged(kind)]
-
         baseline = {
             "commit": (comparison.baseline_commit or "unknown")[:12],
             "date": comparison.baseline_date or "undated",
-            "regressions": regressions,
-            "tested": any(r["test"] for r in regressions),
-            "improvements": [change(c) for c in comparison.improvements],
-            "new": len(comparison.new_cases),
-            "removed": len(comparison.removed_cases),
+            "source": comparison.baseline_source or "",
             "warnings": list(comparison.warnings),
-            # the history gate (ci_eval.compare): counted in cases, apart from regressions
-            "regressed_cases": len(comparison.regressed_cases()),
-            "known_failures": judged(Judgement.KNOWN_FAILURE),
-            "not_significant": judged(Judgement.NOT_SIGNIFICANT),
-            "accepted": judged(Judgement.ACCEPTED),
-            "suite": "; ".join(
-                filter(None, [comparison.suite.describe(), comparison.suite.caveat()])
-            )
-            if comparison.suite_regressed
-            else None,
-            "short_history": [j.key for j in comparison.short_history],
             "min_history": comparison.min_history,
         }
     totals = dict.fromkeys(ORDER, 0)
-    flaky, skipped = [], []
-    for s, c in results.cases():  # one pass: at 20,000 cases each pass costs
-        status = c.status
-        if status in totals:
-            totals[status] += 1
-        if c.flaky:
-            flaky.append({"set": title(s), "case": c.eval_id, "runs_passed": runs_passed(c)})
-        if status == Status.SKIPPED:
-            skipped.append({"set": title(s), "case": c.eval_id, "reason": c.skipped or "not run"})
+    for _, c in results.cases():  # one pass: at 20,000 cases each pass costs
+        if c.status in totals:
+            totals[c.status] += 1
     fail_on = set(results.fail_on)
-    head = headline(results)  # the gate's decision, once: it looks at every case
+    set_table = [
+        {
+            "title": s.title,
+            "cases": s.cases,
+            "passed": s.passed,
+            "blocking": s.blocking,
+            "not_blocking": s.not_blocking,
+            "skipped": s.skipped,
+            "rate": s.rate_text() + (f" ({s.runs_passed}/{s.runs})" if s.runs else ""),
+            "delta": s.delta_text(),
+        }
+        for s in decision.sets
+    ]
     return {
-        "headline": head,
-        "verdict": "passed" if head["exit_code"] == 0 else "failed",
+        "decision": {
+            "icon": decision.icon,
+            "line": decision.line,
+            "passed": decision.passed,
+            "exit_code": decision.exit_code,
+            "legend": LEGEND,
+            "blocking_tally": decision.tally(True),
+            "not_blocking_tally": decision.tally(False),
+        },
+        # ci-eval 0.1's name for the decision, for templates written against it
+        "headline": {
+            "icon": decision.icon,
+            "text": f"ci-eval: {decision.line}",
+            "passed": decision.passed,
+            "exit_code": decision.exit_code,
+        },
+        "verdict": "passed" if decision.passed else "failed",
+        "icons": {"passed": PASSED_ICON, "quiet": QUIET_ICON, "skipped": SKIPPED_ICON},
+        "improved_icon": IMPROVED_ICON,
+        "blocking": [_item(i) for i in decision.blocking],
+        "not_blocking_all": [_item(i) for i in decision.not_blocking],
+        "improved": [_item(i) for i in decision.improved],
+        "new": decision.new,
+        "removed": decision.removed,
+        "set_table": set_table,
         "fail_on": sorted(fail_on),
         "failures_block": "failure" in fail_on,
         "totals": totals,
         "cases": len(results.cases()),
         "baseline": baseline,
-        "flaky": flaky,
-        "skipped": skipped,
-        "chart": chart(results.sets),
-        "artifact": artifact,
+        "chart": chart(decision.sets),
         "marker": Markup(marker) if marker else "",
         "agent": results.agent,
         "duration": f"{results.duration_s:.1f}",

@@ -1,20 +1,14 @@
-"""The short human summary ci-eval prints: per eval set its counts and metric means, then what
-failed (with the run and turn), what was skipped and why, the regressions, and the totals.
+"""The short human summary ci-eval prints: the baseline; per eval set its counts, metric means
+and each listed case (with the run and turn); then, set apart, what blocks and what did not
+(the verdict's lists), what changed against main, the totals and the verdict line.
 Pure: the CLI prints the lines, and makes them inert (``ci_eval.inert``) as it does."""
 
 from __future__ import annotations
 
-from ci_eval.gate import verdict
-from ci_eval.model.comparison import CaseJudgement, Comparison, Judgement
 from ci_eval.model.status import Status
-from ci_eval.report.view import (
-    error_reason,
-    failing_metrics,
-    fmt,
-    not_evaluated_reason,
-    run_outcome,
-)
+from ci_eval.report.view import error_reason, failing_metrics, fmt, not_evaluated_reason
 from ci_eval.results import CaseRecord, RunResults, SetRecord
+from ci_eval.verdict import Item, Kind, Verdict, verdict
 
 COUNTED = (Status.PASSED, Status.FAILED, Status.ERROR, Status.NOT_EVALUATED, Status.SKIPPED)
 
@@ -47,9 +41,20 @@ def _case(s: SetRecord, c: CaseRecord) -> str:
 
 
 def summary_lines(results: RunResults) -> list[str]:
+    """The baseline first; per eval set its counts and each listed case; then, set apart, what
+    blocks and what did not; then what changed against main, the totals and the verdict."""
+    decision = verdict(results)
     lines = []
+    comparison = results.comparison
+    if comparison is not None:
+        lines.append(
+            f"baseline {comparison.baseline_source or ''} "
+            f"({(comparison.baseline_commit or 'unknown')[:12]}, "
+            f"{comparison.baseline_date or 'undated'}): main's history of "
+            f"{plural(len(comparison.cases), 'case')} this run has"
+        )
+    items = {(i.set_id, i.case_id): i for i in decision.blocking + decision.not_blocking}
     totals = dict.fromkeys(COUNTED, 0)
-    judgements = results.comparison.by_case() if results.comparison else {}
     for s in results.sets:
         counts = dict.fromkeys(COUNTED, 0)
         scores: dict[str, list[float]] = {}  # per metric, its scores in case order
@@ -61,7 +66,9 @@ def summary_lines(results: RunResults) -> list[str]:
             for m in c.metrics:
                 if m.score is not None and not m.informational:
                     scores.setdefault(m.name, []).append(m.score)
-            case_lines += _case_lines(judgements, s, c, status)
+            item = items.get((s.eval_set_id, c.eval_id))
+            if item is not None:
+                case_lines.append(_case_line(s, c, item))
         means = [
             f"{spec.name} {fmt(sum(values) / len(values))}"
             for spec in s.applied_metrics
@@ -71,9 +78,7 @@ def summary_lines(results: RunResults) -> list[str]:
         lines += case_lines
         for status, n in counts.items():
             totals[status] += n
-    comparison = results.comparison
-    if comparison is not None:
-        lines += _comparison_lines(comparison)
+    lines += _verdict_block(decision)
     cases = sum(len(s.cases) for s in results.sets)
     total = (
         f"{totals[Status.PASSED]} passed, {totals[Status.FAILED]} failed, "
@@ -89,84 +94,50 @@ def summary_lines(results: RunResults) -> list[str]:
         f"{plural(cases, 'case')}: {total} in {results.duration_s:.1f} s "
         f"({results.agent})" + (" — interrupted" if results.interrupted else "")
     )
-    lines.append(verdict(results).line)  # the gate's decision, last, in one line
+    lines.append(decision.line)  # the gate's decision, last, in one line
     return lines
 
 
-def _case_lines(
-    judgements: dict[tuple[str, str], CaseJudgement], s: SetRecord, c: CaseRecord, status: Status
-) -> list[str]:
-    """What the summary says about a case that did not simply pass."""
-    lines = []
-    if status == Status.ERROR:
-        lines.append(f"  ERROR {_case(s, c)}: {error_reason(c)}")
-    elif status == Status.FAILED:
-        lines.append(
-            f"  FAILED {_case(s, c)}: "
-            + ", ".join(failing_metrics(c))
-            + _judged_note(judgements.get((s.eval_set_id, c.eval_id)))
-        )
-    elif status == Status.NOT_EVALUATED:
+def _case_line(s: SetRecord, c: CaseRecord, item: Item) -> str:
+    """A listed case in its set's block: what it is, where, and why."""
+    blocks = "" if item.blocking or item.kind is Kind.SKIPPED else " (not blocking)"
+    why = item.why
+    if item.kind is Kind.FAILURE or item.kind is Kind.REGRESSION:
+        why = ", ".join(failing_metrics(c)) or item.why
+    elif item.kind is Kind.NOT_EVALUATED:
         missing = [
             f"{m.name} not computed: {m.reason or 'no reason given'}"
             for m in c.metrics
             if m.status == Status.NOT_EVALUATED and not m.informational
         ]
-        lines.append(
-            f"  NOT EVALUATED {_case(s, c)}: " + ("; ".join(missing) or not_evaluated_reason(c))
-        )
-    elif status == Status.SKIPPED:
-        lines.append(f"  SKIPPED {_case(s, c)}: {c.skipped or 'not run'}")
-    if c.flaky:
-        passed = sum(1 for r in c.runs if run_outcome(r) == Status.PASSED)
-        lines.append(f"  FLAKY {_case(s, c)}: passed {passed} of {plural(len(c.runs), 'run')}")
-    return lines
+        why = "; ".join(missing) or not_evaluated_reason(c)
+    elif item.kind is Kind.FLAKY:
+        why = item.change
+    elif item.kind is Kind.ERROR:
+        why = error_reason(c)
+    elif item.kind in (Kind.KNOWN_FAILURE, Kind.NOISE, Kind.UNCONFIRMED_FAILURE, Kind.ACCEPTED):
+        why = ", ".join(failing_metrics(c)) + f" — {item.change}"
+    return f"  {item.label}{blocks} {_case(s, c)}: {why}"
 
 
-def _judged_note(judged: CaseJudgement | None) -> str:
-    """Why a failing case does not block: a known failure, or the case's usual noise."""
-    if judged is None:
-        return ""
-    if judged.judgement is Judgement.KNOWN_FAILURE:
-        since = f", failing on main since {judged.failing_since}" if judged.failing_since else ""
-        return f" — known failure, {judged.history()}{since}"
-    if judged.judgement is Judgement.NOT_SIGNIFICANT:
-        p = f", p={judged.p_value:.2g}" if judged.p_value is not None else ""
-        return f" — not a regression ({judged.not_blocking()}): {judged.history()}{p}"
-    return ""
-
-
-def _comparison_lines(comparison: Comparison) -> list[str]:
-    lines = []
-    for judged in comparison.cases:
-        if judged.judgement is Judgement.REGRESSION:
-            lines.append(f"  REGRESSED {judged.describe()}")
-        elif judged.judgement is Judgement.ACCEPTED:
-            lines.append(f"  ACCEPTED {judged.describe()}")
-        else:
+def _verdict_block(decision: Verdict) -> list[str]:
+    """What blocks and what did not, set apart from the last set, then what changed."""
+    lines = [""]
+    for blocking, items in ((True, decision.blocking), (False, decision.not_blocking)):
+        if not items:
             continue
-        for change in comparison.changes:
-            if (change.set_id, change.case_id) == (judged.set_id, judged.case_id) and (
-                change.metric in judged.metrics
-            ):
-                lines.append(f"      {change.describe()}")
-    if comparison.suite is not None and comparison.suite.regressed:
-        label = "ACCEPTED SUITE-WIDE DROP" if comparison.suite.accepted else "SUITE-WIDE DROP"
-        lines.append(f"  {label}: {comparison.suite.describe()}")
-    short = [j.key for j in comparison.short_history]
-    if short:
+        head = "BLOCKING" if blocking else "NOT BLOCKING"
+        lines.append(f"{head}: {decision.tally(blocking)}")
+        for item in items:
+            what = f" {item.key}" if item.key else ""
+            lines.append(f"  {item.label}{what}: {item.text()}")
+    if decision.improved:
+        lines.append(f"IMPROVED ({len(decision.improved)}):")
+        lines += [f"  {i.key}: {i.text()}" for i in decision.improved]
+    if decision.new:
+        lines.append(f"NEW ({len(decision.new)}, no history on main): " + ", ".join(decision.new))
+    if decision.removed:
         lines.append(
-            f"  SHORT HISTORY (fewer than {comparison.min_history} runs on main: blocks only when "
-            "it fails every run, reruns included, where main never failed it): " + ", ".join(short)
+            f"ON MAIN, NOT RUN HERE ({len(decision.removed)}): " + ", ".join(decision.removed)
         )
-    regressed = len(comparison.regressed_cases())
-    lines.append(
-        f"baseline {comparison.baseline_source or ''} "
-        f"({(comparison.baseline_commit or 'unknown')[:12]}, "
-        f"{comparison.baseline_date or 'undated'}): "
-        f"{plural(regressed, 'regression')}, "
-        f"{plural(len(comparison.judged(Judgement.KNOWN_FAILURE)), 'known failure')}, "
-        f"{len(comparison.judged(Judgement.IMPROVED))} improved, "
-        f"{len(comparison.new_cases)} new, {len(comparison.removed_cases)} removed"
-    )
-    return lines
+    return lines if len(lines) > 1 else []

@@ -76,9 +76,10 @@ def test_a_drop_fails_the_gate_and_is_named(recorded: dict[str, Path]) -> None:
     # a one-run baseline is too little history: four confirmation reruns fail too, which
     # confirms the break (the replay replays the case's one recording again)
     assert (
-        "REGRESSED weather_basic:paris_weather (response_match_score): passed 1 of 1 run on "
-        "main, failed 5 of 5 now — short history: only 1 run on main (the history test needs "
-        "5); failed all 5 runs, reruns included" in proc.stdout
+        "REGRESSION weather_basic:paris_weather: passed 1 of 1 run on main → failed 5 of 5 now; "
+        "response_match_score 1 → 0.4; judged against main's history (4f884d1): short history: "
+        "only 1 run on main (the history test needs 5); failed all 5 runs, reruns included"
+        in proc.stdout
     )
     assert "confirmation reruns: 4 agent runs of 1 failing case (weather_basic:paris_weather)" in (
         proc.stderr + proc.stdout
@@ -88,10 +89,11 @@ def test_a_drop_fails_the_gate_and_is_named(recorded: dict[str, Path]) -> None:
     )
     summary = (folder / "summary.md").read_text()
     assert summary.startswith("## ❌ ci-eval: gate failed: 1 regression")
-    assert "### ❌ 1 regression against main's history" in summary
-    assert "| weather_basic › paris_weather | response_match_score |" in summary
+    assert "### ❌ Blocking: 1 regression" in summary
+    assert "- 🔴 **regression** · weather_basic › paris_weather — passed 1 of 1 run" in summary
     junit = (folder / "junit.xml").read_text()
-    assert 'type="Regression"' in junit and "response_match_score 1 → 0." in junit
+    assert '<failure message="regression: passed 1 of 1 run' in junit
+    assert "response_match_score 1 → 0." in junit
     results = json.loads((folder / "worse.json").read_text())
     assert results["comparison"]["regressions"] == 1
     # compare on the saved results reaches the same verdict

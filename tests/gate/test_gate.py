@@ -210,9 +210,10 @@ def test_a_broad_drop_no_single_case_shows_is_caught_by_the_suite_test() -> None
     comparison = compare(results(now), history(main))
     assert not comparison.regressed_cases()  # no case alone is news
     assert comparison.suite is not None and comparison.suite.regressed
-    line = verdict(results_with(comparison, now)).line
-    assert line.startswith("gate failed: a broad drop across the suite: ")
-    assert "where main's history expects 4.8" in line  # 40 × 2.5/21
+    decision = verdict(results_with(comparison, now))
+    assert decision.line.startswith("gate failed: 1 suite-wide drop; ")
+    (drop,) = decision.blocking
+    assert "where main's history expects 4.8" in drop.change  # 40 × 2.5/21
 
 
 def test_two_hundred_noisy_cases_do_not_fail_for_having_two_hundred_chances() -> None:
@@ -303,7 +304,8 @@ def test_an_accepted_regression_does_not_block_and_says_why() -> None:
     case = judged(comparison, "c")
     assert case.judgement is Judgement.ACCEPTED and case.reason == "new refund wording (#123)"
     decision = verdict(results_with(comparison, {"c": [0.0, 0.0, 0.0]}))
-    assert decision.passed and "1 accepted change (s:c)" in decision.line
+    assert decision.passed and "1 accepted change did not block" in decision.line
+    assert [i.key for i in decision.not_blocking] == ["s:c"]
 
 
 def test_an_acceptance_that_matches_nothing_is_a_warning() -> None:
@@ -335,7 +337,7 @@ def test_update_then_compare_through_the_cli(tmp_path: Path, monkeypatch: Any) -
     proc = cli("compare", str(pr), "--junit", "junit.xml", "--summary", "summary.md")
     assert proc.returncode == 1
     assert proc.stdout.splitlines()[-1] == "gate failed: 1 regression (s:c)"
-    assert "REGRESSED s:c (m): passed 21 of 21 runs on main, failed 3 of 3 now" in proc.stdout
+    assert "REGRESSION s:c: passed 21 of 21 runs on main → failed 3 of 3 now" in proc.stdout
     assert (
         (tmp_path / "summary.md")
         .read_text()
@@ -354,7 +356,7 @@ def test_the_acceptance_file_end_to_end(tmp_path: Path, monkeypatch: Any) -> Non
     accept.write_text('[[accept]]\ncase = "s:c"\nreason = "the new wording is right (#12)"\n')
     proc = cli("compare", str(pr))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "ACCEPTED s:c (m): passed 20 of 20 runs on main, failed 3 of 3 now" in proc.stdout
+    assert "ACCEPTED s:c: passed 20 of 20 runs on main → failed 3 of 3 now" in proc.stdout
     assert "accepted: the new wording is right (#12)" in proc.stdout
     assert proc.stdout.splitlines()[-1].startswith("gate passed: ")
 
@@ -371,8 +373,9 @@ def test_known_failures_are_skipped_in_junit_so_a_junit_only_ci_stays_green(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     junit = (tmp_path / "junit.xml").read_text()
     assert "<failure" not in junit
-    assert 'message="known failure on main since main1: passed 0 of 10 runs on main' in junit
-    assert "known failure, passed 0 of 10 runs on main" in proc.stdout
+    assert 'message="known failure, not blocking: passed 0 of 10 runs on main' in junit
+    assert "failing on main since main1" in junit
+    assert "KNOWN FAILURE s:bad: passed 0 of 10 runs on main" in proc.stdout
 
 
 def test_update_baseline_compares_first_then_writes(tmp_path: Path, monkeypatch: Any) -> None:
@@ -489,17 +492,15 @@ def test_a_metric_that_could_not_be_computed_fails_the_gate(
     assert "NOT EVALUATED paris_weather" in proc.stdout
     assert "final_response_match_v2 not computed: needs an LLM judge" in proc.stdout
     last = proc.stdout.splitlines()[-1]
-    assert last.startswith(
-        "gate failed: 2 not evaluated: weather_basic:paris_weather (final_response_match_v2: "
-        "needs an LLM judge"
-    )
-    assert "; 2 failed cases (" in last  # berlin fails its trajectory in both folders
+    # berlin fails its trajectory in both folders
+    assert last.startswith("gate failed: 2 failed cases (")
+    assert "; 2 not evaluated (weather_basic:paris_weather" in last
+    assert "final_response_match_v2: needs an LLM judge" in proc.stdout
     assert (tmp_path / "summary.md").read_text().startswith("## ❌ ci-eval: gate failed:")
     # opting out, as --fail-on allows: it passes, and still says what was not computed
     proc = cli(*run, "--fail-on", "regression,error")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "2 not evaluated: " in proc.stdout.splitlines()[-1]
-    assert "did not block" in proc.stdout.splitlines()[-1]
+    assert "2 failed cases, 2 not evaluated did not block" in proc.stdout.splitlines()[-1]
 
 
 def test_a_run_where_nothing_was_evaluated_never_passes(tmp_path: Path, monkeypatch: Any) -> None:
@@ -556,7 +557,7 @@ def test_a_shallow_clone_fetches_the_merge_base_and_never_reads_the_prs_copy(
         proc.stdout + proc.stderr
     )  # judged against main's history, not the PR's
     assert "shallow clone: git fetch --depth=50 origin main" in proc.stderr
-    assert "REGRESSED s:c (m): passed 20 of 20 runs on main" in proc.stdout
+    assert "REGRESSION s:c: passed 20 of 20 runs on main" in proc.stdout
     assert "at the merge base" in proc.stdout
 
 
@@ -589,5 +590,5 @@ def test_a_pull_request_that_deletes_the_baseline_is_judged_by_the_merge_bases_c
     monkeypatch.setenv("GITHUB_BASE_REF", "main")
     proc = cli("compare", str(pr))
     assert proc.returncode == 1, proc.stdout + proc.stderr  # judged against main's history
-    assert "REGRESSED s:c (m): passed 20 of 20 runs on main" in proc.stdout
+    assert "REGRESSION s:c: passed 20 of 20 runs on main" in proc.stdout
     assert "at the merge base" in proc.stdout

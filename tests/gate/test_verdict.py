@@ -7,6 +7,7 @@ import pytest
 
 from ci_eval.errors import InputError
 from ci_eval.gate import EXIT_GATE, EXIT_INFRA, EXIT_OK, FAIL_ON, gate, parse_fail_on, verdict
+from ci_eval.verdict import Kind
 from tests.factories import results
 
 ALL = tuple(FAIL_ON)
@@ -36,39 +37,43 @@ def test_an_error_is_infrastructure_exit_3() -> None:
 
 def test_errors_outside_fail_on_do_not_block() -> None:
     v = verdict(results({"a": "PASSED", "b": "ERROR"}, fail_on=("failure",)))
-    assert v.passed and v.notes == ["1 error (s:b) did not block"]
+    assert v.passed and v.line == "gate passed: 1 of 1 case passed; 1 error did not block"
+    assert [(i.key, i.kind) for i in v.not_blocking] == [("s:b", Kind.ERROR)]
 
 
 def test_an_interrupted_run_is_infrastructure_even_without_errors() -> None:
     v = verdict(results({"a": "PASSED"}, interrupted=True))
-    assert v.exit_code == EXIT_INFRA and v.blocking == ["the run was interrupted"]
+    assert v.exit_code == EXIT_INFRA and [i.kind for i in v.blocking] == [Kind.INTERRUPTED]
+    assert v.line == "gate failed: the run was interrupted"
 
 
 @pytest.mark.parametrize("fail_on", [(), ALL])
 def test_nothing_evaluated_never_passes(fail_on: tuple[str, ...]) -> None:
     v = verdict(results({"a": "SKIPPED", "b": "SKIPPED"}, fail_on=fail_on))
     assert not v.passed and v.exit_code == EXIT_GATE
-    assert "nothing was evaluated (2 cases)" in v.blocking
+    assert "nothing was evaluated (2 cases)" in v.line
 
 
 def test_not_evaluated_blocks_with_the_metrics_reason() -> None:
     statuses = {"a": "PASSED", "b": "NOT_EVALUATED"}
     v = verdict(results(statuses, fail_on=ALL, reasons={"b": "no judge configured"}))
     assert v.exit_code == EXIT_GATE
-    assert v.blocking == ["1 not evaluated: s:b (m: no judge configured)"]
+    assert v.line == "gate failed: 1 not evaluated (s:b)"
+    assert [(i.key, i.why) for i in v.blocking] == [("s:b", "m: no judge configured")]
     v = verdict(results(statuses, fail_on=("failure",), reasons={"b": "no judge configured"}))
-    assert v.passed and v.notes == ["1 not evaluated: s:b (m: no judge configured) did not block"]
+    assert v.passed and v.line.endswith("; 1 not evaluated did not block")
+    assert [i.why for i in v.not_blocking] == ["m: no judge configured"]
 
 
 def test_more_than_three_names_are_counted_not_listed() -> None:
     v = verdict(results({c: "FAILED" for c in "abcde"}))
-    assert v.line == "gate failed: 5 failed cases (s:a, s:b, s:c and 2 more)"
+    assert v.line == "gate failed: 5 failed cases (s:a, s:b, s:c +2 more)"
 
 
 def test_errors_and_failures_together_exit_3_and_name_both() -> None:
     v = verdict(results({"a": "FAILED", "b": "ERROR"}))
     assert v.exit_code == EXIT_INFRA
-    assert v.blocking == ["1 error (s:b)", "1 failed case (s:a)"]
+    assert v.line == "gate failed: 1 failed case (s:a); 1 error (s:b)"
 
 
 def test_gate_is_the_verdicts_exit_code() -> None:

@@ -42,8 +42,13 @@ def test_step_outputs_count_the_cases_and_carry_the_verdict() -> None:
     run = results({"a": "PASSED", "b": "FAILED", "c": "ERROR", "d": "SKIPPED"})
     out = outputs(run, ReportSettings(junit="j.xml", results="r.json"))
     assert out == {
-        "verdict": "gate failed: 1 error (s:c); 1 failed case (s:b)",
+        "verdict": "gate failed: 1 failed case (s:b); 1 error (s:c); 1 skipped did not block",
         "gate": "failed",
+        "blocking": 2,
+        "not-blocking": 1,
+        "improved": 0,
+        "new": 0,
+        "removed": 0,
         "passed": 1,
         "failed": 1,
         "errors": 1,
