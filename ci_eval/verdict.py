@@ -263,12 +263,15 @@ def _why_failed(case: CaseRecord) -> str:
 
 
 def _runs_now(case: CaseRecord) -> str:
-    runs = [r for r in case.runs]
-    if not runs:
+    runs = case.runs
+    if len(runs) < 2:  # one run: its status says it
         return ""
     failed = sum(1 for r in runs if run_outcome(r) != Status.PASSED)
     if case.status == Status.FAILED and not failed:
         return ""  # failed as a whole (its mean), no run on its own
+    if case.status == Status.ERROR:
+        errored = sum(1 for r in runs if run_outcome(r) == Status.ERROR)
+        return f"errored in {errored} of {runs_label(len(runs))}"
     if failed:
         return f"failed {failed} of {runs_label(len(runs))}"
     return f"passed {runs_label(len(runs))}" if len(runs) > 1 else "passed"
@@ -284,13 +287,13 @@ def _judged(j: CaseJudgement, commit: str | None) -> str:
         rest = j.method[len("history") :].strip(" ;:")
         if rest:
             text += f": {rest}"
-    else:
-        text = f"judged against {where}: {j.method}"
+    else:  # "short history: …", "judged by the simple rule: …" (a schema 1 file)
+        text = f"{where}: {j.method}"
     if j.p_value is not None and j.failed_now and j.judgement is not Judgement.KNOWN_FAILURE:
         text += f", p={j.p_value:.2g}"
         if j.adjusted is not None and j.adjusted != j.p_value:
             text += f" ({j.adjusted:.2g} after Benjamini–Hochberg)"
-    if j.judgement is Judgement.KNOWN_FAILURE and j.failing_since:
+    if j.judgement is Judgement.KNOWN_FAILURE and j.failing_since not in (None, "", "unknown"):
         text += f"; failing on main since {j.failing_since}"
     if j.reason:
         text += f"; accepted: {j.reason}"

@@ -36,6 +36,7 @@ from ci_eval import templates
 from ci_eval.report.escape import code, html, md
 from ci_eval.report.markdown_context import KINDS, Budget, context, notes, plural, sizes
 from ci_eval.results import RunResults
+from ci_eval.verdict import UNMEASURED_ICON, WORSE_ICON
 
 SUMMARY_LIMIT = 1024 * 1024 - 1024  # bytes; GitHub's step summary cap is 1 MiB
 COMMENT_LIMIT = 65_536 - 256  # characters; GitHub rejects longer comment bodies
@@ -198,13 +199,29 @@ def _render(
                 return attempt(budget)
             setattr(budget, kind, None)  # all of them: the same text as count
         return attempt(budget)
-    # still too long (thousands of sets?): cut, and say what was cut and where the rest is
+    # still too long (thousands of blocking cases): cut, and say what was cut and where the rest is
     text = attempt(budget)
-    note = "\n\n… {n} more characters cut to fit GitHub's size limit; everything is in {w}.\n"
-    keep = len(text)
-    while keep > 0 and size(text[:keep] + note.format(n=len(text) - keep, w=where)) > limit:
-        keep = int(keep * 0.95)
-    return text[:keep] + note.format(n=len(text) - keep, w=where)
+    note = (
+        "\n\n… this {report} is cut here to fit GitHub's size limit ({n} more characters{k}); "
+        "everything is in {w}.\n"
+    )
+
+    def cut(keep: int) -> str:
+        rest = text[keep:]
+        lines = "\n" + rest  # a cut at a line's end leaves the next item's line first
+        blocking = sum(lines.count(f"\n- {icon} ") for icon in (WORSE_ICON, UNMEASURED_ICON))
+        k = f", {blocking} more blocking items among them" if blocking else ""
+        return text[:keep] + note.format(report=report, n=len(rest), k=k, w=where)
+
+    low, high = 0, len(text)  # the longest prefix, cut at a line's end, that fits
+    while low < high:
+        middle = (low + high + 1) // 2
+        if size(cut(middle)) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    line_end = text.rfind("\n", 0, low)
+    return cut(line_end + 1 if line_end > 0 else low)
 
 
 def _where(where: str | None, link: str | None) -> Markup:

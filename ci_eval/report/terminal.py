@@ -6,7 +6,13 @@ Pure: the CLI prints the lines, and makes them inert (``ci_eval.inert``) as it d
 from __future__ import annotations
 
 from ci_eval.model.status import Status
-from ci_eval.report.view import error_reason, failing_metrics, fmt, not_evaluated_reason
+from ci_eval.report.view import (
+    error_reason,
+    failing_metrics,
+    fmt,
+    not_evaluated_reason,
+    run_outcome,
+)
 from ci_eval.results import CaseRecord, RunResults, SetRecord
 from ci_eval.verdict import Item, Kind, Verdict, verdict
 
@@ -98,12 +104,19 @@ def summary_lines(results: RunResults) -> list[str]:
     return lines
 
 
+# kinds that block when fail_on names them: said when they did not
+BLOCKING_KINDS = (Kind.REGRESSION, Kind.FAILURE, Kind.ERROR, Kind.NOT_EVALUATED, Kind.SUITE_DROP)
+
+
 def _case_line(s: SetRecord, c: CaseRecord, item: Item) -> str:
     """A listed case in its set's block: what it is, where, and why."""
-    blocks = "" if item.blocking or item.kind is Kind.SKIPPED else " (not blocking)"
+    blocks = " (not blocking)" if not item.blocking and item.kind in BLOCKING_KINDS else ""
     why = item.why
     if item.kind is Kind.FAILURE or item.kind is Kind.REGRESSION:
         why = ", ".join(failing_metrics(c)) or item.why
+        passed = sum(1 for r in c.runs if run_outcome(r) == Status.PASSED)
+        if passed:  # failed as a whole, passed some runs
+            why += f" (passed {passed} of {plural(len(c.runs), 'run')})"
     elif item.kind is Kind.NOT_EVALUATED:
         missing = [
             f"{m.name} not computed: {m.reason or 'no reason given'}"

@@ -117,7 +117,7 @@ def test_job_summary_outputs_and_annotations(results: dict[str, Path], tmp_path:
     assert (
         "::error file=samples/evals/weather_basic.evalset.json,line=49,"
         "title=FAILED%3A weather_basic%3Aberlin_expected_to_fail::"
-        "failed 1 of 1 run; tool_trajectory_avg_score 0 < 1; response_match_score 0.25 < 0.8 — "
+        "tool_trajectory_avg_score 0 < 1; response_match_score 0.25 < 0.8 — "
         'turn 1: expected get_weather(city="Berlin", units="metric"), '
         'got get_weather(city="Berlin")'
     ) in proc.stdout

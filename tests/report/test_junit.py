@@ -112,7 +112,8 @@ def test_one_test_per_case_with_the_gates_verdict(xml: Path) -> None:
     assert cases["flaky"].is_passed  # the flaky run is no failure of the case
     assert isinstance(cases["failing"].result[0], Failure)
     [error] = cases["erroring"].result
-    assert isinstance(error, Error) and error.message == "run 2 of 3, turn 1: boom"
+    assert isinstance(error, Error)
+    assert error.message == "error: errored in 1 of 3 runs; run 2 of 3, turn 1: boom"
     [skipped] = cases["skipped"].result
     assert isinstance(skipped, Skipped)
     assert skipped.message == "skipped: conversation_scenario needs a user simulator"
@@ -194,7 +195,7 @@ def test_a_regression_and_a_known_failure_as_consumers_read_them() -> None:
     from ci_eval.model.comparison import CaseJudgement, Comparison, Judgement, MetricChange
 
     r = results()
-    r.fail_on = ("error",)  # failures judged against main's history do not block
+    r.fail_on = ("regression", "error")  # known failures do not block
     change = MetricChange("x", "flaky", SPEC.name, 1.0, 0.7, regressed=True)
     r.comparison = Comparison(
         "abc",
@@ -208,9 +209,12 @@ def test_a_regression_and_a_known_failure_as_consumers_read_them() -> None:
     text = to_junit(r)
     assert text == _as_elementtree_writes_it(text)
     case = {c.get("name"): c for c in ET.fromstring(text.split("\n", 1)[1]).iter("testcase")}
+    # the kind and reason in the message and the body's first line, and no type (dorny
+    # prints "type: message"; GitLab shows only the body)
     [failure] = case["flaky"].findall("failure")
-    assert failure.get("type") == "Regression"
-    assert failure.get("message").startswith("regression: ")
+    assert failure.get("type") is None
+    assert failure.get("message").startswith("regression: passed 10 of 10 runs on main → ")
+    assert failure.text.split("\n", 1)[0] == failure.get("message")
     [skipped] = case["failing"].findall("skipped")
-    assert skipped.get("type") == "KnownFailure"
-    assert skipped.get("message").startswith("known failure on main: ")
+    assert skipped.get("message").startswith("known failure, not blocking: passed 0 of 10 ")
+    assert skipped.text.split("\n", 1)[0] == skipped.get("message")

@@ -132,11 +132,14 @@ def test_the_summary_reads_in_order(samples: Path) -> None:
     summary = render_summary(read_results(samples))
     first = summary.splitlines()[0]
     assert first.startswith("## ❌ ci-eval: gate failed:")  # the verdict first
-    assert summary.index("Failures and errors") < summary.index("### weather_basic")
+    assert summary.index("### ❌ Blocking: 1 failed case") < summary.index("### weather_basic")
+    assert summary.index("### Not blocking: 1 skipped") < summary.index("### Details")
     table = summary[summary.index("### weather_basic") :]
-    assert table.index("❌ failed") < table.index("✅ passed")  # failing rows first
-    # a legacy file is one case named by its path: the path is said once, in the heading
-    assert summary.count("samples/evals/legacy/calculator.test.json") == 1
+    assert table.index("🔴 failure") < table.index("✅ passed")  # listed rows first
+    # a legacy file is one case named by its path: the path names the set (in the sets'
+    # table and its heading), its row names the file alone
+    assert summary.count("samples/evals/legacy/calculator.test.json") == 2
+    assert "| ✅ passed | calculator.test.json |" in summary
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +176,8 @@ def test_a_run_with_regressions_renders_clean(regressed: Path) -> None:
     text = "".join(check(summary).text)
     assert "regression" in summary.splitlines()[0]
     # what blocks comes right after the verdict, with the change against the baseline
-    assert summary.index("against main's history") < summary.index("Failures and errors")
+    assert summary.index("### ❌ Blocking: 1 regression") < summary.index("### Not blocking")
+    assert "runs on main → failed" in text
     assert "▼" in text
     check(render_comment(results, "ci/evals"))
 

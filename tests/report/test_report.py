@@ -116,7 +116,7 @@ def test_junit_reads_back_with_the_right_counts(hostile_run: dict[str, Path]) ->
     assert suite.time > 0
     cases = {c.name: c for c in suite}
     [failure] = [r for r in cases["fails"].result if isinstance(r, Failure)]
-    assert failure.message.startswith("response_match_score ")
+    assert failure.message.startswith("failure: response_match_score ")
     assert "</testcase>" in failure.text and "]]>" in failure.text  # kept, escaped
     assert "\x00" not in failure.text and "\x1b" not in failure.text  # NUL and ANSI gone
     assert "[31m" not in failure.text and "🤖" in failure.text
@@ -292,15 +292,18 @@ def test_caps_hold_on_a_5000_case_run() -> None:
     comment = render_comment(results, "x", artifact="results.json")
     assert len(summary.encode()) <= SUMMARY_LIMIT
     assert len(comment) <= COMMENT_LIMIT
-    # what is dropped first is the passing rows: every failing case keeps its row, and the
-    # report says what it left out and where the rest is
-    assert summary.count("| ❌ failed |") == 1667
-    assert "3333 passing cases not listed" in summary
-    assert "Everything is in the results file results.json" in summary
-    # the comment uses its budget: as many failing cases as fit, and says how many did not
-    listed = comment.count("\n- ❌ **")
-    assert len(comment) > COMMENT_LIMIT - 1000 and listed > 50
-    assert "results.json" in comment and "not listed" in comment
+    # what blocks is never cut: every failing case is listed with its reason; what goes
+    # first is passing rows, then the table rows of listed cases, then details
+    assert summary.count("\n- 🔴 **failure** · big › case_") == 1667
+    assert (
+        "leaves out 759 blocking cases' details, 1667 set table rows of listed cases, "
+        "3333 passing cases' rows. Everything is in the results file results.json." in summary
+    )
+    # the comment: as many blocking cases as 65,536 characters hold, and how many did not fit
+    listed = comment.count("\n- 🔴 **failure** · big › case_")
+    assert len(comment) > COMMENT_LIMIT - 1000 and listed > 300
+    assert f"{1667 - listed} more blocking items among them" in comment
+    assert "everything is in the results file results.json" in comment
 
 
 def test_templates_can_be_overridden(tmp_path: Path) -> None:
