@@ -137,6 +137,7 @@ class Item:
     change: str = ""  # "passed 12 of 12 runs on main → failed 3 of 3 now"
     scores: str = ""  # "response_match_score 0.95 → 0.2"
     judged: str = ""  # the history it was judged against: "main's history (p=0.0002)"
+    test: str = ""  # the judgement in a few words: "p=0.0002", "short history", "new case"
     why: str = ""  # one line: the tool-call difference, the response, the error
 
     @property
@@ -240,9 +241,10 @@ class Verdict:
 # --- the items -------------------------------------------------------------------------------
 
 
-def _why_failed(case: CaseRecord) -> str:
-    """The failing metrics, then the first turn that went another way than expected."""
-    metrics = "; ".join(failing_metrics(case))
+def _why_failed(case: CaseRecord, metrics: bool = True) -> str:
+    """The failing metrics (unless said elsewhere), then the first turn that went another way
+    than expected."""
+    said = "; ".join(failing_metrics(case)) if metrics else ""
     run = shown_run(case)
     turn = ""
     for d in invocation_diffs(run) if run is not None else []:
@@ -259,7 +261,7 @@ def _why_failed(case: CaseRecord) -> str:
         if turn:
             turn = with_run(case, run, turn) if run is not None else turn
             break
-    return clip(" — ".join(p for p in (metrics, turn) if p), WHY_LIMIT)
+    return clip(" — ".join(p for p in (said, turn) if p), WHY_LIMIT)
 
 
 def _runs_now(case: CaseRecord) -> str:
@@ -298,6 +300,12 @@ def _judged(j: CaseJudgement, commit: str | None) -> str:
     if j.reason:
         text += f"; accepted: {j.reason}"
     return text
+
+
+def _test(j: CaseJudgement) -> str:
+    if j.p_value is not None and j.failed_now and j.method.startswith("history"):
+        return f"p={j.p_value:.2g}"
+    return j.method.split(":", 1)[0] if j.method != "history" else ""
 
 
 def _change(j: CaseJudgement) -> str:
@@ -350,13 +358,16 @@ def _case_item(
     commit = comparison.baseline_commit if comparison is not None else None
     if j is not None and j.judgement is Judgement.REGRESSION:
         assert comparison is not None
+        scores = _scores(comparison, s.eval_set_id, case.eval_id, j.metrics)
         return Item(
             Kind.REGRESSION,
             "regression" in fail_on,
             change=_change(j),
-            scores=_scores(comparison, s.eval_set_id, case.eval_id, j.metrics),
+            scores=scores,
             judged=_judged(j, commit),
-            why=_why_failed(case),
+            test=_test(j),
+            # the metrics' change says what fell: the why is the turn that went wrong
+            why=_why_failed(case, metrics=not scores) or _why_failed(case),
             **base,
         )
     if status == Status.ERROR:

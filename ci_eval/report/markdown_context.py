@@ -13,7 +13,7 @@ from markupsafe import Markup
 from ci_eval.model.comparison import MetricChange
 from ci_eval.model.status import Status
 from ci_eval.report.escape import md
-from ci_eval.report.markdown_overview import delta, fixed_context, runs_passed, title
+from ci_eval.report.markdown_overview import delta, fixed_context, groups, runs_passed, title
 from ci_eval.report.view import fmt, invocation_diffs, shown_run
 from ci_eval.results import CaseRecord, RunResults, SetRecord
 from ci_eval.verdict import ORDER, PASSED_ICON, Item, Kind, verdict
@@ -307,6 +307,7 @@ def context(
     context = {
         **fixed,
         "not_blocking": quiet[:kept],
+        "not_blocking_groups": groups(quiet[:kept]),
         "not_blocking_left": len(quiet) - kept,
         "sets": sets,
         "problems": problems,

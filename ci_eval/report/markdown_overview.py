@@ -17,6 +17,7 @@ from ci_eval.results import CaseRecord, RunResults, SetRecord
 from ci_eval.verdict import (
     IMPROVED_ICON,
     LEGEND,
+    NOUNS,
     PASSED_ICON,
     QUIET_ICON,
     SKIPPED_ICON,
@@ -79,6 +80,7 @@ def _item(i: Item) -> dict[str, Any]:
     return {
         "icon": i.icon,
         "kind": str(i.kind),
+        "plural": NOUNS[i.kind][1],
         "blocking": i.blocking,
         "set": i.set_title,
         "case": i.case_id,
@@ -88,9 +90,22 @@ def _item(i: Item) -> dict[str, Any]:
         "scores": i.scores,
         "judged": i.judged,
         "why": i.why,
-        # the comment's shorter why
-        "short": clip(i.why or i.judged, 160),
+        # the comment's shorter forms: the test's number, the why
+        "test": i.test,
+        "short": clip(i.why, 160),
     }
+
+
+def groups(items: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Items of one kind together (they come sorted by kind): each group shows its first ten
+    and folds the rest, so no kind hides behind another's long list."""
+    out: list[list[dict[str, Any]]] = []
+    for item in items:
+        if out and out[-1][0]["kind"] == item["kind"]:
+            out[-1].append(item)
+        else:
+            out.append([item])
+    return out
 
 
 def fixed_context(results: RunResults, decision: Verdict, marker: str | None) -> dict[str, Any]:
@@ -144,6 +159,7 @@ def fixed_context(results: RunResults, decision: Verdict, marker: str | None) ->
         "icons": {"passed": PASSED_ICON, "quiet": QUIET_ICON, "skipped": SKIPPED_ICON},
         "improved_icon": IMPROVED_ICON,
         "blocking": [_item(i) for i in decision.blocking],
+        "blocking_groups": groups([_item(i) for i in decision.blocking]),
         "not_blocking_all": [_item(i) for i in decision.not_blocking],
         "improved": [_item(i) for i in decision.improved],
         "new": decision.new,
