@@ -24,6 +24,7 @@ from ci_eval.connectors.base import AgentError, AgentSession, Connector
 from ci_eval.deadline import Cancellation, Deadline
 from ci_eval.load import LoadedEvalSet
 from ci_eval.model import EvalCase, Invocation
+from ci_eval.model.status import Status
 from ci_eval.results import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
 from ci_eval.simulate import NO_SIMULATOR, scenario_of
 from ci_eval.simulate.conversation import replay_simulated, run_simulated
@@ -80,37 +81,58 @@ def _run_simulated_job(
 
 class Progress:
     """A progress line on stderr for long runs: rewritten in place on a terminal, a line every
-    few seconds in CI logs."""
+    few seconds in CI logs. It counts cases, as the final line does — done, and of those how
+    many failed and how many errored once scored — and runs beside them."""
 
-    def __init__(self, total: int, stream: TextIO | None = None, quiet_for: float = 2.0) -> None:
+    def __init__(
+        self,
+        cases: int,
+        runs: int | None = None,
+        stream: TextIO | None = None,
+        quiet_for: float = 2.0,
+        what: str = "cases",
+    ) -> None:
         # sys.stderr now, not at import: a run in-process writes where stderr points then
         stream = sys.stderr if stream is None else stream
-        self.total, self.stream, self.quiet_for = total, stream, quiet_for
-        self.done = self.errors = 0
+        self.cases, self.runs = cases, cases if runs is None else runs
+        self.stream, self.quiet_for, self.what = stream, quiet_for, what
+        self.cases_done = self.runs_done = self.failed = self.errors = 0
         self.start = time.monotonic()
         self.last = 0.0
         self.tty = stream.isatty()
         self.shown = False
         self.lock = threading.Lock()
 
-    def advance(self, error: bool) -> None:
+    def advance(self) -> None:
+        """A run ended."""
         with self.lock:
-            self.done += 1
-            self.errors += int(error)
-            now = time.monotonic()
-            elapsed = now - self.start
-            gap = 0.2 if self.tty else 5.0
-            if elapsed < self.quiet_for or (now - self.last < gap and self.done < self.total):
-                return
-            self.last = now
-            line = (
-                f"ci-eval: {self.done}/{self.total} runs done, {self.errors} "
-                f"error{'' if self.errors == 1 else 's'}, "
-                f"{elapsed:.1f} s"
-            )
-            self.stream.write(("\r" + line) if self.tty else line + "\n")
-            self.stream.flush()
-            self.shown = True
+            self.runs_done += 1
+            self._show()
+
+    def case(self, status: Status | None) -> None:
+        """A case's runs ended (and, given its status, it was scored)."""
+        with self.lock:
+            self.cases_done += 1
+            self.failed += status == Status.FAILED
+            self.errors += status == Status.ERROR
+            self._show()
+
+    def _show(self) -> None:
+        now = time.monotonic()
+        elapsed = now - self.start
+        gap = 0.2 if self.tty else 5.0
+        done = self.cases_done >= self.cases and self.runs_done >= self.runs
+        if elapsed < self.quiet_for or (now - self.last < gap and not done):
+            return
+        self.last = now
+        line = (
+            f"ci-eval: {self.cases_done}/{self.cases} {self.what} done, {self.failed} failed, "
+            f"{self.errors} error{'' if self.errors == 1 else 's'} "
+            f"({self.runs_done}/{self.runs} runs), {elapsed:.1f} s"
+        )
+        self.stream.write(("\r" + line) if self.tty else line + "\n")
+        self.stream.flush()
+        self.shown = True
 
     def finish(self) -> None:
         if self.shown and self.tty:
@@ -337,7 +359,7 @@ def _execute(
                 return
             job.record, job.finished, job.case = record, True, None
         ended.put(job)
-        bar.advance(record.error is not None)
+        bar.advance()
 
     # a worker takes a job only while fewer than ``ahead`` are taken and not yet handed on: when
     # the main thread's work on ended jobs (scoring) is slower than the agent (a replay), the
@@ -487,7 +509,7 @@ def run_sets(
             set_of[id(case_record)] = set_record
         records.append(set_record)
 
-    bar = Progress(len(jobs))
+    bar = Progress(len(runs_left), len(jobs))
     work = [_Job(*job) for job in jobs]
     del jobs
     if options.release_cases:
@@ -504,6 +526,7 @@ def run_sets(
             case_record.runs.sort(key=lambda r: r.run)
             if options.case_done is not None:
                 options.case_done(set_of[id(case_record)], case_record)
+            bar.case(case_record.status)  # COMPLETED: not scored yet
 
     _execute(work, connector, options, stop, bar, t0, job_finished)
     late: dict[int, CaseRecord] = {}  # cases with runs not handed on: their runs in order too
@@ -538,10 +561,11 @@ def rerun(
         record.runs = list(record.runs)  # runs kept as text (spilled) become objects again
         run = max((r.run for r in record.runs), default=0) + 1
         work.append(_Job(loaded.eval_set.eval_set_id, case, record, run, loaded))
-    bar = Progress(len(work))
+    bar = Progress(len(work), what="confirmation reruns")
 
     def finished(job: _Job) -> None:
         assert job.record is not None
+        bar.case(Status.ERROR if job.record.error else None)
         job.record.confirmation = True
         job.case_record.runs.append(job.record)
         job.record = None

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ci_eval.model.status import Status
 from ci_eval.runner import Progress
 from tests.conftest import REPO
 
@@ -64,17 +65,25 @@ def test_progress_is_quiet_for_short_runs_and_speaks_for_long_ones() -> None:
     quiet = io.StringIO()
     bar = Progress(3, stream=quiet, quiet_for=60)
     for _ in range(3):
-        bar.advance(error=False)
+        bar.advance()
+        bar.case(Status.PASSED)
     bar.finish()
     assert quiet.getvalue() == ""
     log = io.StringIO()  # CI log: whole lines
-    bar = Progress(2, stream=log, quiet_for=0)
-    bar.advance(error=True)
-    bar.advance(error=False)
-    assert log.getvalue().splitlines()[-1].startswith("ci-eval: 2/2 runs done, 1 error, ")
+    bar = Progress(3, 6, stream=log, quiet_for=0)
+    for status in (Status.ERROR, Status.FAILED, Status.PASSED):
+        bar.advance()
+        bar.advance()
+        bar.case(status)
+    # cases, as the final line counts them: failures and errors apart
+    assert (
+        log.getvalue()
+        .splitlines()[-1]
+        .startswith("ci-eval: 3/3 cases done, 1 failed, 1 error (6/6 runs), ")
+    )
     tty = _Terminal()  # a terminal: one line rewritten in place, closed by a newline
     bar = Progress(2, stream=tty, quiet_for=0)
-    bar.advance(error=False)
-    bar.advance(error=False)
+    bar.advance()
+    bar.case(Status.PASSED)
     bar.finish()
     assert tty.getvalue().startswith("\r") and tty.getvalue().endswith("\n")
