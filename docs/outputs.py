@@ -411,6 +411,37 @@ def gate() -> dict[str, str]:
     }
 
 
+@produces("junit-consumers")
+def junit_consumers() -> str:
+    """## Reports: what four JUnit consumers show a reader of ci-eval's JUnit, by running ports
+    of their parsers (benchmarks/junit_consumers.py) on the reviewer scenario's file
+    (tests/report/scenarios.py): a regression, an agent error, a known failure."""
+    from benchmarks.junit_consumers import CONSUMERS
+    from ci_eval.report.junit import to_junit
+    from tests.report.scenarios import reviewer
+
+    xml = to_junit(reviewer())
+    picks = {
+        ("billing", "invoice_copy"): "regression",
+        ("billing", "refund_status"): "agent error",
+        ("travel", "visa_question"): "known failure",
+    }
+    lines = []
+    for consumer, (_, parse) in CONSUMERS.items():
+        lines.append(consumer)
+        for shown in parse(xml):
+            what = picks.get((shown.classname, shown.name))
+            if what is None:
+                continue
+            text = " ".join((shown.text or "").split())
+            details = (shown.details or "").strip().split("\n", 1)[0]
+            if details and details not in text:  # the reason one click away
+                text = f"{text} | raw output: {details}" if text else f"raw output: {details}"
+            said = (text[:86] + "…") if len(text) > 87 else text or "(no reason shown)"
+            lines.append(f"  {what:<14} {shown.state:<8} {said}")
+    return "\n".join(lines)
+
+
 def produce(names: set[str] | None = None) -> dict[str, str]:
     """Every block's text (or those of ``names``), each producer run once."""
     wanted = set(PRODUCERS) if names is None else names

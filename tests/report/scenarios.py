@@ -242,3 +242,35 @@ def large(cases: int = 300, regressions: int = 196, errors: int = 8) -> RunResul
     results = _results(plan_now, "2026-11-27T09:30:00+00:00")
     results.comparison = compare(results, history)
     return results
+
+
+def passing(runs: int = 3, pushes: int = 4) -> RunResults:
+    """A pull request the gate passes although some of its cases fail: 2 known failures (they
+    failed on main too), a flaky pass, an improvement, a new case and a skipped case."""
+    ok, bad = [True] * runs, [False] * runs
+    flaky = [True] * runs
+    flaky[-1] = False
+    known = [
+        _c("support", "returns_abroad", "Can I return from abroad?", "lookup_policy",
+           "Yes, with a prepaid label.", wrong_tool="search_web"),
+        _c("travel", "visa_question", "Do I need a visa for Japan?", "visa_rules",
+           "Not for stays under 90 days.", wrong_tool="search_web"),
+    ]  # fmt: skip
+    tokyo = _c("weather", "tokyo_time", "Time in Tokyo?", "get_time", "It is 9 pm.")
+    london = _c("weather", "london_forecast", "Forecast for London?", "get_forecast", "Rain.",
+                wrong_tool="get_weather")  # fmt: skip
+    passing = [
+        _c("support", "refund_policy", "Can I get a refund after 40 days?", "lookup_policy",
+           "Refunds are possible within 30 days."),
+        _c("billing", "balance", "What is my balance?", "get_balance", "12 EUR."),
+        _c("travel", "booking", "Book a table", "book", "Booked for 8 pm."),
+    ]  # fmt: skip
+    new = _c("billing", "invoice_copy", "Send me my last invoice", "get_invoice",
+             "Invoice INV-1042 is on its way.")  # fmt: skip
+    skipped = _c("scenarios", "weather_without_a_city", "", "get_weather", "")
+    main = {c: ok for c in [*passing, tokyo]} | {c: bad for c in [*known, london]}
+    now = {c: ok for c in [*passing, london, new]} | {c: bad for c in known} | {tokyo: flaky}
+    history = _history(main, pushes)
+    results = _results(now, "2026-11-27T09:30:00+00:00", skipped=[skipped])
+    results.comparison = compare(results, history)
+    return results
