@@ -232,6 +232,7 @@ class Redactor:
         self._lock = threading.Lock()
         self.on_new = on_new
         self.generation = 0  # counts the additions that brought new secrets
+        self.scrubs = 0  # counts scrub() calls: what was computed from an object before is stale
         self.add(*secrets)
 
     @property
@@ -293,6 +294,7 @@ class Redactor:
         (nearly all) is not walked string by string. Sound because JSON writes every string
         character by character (escapes included) and every secret is searched for in its
         JSON-escaped forms too."""
+        self.scrubs += 1
         return _scrub(self, obj, set(), units)
 
     def _clean(self, obj: Any) -> bool:

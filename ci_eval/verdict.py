@@ -66,11 +66,21 @@ class Kind(StrEnum):
 PASSED_ICON, FAILED_ICON = "✅", "❌"
 WORSE_ICON, UNMEASURED_ICON, QUIET_ICON, SKIPPED_ICON, IMPROVED_ICON = "🔴", "🔥", "⚪", "⏭", "🟢"
 UNMEASURED = (Kind.ERROR, Kind.NOT_EVALUATED, Kind.NOTHING, Kind.INTERRUPTED, Kind.UNCONFIRMED)
-LEGEND = (
-    f"{PASSED_ICON} passed · {FAILED_ICON} gate failed · {WORSE_ICON} blocks: failed or worse "
-    f"than main · {UNMEASURED_ICON} blocks: could not be measured · {QUIET_ICON} does not block "
-    f"· {SKIPPED_ICON} skipped · {IMPROVED_ICON} improved"
-)
+MEANINGS = {
+    PASSED_ICON: "passed",
+    FAILED_ICON: "gate failed",
+    WORSE_ICON: "blocks: failed or worse than main",
+    UNMEASURED_ICON: "blocks: could not be measured",
+    QUIET_ICON: "does not block",
+    SKIPPED_ICON: "skipped",
+    IMPROVED_ICON: "improved",
+}
+
+
+def legend(icons: set[str]) -> str:
+    """The meaning of each icon a report shows, in one line (a passing report shows no ❌)."""
+    return " · ".join(f"{icon} {meaning}" for icon, meaning in MEANINGS.items() if icon in icons)
+
 
 # how each kind is counted in the verdict line: (one, many)
 NOUNS = {
@@ -222,6 +232,12 @@ class Verdict:
     @property
     def icon(self) -> str:
         return PASSED_ICON if self.passed else FAILED_ICON
+
+    def icons(self) -> set[str]:
+        """The icons a report of this verdict shows: the gate's, its items', and the sets'
+        table's (passed, does not block, skipped)."""
+        items = self.blocking + self.not_blocking + self.improved
+        return {self.icon, PASSED_ICON, QUIET_ICON, SKIPPED_ICON} | {i.icon for i in items}
 
     def counts(self, blocking: bool) -> dict[Kind, int]:
         """Items per kind, in clause order."""
@@ -534,7 +550,31 @@ def _line(
 
 def verdict(results: RunResults) -> Verdict:
     """The gate's decision per ``fail_on``, and why. Exit 3 when errors kept cases from being
-    scored, 1 when the gate failed, 0 when it passed. Nothing evaluated never passes."""
+    scored, 1 when the gate failed, 0 when it passed. Nothing evaluated never passes.
+
+    Every channel asks for it (at 20,000 cases it costs most of a second): it is kept on the
+    results while they stay as they were — the same statuses, comparison and settings, and no
+    redaction since (texts computed before a scrub may hold what it removes)."""
+    from ci_eval import redact
+
+    comparison = results.comparison
+    key = (
+        tuple(results.fail_on),
+        results.interrupted,
+        id(comparison),
+        None if comparison is None else (len(comparison.cases), comparison.outage),
+        redact.current().scrubs,
+        hash(tuple(c.status for s in results.sets for c in s.cases)),
+    )
+    kept = results.__dict__.get("_verdict")
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    decision = _verdict(results)
+    results.__dict__["_verdict"] = (key, decision)
+    return decision
+
+
+def _verdict(results: RunResults) -> Verdict:
     fail_on = set(results.fail_on)
     comparison = results.comparison
     judgements = comparison.by_case() if comparison is not None else {}

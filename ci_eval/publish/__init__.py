@@ -98,6 +98,10 @@ def report(
     from ci_eval.report.terminal import summary_lines
 
     workflow = github.Workflow()
+    # once, before anything renders (the terminal too): no renderer can cut a secret into an
+    # unmatched prefix
+    redact.current().add(settings.token)
+    redact.current().scrub(results, units=(CaseRecord,))
     lines = summary_lines(results)
     if env.get("GITHUB_ACTIONS") == "true":
         with workflow.untrusted():
@@ -107,7 +111,7 @@ def report(
         for line in lines:
             say(line)
     try:
-        for warning in publish(results, settings, env=env, workflow=workflow):
+        for warning in publish(results, settings, env=env, workflow=workflow, scrubbed=True):
             say(f"ci-eval: warning: {warning}", err=True)
     except OSError as exc:
         raise InputError(
@@ -120,8 +124,10 @@ def publish(
     settings: ReportSettings,
     env: Mapping[str, str] | None = None,
     workflow: github.Workflow | None = None,
+    scrubbed: bool = False,
 ) -> list[str]:
-    """Returns warnings to show; raises OSError for files it cannot write."""
+    """Returns warnings to show; raises OSError for files it cannot write. ``scrubbed``: the
+    results were redacted already, with the token known."""
     env = os.environ if env is None else env
     workflow = workflow or github.Workflow()
     template_dir = Path(settings.template_dir) if settings.template_dir else None
@@ -130,8 +136,8 @@ def publish(
     token = settings.token
     redact.current().add(token)  # masked in the log if it was not known yet
     check_reports(settings)
-    # once, before anything renders: no renderer can cut a secret into an unmatched prefix
-    redact.current().scrub(results, units=(CaseRecord,))
+    if not scrubbed:  # once, before anything renders: no renderer can cut a secret short
+        redact.current().scrub(results, units=(CaseRecord,))
     for name, path in settings.report_files().items():
         reporter = REPORTERS[name]
         if reporter.parts is not None:

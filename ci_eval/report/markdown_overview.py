@@ -16,7 +16,6 @@ from ci_eval.report.view import fmt, run_outcome
 from ci_eval.results import CaseRecord, RunResults, SetRecord
 from ci_eval.verdict import (
     IMPROVED_ICON,
-    LEGEND,
     NOUNS,
     PASSED_ICON,
     QUIET_ICON,
@@ -25,6 +24,7 @@ from ci_eval.verdict import (
     SetLine,
     Verdict,
     clip,
+    legend,
 )
 
 ORDER = {
@@ -144,7 +144,7 @@ def fixed_context(results: RunResults, decision: Verdict, marker: str | None) ->
             "line": decision.line,
             "passed": decision.passed,
             "exit_code": decision.exit_code,
-            "legend": LEGEND,
+            "legend": legend(decision.icons()),
             "blocking_tally": decision.tally(True),
             "not_blocking_tally": decision.tally(False),
         },
@@ -162,8 +162,9 @@ def fixed_context(results: RunResults, decision: Verdict, marker: str | None) ->
         "blocking_groups": groups([_item(i) for i in decision.blocking]),
         "not_blocking_all": [_item(i) for i in decision.not_blocking],
         "improved": [_item(i) for i in decision.improved],
-        "new": decision.new,
-        "removed": decision.removed,
+        # "set › case", as the lists write a case
+        "new": [key.replace(":", " › ", 1) for key in decision.new],
+        "removed": [key.replace(":", " › ", 1) for key in decision.removed],
         "set_table": set_table,
         "fail_on": sorted(fail_on),
         "failures_block": "failure" in fail_on,

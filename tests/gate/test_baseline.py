@@ -91,7 +91,7 @@ def test_a_drop_fails_the_gate_and_is_named(recorded: dict[str, Path]) -> None:
     )
     summary = (folder / "summary.md").read_text()
     assert summary.startswith("## ❌ ci-eval: gate failed: 1 regression")
-    assert "### ❌ Blocking: 1 regression" in summary
+    assert "### Blocking: 1 regression" in summary
     assert "- 🔴 **regression** · weather_basic › paris_weather — passed 1 of 1 run" in summary
     junit = (folder / "junit.xml").read_text()
     assert '<failure message="regression: passed 1 of 1 run' in junit

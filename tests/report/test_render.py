@@ -132,7 +132,7 @@ def test_the_summary_reads_in_order(samples: Path) -> None:
     summary = render_summary(read_results(samples))
     first = summary.splitlines()[0]
     assert first.startswith("## ❌ ci-eval: gate failed:")  # the verdict first
-    assert summary.index("### ❌ Blocking: 1 failed case") < summary.index("### weather_basic")
+    assert summary.index("### Blocking: 1 failed case") < summary.index("### weather_basic")
     assert summary.index("### Not blocking: 1 skipped") < summary.index("### Details")
     table = summary[summary.index("### weather_basic") :]
     assert table.index("🔴 failure") < table.index("✅ passed")  # listed rows first
@@ -176,7 +176,7 @@ def test_a_run_with_regressions_renders_clean(regressed: Path) -> None:
     text = "".join(check(summary).text)
     assert "regression" in summary.splitlines()[0]
     # what blocks comes right after the verdict, with the change against the baseline
-    assert summary.index("### ❌ Blocking: 1 regression") < summary.index("### Not blocking")
+    assert summary.index("### Blocking: 1 regression") < summary.index("### Not blocking")
     assert "runs on main → failed" in text
     assert "▼" in text
     check(render_comment(results, "ci/evals"))
