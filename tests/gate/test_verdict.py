@@ -4,10 +4,12 @@ exit code each gives, and the one line that says why."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ci_eval.errors import InputError
 from ci_eval.gate import EXIT_GATE, EXIT_INFRA, EXIT_OK, FAIL_ON, gate, parse_fail_on, verdict
-from ci_eval.verdict import Kind
+from ci_eval.verdict import Kind, legend
 from tests.factories import results
 
 ALL = tuple(FAIL_ON)
@@ -102,3 +104,85 @@ def test_an_unknown_fail_on_value_names_the_choices() -> None:
     assert str(caught.value) == (
         "--fail-on: unknown flakes; choose from failure, regression, error, not-evaluated"
     )
+
+
+# --- the verdict's structure -------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.text(alphabet="abcxyz_:-é ", min_size=1, max_size=300),
+            st.sampled_from(["PASSED", "FAILED", "ERROR", "SKIPPED", "NOT_EVALUATED"]),
+        ),
+        min_size=1,
+        max_size=40,
+        unique_by=lambda t: t[0],
+    ),
+    st.sampled_from([(), ("failure",), ALL, ("error", "not-evaluated")]),
+)
+def test_the_line_fits_200_characters_and_a_case_is_under_one_heading(
+    cases: list[tuple[str, str]], fail_on: tuple[str, ...]
+) -> None:
+    v = verdict(results(dict(cases), fail_on=fail_on, reasons={c: "r" * 500 for c, _ in cases}))
+    assert len(v.line) <= 200
+    blocking = [i.key for i in v.blocking if i.key]
+    quiet = [i.key for i in v.not_blocking if i.key]
+    assert not set(blocking) & set(quiet)
+    assert len(blocking) == len(set(blocking)) and len(quiet) == len(set(quiet))
+    assert v.passed == (not v.blocking)
+
+
+def test_a_skipped_case_is_listed_as_skipped_not_blocking() -> None:
+    v = verdict(results({"a": "PASSED", "b": "SKIPPED"}))
+    assert [(i.key, i.kind, i.blocking) for i in v.not_blocking] == [("s:b", Kind.SKIPPED, False)]
+    assert v.line == "gate passed: 1 of 1 case passed; 1 skipped did not block"
+
+
+def test_a_passing_verdict_has_no_failed_icon_in_its_legend() -> None:
+    assert "❌" not in legend(verdict(results({"a": "PASSED"})).icons())
+    assert "❌ gate failed" in legend(verdict(results({"a": "FAILED"})).icons())
+
+
+def test_a_not_evaluated_case_with_mixed_runs_is_not_called_flaky() -> None:
+    r = results({"a": "PASSED", "b": "NOT_EVALUATED"}, fail_on=("failure",))
+    case = r.sets[0].cases[1]
+    case.flaky = True  # one metric's runs differ; no run of the case passed as a whole
+    assert [i.kind for i in verdict(r).not_blocking] == [Kind.NOT_EVALUATED]
+
+
+def test_improved_is_what_the_gates_test_judged_improved_and_nothing_else() -> None:
+    from ci_eval.model.comparison import Judgement
+    from tests.report.scenarios import reviewer
+
+    r = reviewer()
+    assert r.comparison is not None
+    judged = {j.key for j in r.comparison.cases if j.judgement is Judgement.IMPROVED}
+    assert [i.key for i in verdict(r).improved] == sorted(judged) == ["weather:london_forecast"]
+
+
+def test_each_set_says_its_runs_pass_rate_against_mains_window() -> None:
+    from ci_eval.report.markdown_overview import chart
+    from tests.report.scenarios import reviewer
+
+    sets = {s.set_id: s for s in verdict(reviewer()).sets}
+    billing = sets["billing"]  # invoice_copy broke, refund_status errors, balance passes
+    assert (billing.runs_passed, billing.runs, billing.main_passed, billing.main_runs) == (
+        3,
+        9,
+        24,
+        24,
+    )
+    assert billing.delta_text() == "▼67 pts"
+    skipped_only = sets["scenarios"]
+    assert skipped_only.rate is None and skipped_only.delta_text() == ""
+    drawn = chart(list(sets.values()))
+    assert drawn is not None and '"scenarios"' not in drawn  # no 0 % bar for it
+
+
+def test_new_cases_are_named_and_a_skipped_case_is_never_new() -> None:
+    from tests.report.scenarios import reviewer
+
+    v = verdict(reviewer())
+    assert v.new == ["travel:seat_upgrade"] and v.removed == ["greetings:old_farewell"]
