@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_eval.cli import main as ci_eval_main
+from tests.factories import evalset, inv
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
@@ -133,22 +134,12 @@ def environment(**extra: str) -> dict[str, str]:
     return env
 
 
-@contextlib.contextmanager
-def _cwd(path: Path) -> Iterator[None]:
-    before = Path.cwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(before)
-
-
 def ci_eval(*args: str, cwd: Path, expect: int, env: Mapping[str, str] | None = None) -> Run:
     """``ci-eval ARGS`` run from ``cwd`` in this process; a RunError unless it exits ``expect``."""
     log: list[str] = []
     out, err = _Channel(log, "strict"), _Channel(log, "backslashreplace")
     with (
-        _cwd(cwd),
+        contextlib.chdir(cwd),
         contextlib.redirect_stdout(out),
         contextlib.redirect_stderr(err),
     ):
@@ -235,24 +226,6 @@ def template_warning() -> str:
         return "\n".join(run.lines("ci-eval: warning: ", "stderr"))
 
 
-def _invocation(text: str, answer: str = "ok", tool: str | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "invocation_id": f"i-{text}",
-        "user_content": {"role": "user", "parts": [{"text": text}]},
-        "final_response": {"role": "model", "parts": [{"text": answer}]},
-    }
-    if tool:
-        out["intermediate_data"] = {"tool_uses": [{"name": tool, "args": {}}]}
-    return out
-
-
-def _evalset(set_id: str, *case_ids: str) -> dict[str, Any]:
-    return {
-        "eval_set_id": set_id,
-        "eval_cases": [{"eval_id": c, "conversation": [_invocation(f"{c}?")]} for c in case_ids],
-    }
-
-
 @produces("validate-problems")
 def validate_problems() -> str:
     """## Command line: one line per problem, `path:line:col: json.path: message` (stdout)."""
@@ -280,13 +253,13 @@ def trace_mode() -> str:
                         "eval_id": "replay_001",
                         "eval_mode": "trace",
                         "actual_conversation": [
-                            _invocation("weather in Paris?", "Sunny, 20 C", "get_weather")
+                            inv("weather in Paris?", "Sunny, 20 C", "get_weather")
                         ],
                     },
                     {
                         "eval_id": "replay_002",
                         "eval_mode": "trace",
-                        "actual_conversation": [_invocation("and Rome?", "Rain", "get_weather")],
+                        "actual_conversation": [inv("and Rome?", "Rain", "get_weather")],
                     },
                 ],
             },
@@ -304,10 +277,8 @@ def starter_pack() -> str:
             root / "tests/eval/eval_config.json",
             {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.6}},
         )
-        write(root / "tests/eval/evalsets/gold_set.json", _evalset("gold"))
-        write(
-            root / "tests/eval/evalsets/support_eval.json", _evalset("support", "refund", "hours")
-        )
+        write(root / "tests/eval/evalsets/gold_set.json", evalset("gold"))
+        write(root / "tests/eval/evalsets/support_eval.json", evalset("support", "refund", "hours"))
         write(root / "tests/eval/notes.json", {"owner": "qa"})
         write(root / "app/agent_config.json", {"model": "gemini"})
         plain = ci_eval("validate", cwd=root, env=_in(root), expect=0)
@@ -347,7 +318,7 @@ def config_rejected() -> str:
     """### Which config applies: a config google-adk rejects is an error naming config, JSON
     path and set."""
     with workspace(samples=False) as root:
-        write(root / "evals/s.evalset.json", _evalset("s", "a"))
+        write(root / "evals/s.evalset.json", evalset("s", "a"))
         criteria = {"response_match_score": 0.8, "final_response_match_v2": {"weight": 0.3}}
         write(root / "evals/test_config.json", json.dumps({"criteria": criteria}))
         run = ci_eval("validate", "evals/s.evalset.json", cwd=root, env=_in(root), expect=2)
@@ -358,7 +329,7 @@ def config_rejected() -> str:
 def foreign_config() -> str:
     """### Which config applies: another tool's test_config.json is a warning; defaults apply."""
     with workspace(samples=False) as root:
-        write(root / "tests/eval/evalsets/support_eval.json", _evalset("support", "refund"))
+        write(root / "tests/eval/evalsets/support_eval.json", evalset("support", "refund"))
         write(
             root / "tests/eval/evalsets/test_config.json",
             {"metrics": [{"metric_name": "tool_trajectory_avg_score", "threshold": 0.8}]},

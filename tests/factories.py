@@ -4,6 +4,8 @@ eval set of one-turn cases, for the runner's tests."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.load import LoadedEvalSet
 from ci_eval.metrics.base import CaseMetric
@@ -65,3 +67,34 @@ def loaded_set(cases: int) -> LoadedEvalSet:
         dialect="adk",
         metrics=MetricConfig([], "default", "default"),
     )
+
+
+# --- eval files as JSON -----------------------------------------------------------------------
+
+
+def inv(text: str, answer: str = "ok", tool: str | None = None, snake: bool = True) -> dict:
+    """One ADK invocation as a file holds it (snake_case, or the camelCase of trpc and adk-rs)."""
+    if snake:
+        out: dict[str, Any] = {
+            "invocation_id": f"i-{text}",
+            "user_content": {"role": "user", "parts": [{"text": text}]},
+            "final_response": {"role": "model", "parts": [{"text": answer}]},
+        }
+        if tool:
+            out["intermediate_data"] = {"tool_uses": [{"name": tool, "args": {}}]}
+        return out
+    out = {
+        "invocationId": f"i-{text}",
+        "userContent": {"role": "user", "parts": [{"text": text}]},
+        "finalResponse": {"role": "model", "parts": [{"text": answer}]},
+    }
+    if tool:
+        out["intermediateData"] = {"toolUses": [{"name": tool, "args": {}}]}
+    return out
+
+
+def evalset(set_id: str, *case_ids: str) -> dict:
+    return {
+        "eval_set_id": set_id,
+        "eval_cases": [{"eval_id": c, "conversation": [inv(f"{c}?")]} for c in case_ids],
+    }

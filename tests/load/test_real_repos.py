@@ -17,6 +17,7 @@ from ci_eval.discover import discover_all
 from ci_eval.errors import InputError
 from ci_eval.load import LoadedEvalSet, Skipped, load_all
 from ci_eval.settings import find_config
+from tests.factories import evalset, inv
 from tests.helpers import run_cli
 
 
@@ -29,33 +30,6 @@ def write(path: Path, data: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2))
     return path
-
-
-def inv(text: str, answer: str = "ok", tool: str | None = None, snake: bool = True) -> dict:
-    if snake:
-        out: dict[str, Any] = {
-            "invocation_id": f"i-{text}",
-            "user_content": {"role": "user", "parts": [{"text": text}]},
-            "final_response": {"role": "model", "parts": [{"text": answer}]},
-        }
-        if tool:
-            out["intermediate_data"] = {"tool_uses": [{"name": tool, "args": {}}]}
-        return out
-    out = {
-        "invocationId": f"i-{text}",
-        "userContent": {"role": "user", "parts": [{"text": text}]},
-        "finalResponse": {"role": "model", "parts": [{"text": answer}]},
-    }
-    if tool:
-        out["intermediateData"] = {"toolUses": [{"name": tool, "args": {}}]}
-    return out
-
-
-def evalset(set_id: str, *case_ids: str) -> dict:
-    return {
-        "eval_set_id": set_id,
-        "eval_cases": [{"eval_id": c, "conversation": [inv(f"{c}?")]} for c in case_ids],
-    }
 
 
 RUBRIC_CONFIG = {
