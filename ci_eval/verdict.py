@@ -17,10 +17,12 @@ Pure: computed from the results and their comparison, no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ci_eval.errors import EXIT_GATE, EXIT_INFRA, EXIT_OK
+from ci_eval.history import run_fails
 from ci_eval.model.comparison import CaseJudgement, Comparison, Judgement, runs_label
 from ci_eval.model.status import Status
 from ci_eval.report.view import (
@@ -148,7 +150,18 @@ class Item:
     scores: str = ""  # "response_match_score 0.95 → 0.2"
     judged: str = ""  # the history it was judged against: "main's history (p=0.0002)"
     test: str = ""  # the judgement in a few words: "p=0.0002", "short history", "new case"
-    why: str = ""  # one line: the tool-call difference, the response, the error
+    said: str = ""  # why, when it is known without reading the case's runs
+    # why, read from the case's runs when first asked: the gate's decision needs no why, and a
+    # run of 100,000 cases keeps their runs on disk (reading them back costs)
+    explain: Callable[[], str] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def why(self) -> str:
+        """One line: the tool-call difference, the response, the error."""
+        if self.explain is not None:
+            object.__setattr__(self, "said", self.explain())
+            object.__setattr__(self, "explain", None)
+        return self.said
 
     @property
     def key(self) -> str:
@@ -280,19 +293,35 @@ def _why_failed(case: CaseRecord, metrics: bool = True) -> str:
     return clip(" — ".join(p for p in (said, turn) if p), WHY_LIMIT)
 
 
+def outcomes(case: CaseRecord) -> list[bool | None]:
+    """Per run, did it pass (None: errored or not scored) — from the case's metrics' per-run
+    scores where it has them, so its runs are not read back (a large run keeps them on disk)."""
+    per_metric = [
+        (list(m.runs), m.threshold)
+        for m in case.metrics
+        if not m.informational and m.threshold is not None and m.runs
+    ]
+    if per_metric and case.status != Status.ERROR:
+        return [None if fail is None else not fail for fail in run_fails(per_metric)]
+    return [
+        None if outcome == Status.ERROR else outcome == Status.PASSED
+        for outcome in map(run_outcome, case.runs)
+    ]
+
+
 def _runs_now(case: CaseRecord) -> str:
-    runs = case.runs
+    runs = outcomes(case)
     if len(runs) < 2:  # one run: its status says it
         return ""
-    failed = sum(1 for r in runs if run_outcome(r) != Status.PASSED)
+    failed = sum(1 for r in runs if r is not True)
     if case.status == Status.FAILED and not failed:
         return ""  # failed as a whole (its mean), no run on its own
     if case.status == Status.ERROR:
-        errored = sum(1 for r in runs if run_outcome(r) == Status.ERROR)
+        errored = sum(1 for r in runs if r is None)
         return f"errored in {errored} of {runs_label(len(runs))}"
     if failed:
         return f"failed {failed} of {runs_label(len(runs))}"
-    return f"passed {runs_label(len(runs))}" if len(runs) > 1 else "passed"
+    return f"passed {runs_label(len(runs))}"
 
 
 def _judged(j: CaseJudgement, commit: str | None) -> str:
@@ -383,7 +412,7 @@ def _case_item(
             judged=_judged(j, commit),
             test=_test(j),
             # the metrics' change says what fell: the why is the turn that went wrong
-            why=_why_failed(case, metrics=not scores) or _why_failed(case),
+            explain=lambda: _why_failed(case, metrics=not scores) or _why_failed(case),
             **base,
         )
     if status == Status.ERROR:
@@ -391,24 +420,30 @@ def _case_item(
             Kind.ERROR,
             "error" in fail_on,
             change=_runs_now(case),
-            why=clip(error_reason(case), WHY_LIMIT),
+            explain=lambda: clip(error_reason(case), WHY_LIMIT),
             **base,
         )
     if status == Status.NOT_EVALUATED:
         return Item(
             Kind.NOT_EVALUATED,
             "not-evaluated" in fail_on,
-            why=clip(not_evaluated_reason(case), WHY_LIMIT),
+            said=clip(not_evaluated_reason(case), WHY_LIMIT),
             **base,
         )
     if status == Status.SKIPPED:
-        return Item(Kind.SKIPPED, False, why=clip(case.skipped or "not run", WHY_LIMIT), **base)
+        return Item(Kind.SKIPPED, False, said=clip(case.skipped or "not run", WHY_LIMIT), **base)
     if status == Status.COMPLETED:
-        return Item(Kind.NOT_SCORED, False, why="ran but was not scored", **base)
+        return Item(Kind.NOT_SCORED, False, said="ran but was not scored", **base)
     if status == Status.FAILED:
         blocks = "failure" in fail_on
         if j is None or j.judgement in (Judgement.UNCHANGED, Judgement.IMPROVED):
-            return Item(Kind.FAILURE, blocks, change=_runs_now(case), why=_why_failed(case), **base)
+            return Item(
+                Kind.FAILURE,
+                blocks,
+                change=_runs_now(case),
+                explain=lambda: _why_failed(case),
+                **base,
+            )
         assert comparison is not None
         if j.judgement is Judgement.ACCEPTED:
             kind = Kind.ACCEPTED
@@ -421,7 +456,7 @@ def _case_item(
                 True,
                 change=_change(j),
                 judged=_judged(j, commit),
-                why=clip(f"{_why_failed(case)} — {comparison.outage}", WHY_LIMIT),
+                explain=lambda: clip(f"{_why_failed(case)} — {comparison.outage}", WHY_LIMIT),
                 **base,
             )
         elif j.history_failed:
@@ -435,19 +470,26 @@ def _case_item(
             blocks,
             change=_change(j),
             judged=_judged(j, commit),
-            why=_why_failed(case)
-            + (f" — {j.not_blocking()}" if kind in (Kind.NOISE, Kind.UNCONFIRMED_FAILURE) else ""),
+            explain=lambda: (
+                _why_failed(case)
+                + (
+                    f" — {j.not_blocking()}"
+                    if kind in (Kind.NOISE, Kind.UNCONFIRMED_FAILURE)
+                    else ""
+                )
+            ),
             **base,
         )
     # PASSED: flaky when some of its runs failed
-    outcomes = [run_outcome(r) for r in case.runs]
-    if case.flaky and Status.PASSED in outcomes and len(set(outcomes)) > 1:
-        passed = outcomes.count(Status.PASSED)
+    if not case.flaky:
+        return None
+    runs = outcomes(case)
+    if True in runs and len(set(runs)) > 1:
         return Item(
             Kind.FLAKY,
             False,
-            change=f"passed {passed} of {runs_label(len(outcomes))}",
-            why="passed the gate; some runs failed",
+            change=f"passed {runs.count(True)} of {runs_label(len(runs))}",
+            said="passed the gate; some runs failed",
             **base,
         )
     return None
@@ -483,8 +525,9 @@ def _set_line(
         else:
             quiet += 1
         if case.status in (Status.PASSED, Status.FAILED, Status.ERROR):
-            runs += len(case.runs)
-            runs_passed += sum(1 for r in case.runs if run_outcome(r) == Status.PASSED)
+            done = outcomes(case)
+            runs += len(done)
+            runs_passed += done.count(True)
             j = judgements.get((s.eval_set_id, case.eval_id))
             if j is not None and j.history_runs:
                 main_runs += j.history_runs
@@ -600,7 +643,7 @@ def _verdict(results: RunResults) -> Verdict:
         sets.append(_set_line(s, items, judgements))
     if results.interrupted:
         blocking.append(
-            Item(Kind.INTERRUPTED, "error" in fail_on, why="cases that did not start are errors")
+            Item(Kind.INTERRUPTED, "error" in fail_on, said="cases that did not start are errors")
         )
     if not evaluated:
         blocking.append(
@@ -608,7 +651,7 @@ def _verdict(results: RunResults) -> Verdict:
                 Kind.NOTHING,
                 True,
                 change=f"{total} {'case' if total == 1 else 'cases'}",
-                why="no case passed or failed its thresholds",
+                said="no case passed or failed its thresholds",
             )
         )
     notices: list[str] = []
@@ -623,7 +666,7 @@ def _verdict(results: RunResults) -> Verdict:
                     Kind.SUITE_DROP,
                     "regression" in fail_on,
                     change=suite.describe(),
-                    why=suite.caveat(),
+                    said=suite.caveat(),
                 )
             )
             if suite.caveat():  # nothing on main tells a PR's drop from a provider's bad day

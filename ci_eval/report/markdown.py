@@ -41,6 +41,7 @@ from ci_eval.verdict import UNMEASURED_ICON, WORSE_ICON
 SUMMARY_LIMIT = 1024 * 1024 - 1024  # bytes; GitHub's step summary cap is 1 MiB
 COMMENT_LIMIT = 65_536 - 256  # characters; GitHub rejects longer comment bodies
 MARKER = "<!-- ci-eval report (id: {id}) -->"
+SHORT = ("blocking_items", "quiet_items")  # what the comment's budget holds
 
 
 def _finalizer() -> Callable[[Any], Any]:
@@ -161,6 +162,9 @@ def _render(
 ) -> str:
     env = _environment(template_dir)
     report = "comment" if marker else "summary"
+    # the comment is the short form: its lists and the sets' table, no case rows or details
+    # (none are made for it, and its note does not count them)
+    shown = SHORT if marker else KINDS
     rendered: dict[tuple[int | None, ...], str] = {}  # by budget: the last probe is the report
 
     def attempt(budget: Budget) -> str:
@@ -168,7 +172,7 @@ def _render(
         if key in rendered:
             return rendered[key]
         variables, counts, clip = context(results, budget, marker, where, cache)
-        variables["notes"] = notes(counts, clip, where, report)
+        variables["notes"] = notes(counts, clip, where, report, shown)
         variables["details_link"] = Markup(link) if link else None
         # only a user's templates get the time limit: the built-in ones are trusted and their
         # time grows with the number of cases (100,000 cases take longer than the limit)
@@ -183,9 +187,9 @@ def _render(
     # at 20,000 cases rendering all of them (over and over, while bisecting) cost seconds each.
     # Kinds grow in the order they are kept (Budget): the same choice as leaving out the last
     # kind first.
-    budget = Budget(0, 0, 0, 0, 0)
+    budget = Budget(**dict.fromkeys(KINDS, 0))
     least = size_of(budget)
-    available = sizes(results, cache)
+    available = {k: n for k, n in sizes(results, cache).items() if k in shown}
     if least <= limit:
         for kind, count in available.items():
 

@@ -13,7 +13,14 @@ from markupsafe import Markup
 from ci_eval.model.comparison import MetricChange
 from ci_eval.model.status import Status
 from ci_eval.report.escape import md
-from ci_eval.report.markdown_overview import delta, fixed_context, groups, runs_passed, title
+from ci_eval.report.markdown_overview import (
+    delta,
+    fixed_context,
+    groups,
+    item_view,
+    runs_passed,
+    title,
+)
 from ci_eval.report.view import fmt, invocation_diffs, shown_run
 from ci_eval.results import CaseRecord, RunResults, SetRecord
 from ci_eval.verdict import ORDER, PASSED_ICON, Item, Kind, verdict
@@ -45,10 +52,12 @@ class Clipper:
 @dataclass
 class Budget:
     """How much of each kind of text to keep (None: all), in the order they are kept: the
-    details of blocking cases, then the list of what did not block, then the set tables' rows
-    of listed cases, then the details of cases that did not block, then passing rows. The list
-    of what blocks is not in the budget: it is never cut."""
+    list of what blocks, then the details of blocking cases, then the list of what did not
+    block, then the set tables' rows of listed cases, then the details of cases that did not
+    block, then passing rows. The list of what blocks is cut only when it alone outgrows the
+    report (thousands of blocking cases)."""
 
+    blocking_items: int | None = None
     blocking_details: int | None = None
     quiet_items: int | None = None
     failing_rows: int | None = None
@@ -56,7 +65,14 @@ class Budget:
     passed_rows: int | None = None
 
 
-KINDS = ("blocking_details", "quiet_items", "failing_rows", "quiet_details", "passed_rows")
+KINDS = (
+    "blocking_items",
+    "blocking_details",
+    "quiet_items",
+    "failing_rows",
+    "quiet_details",
+    "passed_rows",
+)
 
 
 @dataclass
@@ -301,14 +317,25 @@ def context(
             problem, clipped = cache[key]
             clip.texts += clipped
             problems.append(problem)
-    quiet = fixed["not_blocking_all"]
-    kept = _kept(budget.quiet_items, 0, len(quiet))
-    counts.left["quiet_items"] = len(quiet) - kept
+    lists = {}
+    for kind, items, allowed in (
+        ("blocking_items", decision.blocking, budget.blocking_items),
+        ("quiet_items", decision.not_blocking, budget.quiet_items),
+    ):
+        kept = _kept(allowed, 0, len(items))
+        counts.left[kind] = len(items) - kept
+        made = cache.setdefault(("items", kind), [])  # an item's view reads its why: once
+        while len(made) < kept:
+            made.append(item_view(items[len(made)]))
+        lists[kind] = made[:kept]
     context = {
         **fixed,
-        "not_blocking": quiet[:kept],
-        "not_blocking_groups": groups(quiet[:kept]),
-        "not_blocking_left": len(quiet) - kept,
+        "blocking": lists["blocking_items"],
+        "blocking_left": counts.left["blocking_items"],
+        "blocking_groups": groups(lists["blocking_items"]),
+        "not_blocking": lists["quiet_items"],
+        "not_blocking_left": counts.left["quiet_items"],
+        "not_blocking_groups": groups(lists["quiet_items"]),
         "sets": sets,
         "problems": problems,
         "problems_total": len(blocking_cases) + len(quiet_cases),
@@ -323,6 +350,7 @@ def sizes(results: RunResults, cache: dict[Any, Any]) -> dict[str, int]:
     listed = sum(1 for i in items.values() if i.kind is not Kind.SKIPPED)
     total = len(results.cases())
     return {
+        "blocking_items": len(decision.blocking),
         "blocking_details": len(blocking_cases),
         "quiet_items": len(decision.not_blocking),
         "failing_rows": listed,
@@ -332,6 +360,7 @@ def sizes(results: RunResults, cache: dict[Any, Any]) -> dict[str, int]:
 
 
 WHAT = {
+    "blocking_items": ("blocking case", "blocking cases"),
     "blocking_details": ("blocking case's details", "blocking cases' details"),
     "quiet_items": ("not-blocking case", "not-blocking cases"),
     "failing_rows": ("set table row of a listed case", "set table rows of listed cases"),
@@ -340,12 +369,14 @@ WHAT = {
 }
 
 
-def notes(counts: Counts, clip: Clipper, where: Markup, report: str) -> list[Markup]:
-    """What this report (``report``: "summary", "comment") left out, and where the rest is
-    (already Markdown)."""
+def notes(
+    counts: Counts, clip: Clipper, where: Markup, report: str, kinds: tuple[str, ...] = KINDS
+) -> list[Markup]:
+    """What this report (``report``: "summary", "comment") left out of what it shows
+    (``kinds``), and where the rest is (already Markdown)."""
     left = [
         f"{n} {WHAT[kind][0] if n == 1 else WHAT[kind][1]}"
-        for kind in KINDS
+        for kind in kinds
         if (n := counts.left[kind])
     ]
     out = []

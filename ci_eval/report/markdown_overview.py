@@ -76,7 +76,7 @@ def chart(sets: list[SetLine]) -> Markup | None:
     )
 
 
-def _item(i: Item) -> dict[str, Any]:
+def item_view(i: Item) -> dict[str, Any]:
     return {
         "icon": i.icon,
         "kind": str(i.kind),
@@ -158,10 +158,7 @@ def fixed_context(results: RunResults, decision: Verdict, marker: str | None) ->
         "verdict": "passed" if decision.passed else "failed",
         "icons": {"passed": PASSED_ICON, "quiet": QUIET_ICON, "skipped": SKIPPED_ICON},
         "improved_icon": IMPROVED_ICON,
-        "blocking": [_item(i) for i in decision.blocking],
-        "blocking_groups": groups([_item(i) for i in decision.blocking]),
-        "not_blocking_all": [_item(i) for i in decision.not_blocking],
-        "improved": [_item(i) for i in decision.improved],
+        "improved": [item_view(i) for i in decision.improved],
         # "set › case", as the lists write a case
         "new": [key.replace(":", " › ", 1) for key in decision.new],
         "removed": [key.replace(":", " › ", 1) for key in decision.removed],

@@ -11,10 +11,9 @@ from ci_eval.report.view import (
     failing_metrics,
     fmt,
     not_evaluated_reason,
-    run_outcome,
 )
 from ci_eval.results import CaseRecord, RunResults, SetRecord
-from ci_eval.verdict import Item, Kind, Verdict, verdict
+from ci_eval.verdict import Item, Kind, Verdict, outcomes, verdict
 
 COUNTED = (Status.PASSED, Status.FAILED, Status.ERROR, Status.NOT_EVALUATED, Status.SKIPPED)
 
@@ -114,9 +113,9 @@ def _case_line(s: SetRecord, c: CaseRecord, item: Item) -> str:
     why = item.why
     if item.kind is Kind.FAILURE or item.kind is Kind.REGRESSION:
         why = ", ".join(failing_metrics(c)) or item.why
-        passed = sum(1 for r in c.runs if run_outcome(r) == Status.PASSED)
-        if passed:  # failed as a whole, passed some runs
-            why += f" (passed {passed} of {plural(len(c.runs), 'run')})"
+        runs = outcomes(c)
+        if True in runs:  # failed as a whole, passed some runs
+            why += f" (passed {runs.count(True)} of {plural(len(runs), 'run')})"
     elif item.kind is Kind.NOT_EVALUATED:
         missing = [
             f"{m.name} not computed: {m.reason or 'no reason given'}"

@@ -292,8 +292,8 @@ def test_caps_hold_on_a_5000_case_run() -> None:
     comment = render_comment(results, "x", artifact="results.json")
     assert len(summary.encode()) <= SUMMARY_LIMIT
     assert len(comment) <= COMMENT_LIMIT
-    # what blocks is never cut: every failing case is listed with its reason; what goes
-    # first is passing rows, then the table rows of listed cases, then details
+    # what blocks is listed first: in the summary every failing case with its reason; what
+    # goes first is passing rows, then the table rows of listed cases, then details
     assert summary.count("\n- 🔴 **failure** · big › case_") == 1667
     assert (
         "leaves out 759 blocking cases' details, 1667 set table rows of listed cases, "
@@ -302,8 +302,11 @@ def test_caps_hold_on_a_5000_case_run() -> None:
     # the comment: as many blocking cases as 65,536 characters hold, and how many did not fit
     listed = comment.count("\n- 🔴 **failure** · big › case_")
     assert len(comment) > COMMENT_LIMIT - 1000 and listed > 300
-    assert f"{1667 - listed} more blocking items among them" in comment
-    assert "everything is in the results file results.json" in comment
+    assert f"- … {1667 - listed} more blocking not listed here" in comment
+    assert (
+        f"this comment leaves out {1667 - listed} blocking cases. Everything is in the results "
+        "file results.json." in comment
+    )
 
 
 def test_templates_can_be_overridden(tmp_path: Path) -> None:
