@@ -47,8 +47,9 @@ def regressed(judgement: CaseJudgement, comparison: Comparison, tolerance: float
     ]
     drops = [(c.before or 0.0) - (c.after or 0.0) for c in rows]
     if tolerance and drops and max(drops) <= tolerance:
-        judgement.judgement = Judgement.NOT_SIGNIFICANT
-        judgement.method = f"{judgement.method}; the drop is within --tolerance {tolerance:g}"
+        # said as what it is: a regression the tolerance lets through, not noise
+        judgement.judgement = Judgement.TOLERATED
+        judgement.method = f"{judgement.method}; the drop is within the tolerance {tolerance:g}"
         return
     judgement.judgement = Judgement.REGRESSION
     for change in rows:

@@ -512,4 +512,6 @@ def run_settings(settings: RunSettings, simulator: object, confirming: bool) -> 
         "cases": settings.cases,
         "confirm_runs": settings.confirm_runs if confirming else 0,
         "confirmation_reruns": 0,
+        # what the pull request's ci-eval.toml changed of the bar, not applied
+        "bar_changes": list(settings.bar_changes),
     }

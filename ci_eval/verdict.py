@@ -57,6 +57,7 @@ class Kind(StrEnum):
     KNOWN_FAILURE = "known failure"
     NOISE = "usual noise"
     UNCONFIRMED_FAILURE = "unconfirmed failure"  # failed where main never did; not confirmed
+    TOLERATED = "within tolerance"  # a regression whose scores fell no more than --tolerance
     FLAKY = "flaky"
     ACCEPTED = "accepted"
     NOT_SCORED = "not scored"
@@ -100,6 +101,7 @@ NOUNS = {
     Kind.KNOWN_FAILURE: ("known failure", "known failures"),
     Kind.NOISE: ("failure within its usual noise", "failures within their usual noise"),
     Kind.UNCONFIRMED_FAILURE: ("unconfirmed failure", "unconfirmed failures"),
+    Kind.TOLERATED: ("regression within the tolerance", "regressions within the tolerance"),
     Kind.FLAKY: ("flaky", "flaky"),
     Kind.ACCEPTED: ("accepted change", "accepted changes"),
     Kind.NOT_SCORED: ("not scored", "not scored"),
@@ -240,6 +242,8 @@ class Verdict:
     new: list[str] = field(default_factory=list)  # "set:case"
     removed: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # clauses after the counts
+    # what the pull request changed that places the bar (not applied), one line each
+    changed: list[str] = field(default_factory=list)
     sets: list[SetLine] = field(default_factory=list)
 
     @property
@@ -447,6 +451,8 @@ def _case_item(
         assert comparison is not None
         if j.judgement is Judgement.ACCEPTED:
             kind = Kind.ACCEPTED
+        elif j.judgement is Judgement.TOLERATED:
+            kind = Kind.TOLERATED
         elif j.judgement is Judgement.KNOWN_FAILURE:
             kind = Kind.KNOWN_FAILURE
         elif comparison.outage and not j.history_failed and j.failed_now == j.runs_now:
@@ -655,6 +661,13 @@ def _verdict(results: RunResults) -> Verdict:
             )
         )
     notices: list[str] = []
+    # what the pull request changed that moves the bar: said first, whatever the decision
+    changed = list(results.settings.get("bar_changes") or [])
+    if changed:
+        notices.append(
+            "gate settings changed by this pull request (not applied): "
+            + ", ".join(c.split(": ", 1)[0] for c in changed)
+        )
     new: list[str] = []
     removed: list[str] = []
     if comparison is not None:
@@ -710,4 +723,16 @@ def _verdict(results: RunResults) -> Verdict:
         infra = any(i.kind in (Kind.ERROR, Kind.INTERRUPTED) for i in blocking)
         exit_code = EXIT_INFRA if infra else EXIT_GATE
     line = _line(passed, head, blocking, quiet, notices)
-    return Verdict(passed, exit_code, line, blocking, quiet, improved, new, removed, notices, sets)
+    return Verdict(
+        passed,
+        exit_code,
+        line,
+        blocking,
+        quiet,
+        improved,
+        new,
+        removed,
+        notices=notices,
+        changed=changed,
+        sets=sets,
+    )

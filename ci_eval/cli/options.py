@@ -167,6 +167,15 @@ ControlOpt = Annotated[
         show_default=False,
     ),
 ]
+TrustPrConfigOpt = Annotated[
+    bool,
+    typer.Option(
+        "--trust-pr-config",
+        help="In a pull request, apply its ci-eval.toml's gate settings (baseline, fail_on, "
+        "significance, which cases run, templates, the judge's endpoint...) instead of the "
+        "merge base's. Only for repositories that trust every pull request's config.",
+    ),
+]
 ControlUrlOpt = Annotated[
     str | None,
     typer.Option(

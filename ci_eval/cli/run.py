@@ -30,6 +30,7 @@ from ci_eval.cli.options import (
     SignificanceOpt,
     SummaryOpt,
     ToleranceOpt,
+    TrustPrConfigOpt,
     WindowOpt,
 )
 from ci_eval.errors import InputError
@@ -323,6 +324,7 @@ def run(
     confirm_runs: ConfirmRunsOpt = None,
     control: ControlOpt = None,
     control_url: ControlUrlOpt = None,
+    trust_pr_config: TrustPrConfigOpt = False,
     accept: AcceptOpt = None,
     window: WindowOpt = None,
 ) -> None:
@@ -340,10 +342,14 @@ def run(
     from ci_eval import deadline, pipeline
     from ci_eval.deadline import Cancellation
     from ci_eval.settings import find_config, load_config
+    from ci_eval.settings.bar import hold
 
     env = environment()
     try:
-        settings = load_config(config or find_config(), required=config is not None)
+        found = config or find_config()
+        settings = load_config(found, required=config is not None)
+        if not trust_pr_config:  # the bar as the merge base's ci-eval.toml places it
+            hold(settings, found, env)
         settings.overlay(
             {
                 "paths": paths or None,
@@ -376,6 +382,7 @@ def run(
                 "confirm_runs": confirm_runs,
                 "control": control,
                 "control_url": control_url,
+                "trust_pr_config": trust_pr_config or None,
                 "accept": accept,
                 "baseline_window": window,
                 "agent.kind": agent,

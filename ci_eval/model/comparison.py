@@ -33,6 +33,7 @@ class Judgement(StrEnum):
     ACCEPTED = "accepted"  # a regression the PR accepts in .ci-eval/accept.toml
     KNOWN_FAILURE = "known failure"  # fails on main too
     NOT_SIGNIFICANT = "not significant"  # failed now, within the case's usual noise
+    TOLERATED = "tolerated"  # a regression whose scores fell no more than --tolerance
     IMPROVED = "improved"
     UNCHANGED = "unchanged"
 

@@ -163,6 +163,7 @@ def fixed_context(results: RunResults, decision: Verdict, marker: str | None) ->
         "new": [key.replace(":", " › ", 1) for key in decision.new],
         "removed": [key.replace(":", " › ", 1) for key in decision.removed],
         "set_table": set_table,
+        "changed": decision.changed,
         "fail_on": sorted(fail_on),
         "failures_block": "failure" in fail_on,
         "totals": totals,

@@ -135,6 +135,9 @@ def _case_line(s: SetRecord, c: CaseRecord, item: Item) -> str:
 def _verdict_block(decision: Verdict) -> list[str]:
     """What blocks and what did not, set apart from the last set, then what changed."""
     lines = [""]
+    if decision.changed:
+        lines.append("CHANGED BY THIS PULL REQUEST, NOT APPLIED (the merge base's values hold):")
+        lines += [f"  {c}" for c in decision.changed]
     for blocking, items in ((True, decision.blocking), (False, decision.not_blocking)):
         if not items:
             continue

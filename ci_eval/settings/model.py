@@ -32,41 +32,44 @@ class Setting:
     # how an input's text is read: str, int, float, bool, list (one per line or comma-separated),
     # lines (one per line; a single line split at spaces), command (a line, or an argument a line)
     kind: str = "str"
+    # it decides where the bar is: in a pull request, ci-eval.toml's value is the merge base's
+    # (ci_eval.settings.bar), and a value the PR changed is said, not applied
+    bar: bool = False
 
 
 SETTINGS = (
-    Setting("paths", None, "paths", "lines"),
-    Setting("include", "--include", "include", "list"),
-    Setting("exclude", "--exclude", "exclude", "list"),
-    Setting("eval_config", "--eval-config", "eval-config"),
-    Setting("cases", "--case"),
-    Setting("metric", "--metric", "metrics", "list"),
-    Setting("num_runs", "--num-runs", "num-runs", "int"),
-    Setting("min_pass", "--min-pass", "min-pass", "int"),
+    Setting("paths", None, "paths", "lines", bar=True),
+    Setting("include", "--include", "include", "list", bar=True),
+    Setting("exclude", "--exclude", "exclude", "list", bar=True),
+    Setting("eval_config", "--eval-config", "eval-config", bar=True),
+    Setting("cases", "--case", bar=True),
+    Setting("metric", "--metric", "metrics", "list", bar=True),
+    Setting("num_runs", "--num-runs", "num-runs", "int", bar=True),
+    Setting("min_pass", "--min-pass", "min-pass", "int", bar=True),
     Setting("concurrency", "--concurrency", "concurrency", "int"),
     Setting("timeout", "--timeout", "timeout", "float"),
     Setting("retries", "--retries", "retries", "int"),
-    Setting("shard", "--shard", "shard"),
-    Setting("baseline", "--baseline", "baseline"),
-    Setting("baseline_ref", "--baseline-ref", "baseline-ref"),
+    Setting("shard", "--shard", "shard", bar=True),
+    Setting("baseline", "--baseline", "baseline", bar=True),
+    Setting("baseline_ref", "--baseline-ref", "baseline-ref", bar=True),
     Setting("update_baseline", "--update-baseline"),
-    Setting("fail_on", "--fail-on", "fail-on", "list"),
-    Setting("tolerance", "--tolerance", "tolerance", "float"),
-    Setting("significance", "--significance"),
-    Setting("baseline_max_age", "--baseline-max-age"),
-    Setting("baseline_window", "--window", "window", "int"),
-    Setting("min_history", "--min-history", "min-history", "int"),
-    Setting("confirm_runs", "--confirm-runs", "confirm-runs", "int"),
-    Setting("control", "--control", "control"),
-    Setting("control_url", "--control-url", "control-url"),
-    Setting("accept", "--accept", "accept"),
+    Setting("fail_on", "--fail-on", "fail-on", "list", bar=True),
+    Setting("tolerance", "--tolerance", "tolerance", "float", bar=True),
+    Setting("significance", "--significance", bar=True),
+    Setting("baseline_max_age", "--baseline-max-age", bar=True),
+    Setting("baseline_window", "--window", "window", "int", bar=True),
+    Setting("min_history", "--min-history", "min-history", "int", bar=True),
+    Setting("confirm_runs", "--confirm-runs", "confirm-runs", "int", bar=True),
+    Setting("control", "--control", "control", bar=True),
+    Setting("control_url", "--control-url", "control-url", bar=True),
+    Setting("accept", "--accept", "accept", bar=True),
     Setting("results", "--results", "results"),
     Setting("junit", "--junit", "junit"),
     Setting("summary", "--summary"),
     Setting("adk_results", "--adk-results"),
     Setting("comment", "--comment", "comment", "bool"),
     Setting("comment_id", "--comment-id", "comment-id"),
-    Setting("template_dir", "--template-dir", "template-dir"),
+    Setting("template_dir", "--template-dir", "template-dir", bar=True),
     Setting("agent.kind", "--agent", "agent"),
     Setting("agent.url", "--agent-url", "agent-url"),
     Setting("agent.app_name", "--app-name", "app-name"),
@@ -78,13 +81,19 @@ SETTINGS = (
     Setting("agent.token_env", "--agent-token-env"),
     Setting("agent.headers", "--header"),
     Setting("agent.env", "--agent-env", "agent-env", "list"),
-    Setting("judge.base_url", "--judge-url"),
-    Setting("judge.model", "--judge-model"),
-    Setting("judge.api_key_env", "--judge-key-env"),
-    Setting("simulator.base_url", "--simulator-url"),
-    Setting("simulator.model", "--simulator-model"),
-    Setting("simulator.api_key_env", "--simulator-key-env"),
+    Setting("judge.base_url", "--judge-url", bar=True),
+    Setting("judge.model", "--judge-model", bar=True),
+    Setting("judge.api_key_env", "--judge-key-env", bar=True),
+    Setting("simulator.base_url", "--simulator-url", bar=True),
+    Setting("simulator.model", "--simulator-model", bar=True),
+    Setting("simulator.api_key_env", "--simulator-key-env", bar=True),
+    # the workflow file's word only (never ci-eval.toml's, which the pull request controls)
+    Setting("trust_pr_config", "--trust-pr-config", "trust-pr-config", "bool"),
 )
+BAR = tuple(s.key for s in SETTINGS if s.bar)
+# tables of ci-eval.toml that place the bar as a whole: metric thresholds
+BAR_TABLES = ("metrics", "custom_metrics")
+NOT_IN_TOML = ("trust_pr_config",)
 _BY_KEY = {s.key: s for s in SETTINGS}
 
 
@@ -238,6 +247,10 @@ class RunSettings:
     simulator: SimulatorConfig = field(default_factory=SimulatorConfig)
     metrics: dict[str, object] = field(default_factory=dict)  # [metrics]: name → threshold/table
     custom_metrics: dict[str, str] = field(default_factory=dict)  # name → "module:function"
+    # the pull request's ci-eval.toml is trusted to move the bar (a flag or input only)
+    trust_pr_config: bool = False
+    # what the pull request's ci-eval.toml changed of the bar, not applied (ci_eval.settings.bar)
+    bar_changes: list[str] = field(default_factory=list)
     names: Names = field(default_factory=Names, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -257,7 +270,7 @@ class RunSettings:
                 value = str(value)
             elif isinstance(value, list):
                 value = [str(v) for v in value]
-            target, name = _target(self, key)
+            target, name = setting_target(self, key)
             if key == "agent.headers":
                 value = {**self.agent.headers, **_headers(value, self.names.name(key))}
             setattr(target, name, value)
@@ -279,7 +292,7 @@ class RunSettings:
         )
 
 
-def _target(settings: RunSettings, key: str) -> tuple[object, str]:
+def setting_target(settings: RunSettings, key: str) -> tuple[object, str]:
     table, _, name = key.rpartition(".")
     return (getattr(settings, table) if table else settings), name
 
@@ -302,11 +315,22 @@ def github_token(env: Mapping[str, str]) -> str | None:
     return None
 
 
+# the job's own credentials: never sent to an endpoint as an API key
+CI_CREDENTIALS = ("GITHUB_TOKEN", "GH_TOKEN", "CI_JOB_TOKEN", "SYSTEM_ACCESSTOKEN")
+CI_CREDENTIAL_PREFIXES = ("ACTIONS_", "INPUT_", "RUNNER_", "GITHUB_")
+
+
 def api_key(env: Mapping[str, str], name: str | None, whose: str) -> str | None:
     """The value of the environment variable ``name`` (None when no variable is named); a named
     one that is unset or empty stops the run before it starts, saying which."""
     if not name:
         return None
+    if name in CI_CREDENTIALS or name.startswith(CI_CREDENTIAL_PREFIXES):
+        raise InputError(
+            f"{whose} API key variable is {name}, a CI credential: a judge or simulator never "
+            "gets the job's token (its endpoint could be anyone's); name the variable that "
+            "holds the provider's key"
+        )
     key = env.get(name)
     if not key:
         raise InputError(f"the environment variable {name} ({whose} API key) is not set")

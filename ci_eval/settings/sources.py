@@ -14,6 +14,7 @@ from ci_eval.errors import InputError
 from ci_eval.io.readfile import read_regular_file
 from ci_eval.settings.model import (
     CONFIG_NAME,
+    NOT_IN_TOML,
     SETTINGS,
     ReportSettings,
     RunSettings,
@@ -50,9 +51,15 @@ def _type_ok(current: object, value: object, name: str) -> bool:
 
 def _apply(settings: RunSettings, table: dict[str, object], where: str, path: str) -> None:
     target = settings if where == "run" else getattr(settings, where)
-    known = {f.name for f in fields(target)} - {*_TABLES, "names"}
+    known = {f.name for f in fields(target)} - {*_TABLES, "names", "bar_changes"}
     for key, value in table.items():
         name = key.replace("-", "_")
+        if where == "run" and name in NOT_IN_TOML:
+            raise InputError(
+                f"[run] {key} is not a ci-eval.toml setting: the pull request controls this file; "
+                f"set it in the workflow (flag --{key.replace('_', '-')} or the action's input)",
+                path=path,
+            )
         if name not in known:
             raise InputError(
                 f"unknown setting {key!r} in [{where}]; known: " + ", ".join(sorted(known)),
@@ -69,16 +76,19 @@ def _apply(settings: RunSettings, table: dict[str, object], where: str, path: st
         )
 
 
-def load_config(path: Path | None, required: bool) -> RunSettings:
+def load_config(path: Path | None, required: bool, text: str | None = None) -> RunSettings:
+    """The settings of ``path`` (``text``: its content as another commit has it, read as if it
+    were at ``path``)."""
     settings = RunSettings()
     if path is None:
         return settings
-    if not path.is_file():
+    if text is None and not path.is_file():
         if required:
             raise InputError("no such config file", path=str(path))
         return settings
     try:
-        data = tomllib.loads(read_regular_file(path, str(path)).decode("utf-8"))
+        raw = text if text is not None else read_regular_file(path, str(path)).decode("utf-8")
+        data = tomllib.loads(raw)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"not valid TOML: {exc}", path=str(path)) from None
     unknown = set(data) - set(_TABLES)
@@ -199,8 +209,13 @@ def input_flag(env: Mapping[str, str], name: str, default: bool) -> bool:
 def from_inputs(env: Mapping[str, str]) -> tuple[RunSettings, ReportSettings]:
     """The action's settings: ci-eval.toml (the ``config`` input, else found as the CLI finds
     it), the inputs over it, then the action's own defaults for what neither sets."""
+    from ci_eval.settings.bar import hold
+
     config = get_input(env, "config")
-    settings = load_config(Path(config) if config else find_config(), required=config is not None)
+    found = Path(config) if config else find_config()
+    settings = load_config(found, required=config is not None)
+    if not input_flag(env, "trust-pr-config", False):  # the bar as the merge base places it
+        hold(settings, found, env)
     settings.names.source = "action"
     settings.overlay(
         {s.key: _input_value(env, s.input, s.kind) for s in SETTINGS if s.input is not None}
