@@ -468,7 +468,7 @@ def _terminal_counts(lines: list[str]) -> dict[str, int]:
     for figure, pattern in (
         ("improved", r"^IMPROVED \((\d+)\):"),
         ("new", r"^NEW \((\d+)[,)]"),
-        ("removed", r"^ON MAIN, NOT RUN HERE \((\d+)\)"),
+        ("removed", r"^REMOVAL ACCEPTED \((\d+)\)"),
     ):
         m = next((m for line in lines if (m := re.match(pattern, line))), None)
         out[figure] = int(m[1]) if m else 0
@@ -478,7 +478,7 @@ def _terminal_counts(lines: list[str]) -> dict[str, int]:
 AGAINST_MAIN = {
     "improved": re.compile(r"^(?:\S+ )?Improved \((\d+)\)"),
     "new": re.compile(r"^New \((\d+)[,)]"),
-    "removed": re.compile(r"^On main, not run here \((\d+)\)"),
+    "removed": re.compile(r"^Removal accepted \((\d+)\)"),
 }
 
 

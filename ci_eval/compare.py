@@ -87,6 +87,8 @@ def compare(
     present = {(s.eval_set_id, c.eval_id) for s in results.sets for c in s.cases}
     renamed = _renames(results, base_sets, present)
     pending: list[Pending] = []
+    # (set, its metrics' file, metric, main's, now) → cases
+    moved: dict[tuple[str, str, str, float, float], int] = {}
     for s in results.sets:
         base_cases = (base_sets.get(s.eval_set_id) or {}).get("cases") or {}
         for case in s.cases:
@@ -102,6 +104,7 @@ def compare(
                 if case.status in JUDGED:
                     _judge_new(s.eval_set_id, case, comparison, confirm)
                 continue
+            _thresholds(s.eval_set_id, s.metrics.source, case, base, moved)
             if case.status not in JUDGED:
                 continue  # ERROR, SKIPPED, NOT_EVALUATED: said elsewhere, not compared
             read = read_case(s.eval_set_id, case, base, comparison, min_history)
@@ -220,11 +223,49 @@ def compare(
                 f"accept.toml: {acceptance.case} matched no regression: remove it once main's "
                 "history has the new scores"
             )
+    comparison.changed = [
+        f"{set_id} ({source}): {metric} threshold {before:g} → {after:g} "
+        f"({n} {'case' if n == 1 else 'cases'})"
+        for (set_id, source, metric, before, after), n in moved.items()
+    ]
+    if results.settings.get("cases") or results.settings.get("shard"):
+        # a selection ran: the cases it left out are not removed (a merged run checks them)
+        comparison.warnings.append(
+            "a case selection ran (--case or --shard): cases main has that it did not run are "
+            "not counted as removed"
+        )
+        return comparison
     for set_id, data in base_sets.items():
         for case_id in data.get("cases") or {}:
             if (set_id, case_id) not in seen:
-                comparison.removed_cases.append((set_id, case_id))
+                reason = next(
+                    (
+                        a.reason
+                        for a in accepted
+                        if a.case != "*" and a.matches(set_id, case_id, [])
+                    ),
+                    None,
+                )
+                if reason is None:
+                    comparison.removed_cases.append((set_id, case_id))
+                else:
+                    comparison.removed_accepted.append(f"{set_id}:{case_id} ({reason})")
     return comparison
+
+
+def _thresholds(
+    set_id: str, source: str, case: CaseRecord, base: dict[str, Any], moved: dict[Any, int]
+) -> None:
+    """Each gating metric whose threshold differs from the one main's history recorded: the
+    pull request may change it (thresholds travel with the eval sets), and the verdict says
+    so."""
+    recorded = base.get("metrics") or {}
+    for m in case.metrics:
+        was = (recorded.get(m.name) or {}).get("threshold")
+        if m.informational or m.threshold is None or was is None or was == m.threshold:
+            continue
+        key = (set_id, source, m.name, float(was), float(m.threshold))
+        moved[key] = moved.get(key, 0) + 1
 
 
 def _renames(

@@ -104,25 +104,59 @@ def make_judge(settings: RunSettings, env: Mapping[str, str] | None = None) -> J
     )
 
 
+def _in_repository(path: str) -> str:
+    """The baseline's path as git names it when it lies in the working tree: its real path
+    (symlinks resolved, ``..`` and absolute paths normalised) relative to the repository's
+    root — a link to the baseline is the baseline. Else the path as given."""
+    root = git.quiet("rev-parse", "--show-toplevel")
+    if not root:
+        return path
+    try:
+        return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+    except (ValueError, OSError):
+        return path
+
+
+def _own_commit(ref: str, base_sha: str) -> bool:
+    """Does ``ref`` name a commit the pull request made (HEAD, its branch: anything the merge
+    base does not contain)? A baseline there is the PR's own: it could say anything."""
+    sha = git.quiet("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if sha is None:
+        return False
+    done = git.run("merge-base", "--is-ancestor", sha, base_sha)
+    return done is not None and done.returncode == 1
+
+
 def _read_baseline(
     settings: RunSettings, env: Mapping[str, str]
 ) -> tuple[dict | None, str, list[str]]:
     """The baseline the pull request is judged against, where it came from, and notices.
 
     In a pull request (``GITHUB_BASE_REF``) a baseline file that is part of the repository is
-    read as it is at the merge base — never the PR's own copy, which the PR could edit. A shallow
-    clone lacks the merge base: fetch it, or stop with what to do. A file outside the repository
-    (e.g. a data branch checked out into a folder, or a downloaded artifact) is read as is."""
-    path = settings.baseline or baseline_store.DEFAULT_PATH
+    read as it is at the merge base — never the PR's own copy, which the PR could edit; a
+    ``baseline_ref`` that names one of the PR's own commits is refused. The file is known by its
+    real path, so a link to it or a ``..`` path is the same file. A shallow clone lacks the
+    merge base: fetch it, or stop with what to do. A file outside the repository (e.g. a data
+    branch checked out into a folder, or a downloaded artifact) is read as is."""
+    given = settings.baseline or baseline_store.DEFAULT_PATH
+    path = _in_repository(given)
+    base = git.pull_request_base(env)
     if settings.baseline_ref:
         ref = settings.baseline_ref
         option = settings.names.name("baseline_ref")
+        if base:
+            sha, _ = git.fetch_merge_base(base)
+            if sha is not None and _own_commit(ref, sha):
+                raise InputError(
+                    f"{option} {ref} names a commit of this pull request, whose baseline could "
+                    f"say anything: name a commit of {base} (or leave it unset: the merge base's "
+                    "copy is read)"
+                )
         return baseline_store.read_at_ref(ref, path, option), f"{path} at {ref}", []
-    base = git.pull_request_base(env)
     tracked = bool(base) and git.is_tracked(path)
     # a PR that deletes the file (or never had it in its tree) is judged by the merge base's
     # copy too: deleting the baseline must not lower the bar either
-    if base and (tracked or not Path(path).exists()):
+    if base and (tracked or not Path(given).exists() or path != given):
         sha, done = git.fetch_merge_base(base)
         notices = [f"shallow clone: {d} to find the merge base with {base}" for d in done]
         if sha is None and not tracked:
@@ -137,8 +171,15 @@ def _read_baseline(
                 + (f" ({why})" if why and "git failed" in why else "")
             )
         where = f"{path} at the merge base {sha[:12]} with {base}"
-        return baseline_store.read_at_ref(sha, path), where, notices
-    return baseline_store.read(Path(path)), path, []
+        data = baseline_store.read_at_ref(sha, path)
+        if data is None and tracked:
+            raise InputError(
+                f"this pull request adds {path}, which {base} does not have: a baseline the "
+                "pull request writes could say anything (keep the history in the base branch, "
+                "or on a data branch read through git)"
+            )
+        return data, where, notices
+    return baseline_store.read(Path(given)), given, []
 
 
 def check_gate_options(settings: RunSettings) -> list[Acceptance]:
@@ -514,4 +555,5 @@ def run_settings(settings: RunSettings, simulator: object, confirming: bool) -> 
         "confirmation_reruns": 0,
         # what the pull request's ci-eval.toml changed of the bar, not applied
         "bar_changes": list(settings.bar_changes),
+        "max_removed": settings.max_removed,
     }

@@ -54,6 +54,7 @@ class Kind(StrEnum):
     NOT_EVALUATED = "not evaluated"
     NOTHING = "nothing evaluated"
     INTERRUPTED = "interrupted"
+    REMOVED = "removed"  # a case main has that the pull request no longer has
     KNOWN_FAILURE = "known failure"
     NOISE = "usual noise"
     UNCONFIRMED_FAILURE = "unconfirmed failure"  # failed where main never did; not confirmed
@@ -68,7 +69,14 @@ class Kind(StrEnum):
 # One icon per meaning (the legend says them): the gate, what blocks, what does not
 PASSED_ICON, FAILED_ICON = "✅", "❌"
 WORSE_ICON, UNMEASURED_ICON, QUIET_ICON, SKIPPED_ICON, IMPROVED_ICON = "🔴", "🔥", "⚪", "⏭", "🟢"
-UNMEASURED = (Kind.ERROR, Kind.NOT_EVALUATED, Kind.NOTHING, Kind.INTERRUPTED, Kind.UNCONFIRMED)
+UNMEASURED = (
+    Kind.ERROR,
+    Kind.NOT_EVALUATED,
+    Kind.NOTHING,
+    Kind.INTERRUPTED,
+    Kind.UNCONFIRMED,
+    Kind.REMOVED,
+)
 MEANINGS = {
     PASSED_ICON: "passed",
     FAILED_ICON: "gate failed",
@@ -98,6 +106,7 @@ NOUNS = {
     Kind.NOT_EVALUATED: ("not evaluated", "not evaluated"),
     Kind.NOTHING: ("nothing was evaluated", "nothing was evaluated"),
     Kind.INTERRUPTED: ("the run was interrupted", "the run was interrupted"),
+    Kind.REMOVED: ("case removed", "cases removed"),
     Kind.KNOWN_FAILURE: ("known failure", "known failures"),
     Kind.NOISE: ("failure within its usual noise", "failures within their usual noise"),
     Kind.UNCONFIRMED_FAILURE: ("unconfirmed failure", "unconfirmed failures"),
@@ -244,6 +253,8 @@ class Verdict:
     notices: list[str] = field(default_factory=list)  # clauses after the counts
     # what the pull request changed that places the bar (not applied), one line each
     changed: list[str] = field(default_factory=list)
+    # what the pull request changed that main had and is applied (thresholds), said
+    said: list[str] = field(default_factory=list)
     sets: list[SetLine] = field(default_factory=list)
 
     @property
@@ -670,6 +681,7 @@ def _verdict(results: RunResults) -> Verdict:
         )
     new: list[str] = []
     removed: list[str] = []
+    said_changes: list[str] = []  # what the pull request changed and is applied, said
     if comparison is not None:
         if comparison.suite_regressed:
             suite = comparison.suite
@@ -691,17 +703,34 @@ def _verdict(results: RunResults) -> Verdict:
         new = [f"{s}:{c}" for s, c in comparison.new_cases if (s, c) not in skipped]
         if any(i.kind is Kind.UNCONFIRMED for i in blocking):
             notices.append("too many failed at once to confirm: run the job again")
-        removed = [f"{s}:{c}" for s, c in comparison.removed_cases]
-        if removed:  # named: a PR can remove the cases it would fail
-            notices.append(
-                f"{len(removed)} {'case' if len(removed) == 1 else 'cases'} on main not run here"
+        # removed cases are items (a pull request can remove the cases it would fail: more
+        # than max_removed blocks); those an [[accept]] entry accepts are listed apart
+        removed = list(comparison.removed_accepted)
+        allowed = int(results.settings.get("max_removed") or 0)
+        for set_id, case_id in comparison.removed_cases:
+            blocking.append(
+                Item(
+                    Kind.REMOVED,
+                    len(comparison.removed_cases) > allowed,
+                    set_id,
+                    case_id,
+                    set_id,
+                    said="in main's history, not found by this run: accept its removal with an "
+                    "[[accept]] entry in .ci-eval/accept.toml",
+                )
             )
+        said_changes += [f"threshold: {c}" for c in comparison.changed]
         short = comparison.short_history
         if short:
             notices.append(
                 f"{len(short)} {'case' if len(short) == 1 else 'cases'} with a short history "
                 f"(fewer than {comparison.min_history} runs on main)"
             )
+    if said_changes:
+        notices.append(
+            f"changed by this pull request: {len(said_changes)} "
+            f"{'change' if len(said_changes) == 1 else 'changes'} to what main had"
+        )
     # a blocking item that is not blocking (outside fail_on) moves to the other list
     quiet += [i for i in blocking if not i.blocking]
     blocking = [i for i in blocking if i.blocking]
@@ -734,5 +763,6 @@ def _verdict(results: RunResults) -> Verdict:
         removed,
         notices=notices,
         changed=changed,
+        said=said_changes,
         sets=sets,
     )

@@ -167,6 +167,16 @@ ControlOpt = Annotated[
         show_default=False,
     ),
 ]
+MaxRemovedOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-removed",
+        metavar="N",
+        help="Cases of main's history a run may no longer find before the gate fails, unless "
+        "an [[accept]] entry accepts their removal [default: 0].",
+        show_default=False,
+    ),
+]
 TrustPrConfigOpt = Annotated[
     bool,
     typer.Option(

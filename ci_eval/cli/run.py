@@ -25,6 +25,7 @@ from ci_eval.cli.options import (
     IncludeOpt,
     JunitOpt,
     MaxAgeOpt,
+    MaxRemovedOpt,
     MinHistoryOpt,
     PathsArg,
     SignificanceOpt,
@@ -325,6 +326,7 @@ def run(
     control: ControlOpt = None,
     control_url: ControlUrlOpt = None,
     trust_pr_config: TrustPrConfigOpt = False,
+    max_removed: MaxRemovedOpt = None,
     accept: AcceptOpt = None,
     window: WindowOpt = None,
 ) -> None:
@@ -383,6 +385,7 @@ def run(
                 "control": control,
                 "control_url": control_url,
                 "trust_pr_config": trust_pr_config or None,
+                "max_removed": max_removed,
                 "accept": accept,
                 "baseline_window": window,
                 "agent.kind": agent,

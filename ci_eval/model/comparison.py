@@ -230,6 +230,10 @@ class Comparison:
     # its pushes swing together (1: no more than chance): see ci_eval.noise
     rho: Number = 0.0
     dispersion: Number = 1.0
+    # removed cases an [[accept]] entry of .ci-eval/accept.toml accepts (with its reason)
+    removed_accepted: Items[Text] = field(default_factory=list)
+    # what this run changed that main's history had: thresholds, one line each
+    changed: Items[Text] = field(default_factory=list)
 
     @property
     def regressed_case_count(self) -> int:

@@ -164,6 +164,7 @@ def fixed_context(results: RunResults, decision: Verdict, marker: str | None) ->
         "removed": [key.replace(":", " › ", 1) for key in decision.removed],
         "set_table": set_table,
         "changed": decision.changed,
+        "said": decision.said,
         "fail_on": sorted(fail_on),
         "failures_block": "failure" in fail_on,
         "totals": totals,

@@ -138,6 +138,9 @@ def _verdict_block(decision: Verdict) -> list[str]:
     if decision.changed:
         lines.append("CHANGED BY THIS PULL REQUEST, NOT APPLIED (the merge base's values hold):")
         lines += [f"  {c}" for c in decision.changed]
+    if decision.said:
+        lines.append("CHANGED BY THIS PULL REQUEST (applied):")
+        lines += [f"  {c}" for c in decision.said]
     for blocking, items in ((True, decision.blocking), (False, decision.not_blocking)):
         if not items:
             continue
@@ -152,7 +155,5 @@ def _verdict_block(decision: Verdict) -> list[str]:
     if decision.new:
         lines.append(f"NEW ({len(decision.new)}, no history on main): " + ", ".join(decision.new))
     if decision.removed:
-        lines.append(
-            f"ON MAIN, NOT RUN HERE ({len(decision.removed)}): " + ", ".join(decision.removed)
-        )
+        lines.append(f"REMOVAL ACCEPTED ({len(decision.removed)}): " + ", ".join(decision.removed))
     return lines if len(lines) > 1 else []

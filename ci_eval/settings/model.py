@@ -63,6 +63,7 @@ SETTINGS = (
     Setting("control", "--control", "control", bar=True),
     Setting("control_url", "--control-url", "control-url", bar=True),
     Setting("accept", "--accept", "accept", bar=True),
+    Setting("max_removed", "--max-removed", "max-removed", "int", bar=True),
     Setting("results", "--results", "results"),
     Setting("junit", "--junit", "junit"),
     Setting("summary", "--summary"),
@@ -234,6 +235,8 @@ class RunSettings:
     control: str | None = None
     control_url: str | None = None  # where the control's agent is served (http, adk-http)
     accept: str | None = None  # the acceptance file [default: .ci-eval/accept.toml]
+    # cases of main's history this run may not find before the gate fails (accepted ones aside)
+    max_removed: int = 0
     junit: str | None = None
     summary: str | None = None
     adk_results: str | None = None
@@ -376,6 +379,8 @@ def check_gate(settings: RunSettings) -> tuple[str, ...]:
     for key in ("min_history", "baseline_window"):
         if getattr(settings, key) < 1:
             raise names.error(key, "must be at least 1")
+    if settings.max_removed < 0:
+        raise names.error("max_removed", "must be 0 or more")
     if not 0 <= settings.confirm_runs <= 20:
         raise names.error("confirm_runs", "must be from 0 (no reruns) to 20")
     return parse_fail_on(settings.fail_on, names.name("fail_on"))

@@ -1,0 +1,237 @@
+"""A pull request cannot move its own goalposts: in a real git repository with a main branch
+(the bundled samples, their agent, a history of two jobs on main) and a pull request branch, as
+a PR job sees it (``GITHUB_BASE_REF``), each attack of issue #28 is tried on a PR that also
+breaks a case (the agent forgets Paris's weather): the gate still fails, and says what the PR
+changed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ci_eval.compare import compare
+from ci_eval.model.comparison import Judgement
+from ci_eval.verdict import Kind, verdict
+from tests.conftest import REPO
+from tests.helpers import git, run_cli
+
+# the agent no longer knows Paris's weather
+BROKEN = ('"Paris": {"condition": "sunny"', '"Pariss": {"condition": "sunny"')
+
+
+@pytest.fixture(scope="module")
+def main_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """main: the samples, ci-eval.toml and a baseline of two jobs of 3 runs each."""
+    root = tmp_path_factory.mktemp("goalposts") / "main"
+    root.mkdir()
+    shutil.copytree(REPO / "samples", root / "samples")
+    shutil.copy(REPO / "ci-eval.toml", root / "ci-eval.toml")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "samples")
+    env = _env()
+    for i in range(2):
+        done = run_cli("run", "--num-runs", "3", "--results", f"r{i}.json", cwd=root, env=env)
+        assert done.returncode in (0, 1), done.stderr
+        done = run_cli("baseline", "update", f"r{i}.json", cwd=root, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        (root / f"r{i}.json").unlink()
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "history")
+    return root
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    return {**env, **extra}
+
+
+def _pull_request(main_repo: Path, tmp_path: Path, **files: str) -> Path:
+    """A clone on branch feature: paris_weather broken, and ``files`` written (path → text)."""
+    clone = tmp_path / "pr"
+    git(tmp_path, "clone", "-q", main_repo.as_uri(), "pr")
+    git(clone, "checkout", "-q", "-b", "feature")
+    logic = clone / "samples/agents/weather_agent/logic.py"
+    logic.write_text(logic.read_text().replace(*BROKEN))
+    for name, text in files.items():
+        (clone / name).parent.mkdir(parents=True, exist_ok=True)
+        (clone / name).write_text(text)
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "the pull request")
+    return clone
+
+
+def _run(clone: Path, *args: str, **env: str) -> tuple[int, str]:
+    """The exit code, and stderr then stdout (whose last line is the verdict)."""
+    done = run_cli("run", *args, cwd=clone, env=_env(GITHUB_BASE_REF="main", **env))
+    return done.returncode, done.stderr + done.stdout
+
+
+TOML = (REPO / "ci-eval.toml").read_text()
+
+
+def test_the_broken_case_fails_the_gate_of_an_unchanged_config(
+    main_repo: Path, tmp_path: Path
+) -> None:
+    code, out = _run(_pull_request(main_repo, tmp_path))
+    assert code == 1, out
+    assert "1 regression (weather_basic:paris_weather)" in out.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("run_table", "name"),
+    [
+        ('fail_on = ["error"]', "[run] fail_on"),
+        ("significance = 1e-300", "[run] significance"),
+        ('cases = ["weather_basic:berlin_expected_to_fail"]', "[run] cases"),
+        ('baseline_ref = "HEAD"', "[run] baseline_ref"),
+        ("confirm_runs = 0", "[run] confirm_runs"),
+    ],
+)
+def test_gate_settings_in_the_prs_config_are_not_applied_and_are_said(
+    main_repo: Path, tmp_path: Path, run_table: str, name: str
+) -> None:
+    toml = TOML.replace("[run]\n", f"[run]\n{run_table}\n")
+    code, out = _run(_pull_request(main_repo, tmp_path, **{"ci-eval.toml": toml}))
+    assert code == 1, out
+    last = out.splitlines()[-1]
+    assert "1 regression (weather_basic:paris_weather)" in last
+    assert f"gate settings changed by this pull request (not applied): {name}" in last
+    assert "CHANGED BY THIS PULL REQUEST, NOT APPLIED" in out
+
+
+def test_a_repository_that_trusts_pr_config_opts_out_in_the_workflow(
+    main_repo: Path, tmp_path: Path
+) -> None:
+    toml = TOML.replace("[run]\n", '[run]\nfail_on = ["error"]\n')
+    clone = _pull_request(main_repo, tmp_path, **{"ci-eval.toml": toml})
+    code, out = _run(clone, "--trust-pr-config")
+    assert code == 0, out
+    assert "changed by this pull request" not in out
+
+
+def test_the_opt_out_is_never_the_prs_config_to_give(main_repo: Path, tmp_path: Path) -> None:
+    toml = TOML.replace("[run]\n", '[run]\ntrust_pr_config = true\nfail_on = ["error"]\n')
+    code, out = _run(_pull_request(main_repo, tmp_path, **{"ci-eval.toml": toml}))
+    assert code == 2
+    assert "[run] trust_pr_config is not a ci-eval.toml setting" in out
+
+
+def test_a_baseline_ref_naming_the_prs_own_commit_is_refused(
+    main_repo: Path, tmp_path: Path
+) -> None:
+    code, out = _run(_pull_request(main_repo, tmp_path), "--baseline-ref", "HEAD")
+    assert code == 2
+    assert "--baseline-ref HEAD names a commit of this pull request" in out
+
+
+def test_a_link_to_the_baseline_is_the_baseline(main_repo: Path, tmp_path: Path) -> None:
+    clone = _pull_request(main_repo, tmp_path)
+    (clone / "bdir").symlink_to(".ci-eval")
+    history = clone / ".ci-eval/baseline.json"  # the PR's copy: paris always failed on main
+    lowered = history.read_text().replace("[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]", "[0.0] * 6")
+    assert lowered != history.read_text()
+    history.write_text(lowered.replace("[0.0] * 6", "[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]"))
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "a link, and a baseline that lowers the bar")
+    for given in ("bdir/baseline.json", str(clone / ".ci-eval/baseline.json")):
+        code, out = _run(clone, "--baseline", given)
+        assert code == 1, out
+        assert "at the merge base" in out
+        assert "1 regression (weather_basic:paris_weather)" in out.splitlines()[-1]
+
+
+def test_a_baseline_the_pull_request_adds_is_refused(main_repo: Path, tmp_path: Path) -> None:
+    fake = (main_repo / ".ci-eval/baseline.json").read_text()
+    clone = _pull_request(main_repo, tmp_path, **{"data/baseline.json": fake})
+    code, out = _run(clone, "--baseline", "data/baseline.json")
+    assert code == 2
+    assert "this pull request adds data/baseline.json" in out
+
+
+def test_a_judge_never_gets_the_jobs_token(main_repo: Path, tmp_path: Path) -> None:
+    done = run_cli(
+        "run",
+        "--judge-url",
+        "http://127.0.0.1:9/v1",
+        "--judge-model",
+        "m",
+        "--judge-key-env",
+        "GITHUB_TOKEN",
+        cwd=main_repo,
+        env=_env(GITHUB_TOKEN="ghs_secret"),
+    )
+    assert done.returncode == 2
+    assert "GITHUB_TOKEN, a CI credential" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_regression_within_the_tolerance_is_said_as_tolerance() -> None:
+    from tests.gate.test_gate import history, results
+
+    now = results({"c": [0.5, 0.5, 0.5]})
+    now.comparison = compare(now, history({"c": [1.0] * 6}), tolerance=1.0)
+    [judged] = now.comparison.cases
+    assert judged.judgement is Judgement.TOLERATED
+    decision = verdict(now)
+    assert [i.kind for i in decision.not_blocking] == [Kind.TOLERATED]
+    assert "usual noise" not in decision.line and "1 regression within the tolerance" in (
+        decision.line
+    )
+
+
+def test_renaming_the_eval_set_keeps_its_history_and_the_break_is_found(
+    main_repo: Path, tmp_path: Path
+) -> None:
+    clone = _pull_request(main_repo, tmp_path)
+    evalset = clone / "samples/evals/weather_basic.evalset.json"
+    evalset.write_text(evalset.read_text().replace('"weather_basic"', '"weather_v2"', 1))
+    git(clone, "commit", "-q", "-am", "a new set id")
+    code, out = _run(clone)
+    assert code == 1, out
+    assert "1 regression (weather_v2:paris_weather)" in out.splitlines()[-1]
+    assert "removed" not in out.splitlines()[-1]  # its cases were renamed, not removed
+
+
+def test_removing_a_case_of_mains_history_fails_the_gate_unless_accepted(
+    main_repo: Path, tmp_path: Path
+) -> None:
+    clone = _pull_request(main_repo, tmp_path)
+    logic = clone / "samples/agents/weather_agent/logic.py"
+    git(clone, "checkout", "-q", "main", "--", str(logic))  # no break: only the removal
+    git(clone, "rm", "-q", "-r", "samples/evals/trpc")
+    git(clone, "commit", "-q", "-am", "drop the trpc set")
+    code, out = _run(clone)
+    assert code == 1, out
+    assert "1 case removed (weather-trpc:tokyo_time)" in out.splitlines()[-1]
+    (clone / ".ci-eval/accept.toml").write_text(
+        '[[accept]]\ncase = "weather-trpc:*"\nreason = "the trpc sample moved out (#7)"\n'
+    )
+    code, out = _run(clone)
+    assert code == 0, out
+    assert "REMOVAL ACCEPTED (1): weather-trpc:tokyo_time (the trpc sample moved out (#7))" in out
+
+
+def test_a_case_selection_never_removes(main_repo: Path, tmp_path: Path) -> None:
+    clone = _pull_request(main_repo, tmp_path)
+    code, out = _run(clone, "--case", "weather_basic:berlin_expected_to_fail")
+    assert "removed" not in out.splitlines()[-1]
+    assert "cases main has that it did not run are not counted as removed" in out
+    assert code == 0, out  # berlin fails on main too
+
+
+def test_a_lowered_threshold_travels_with_the_set_and_is_said(
+    main_repo: Path, tmp_path: Path
+) -> None:
+    lowered = '{"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.0}}'
+    clone = _pull_request(main_repo, tmp_path, **{"samples/evals/test_config.json": lowered})
+    code, out = _run(clone)
+    assert code == 0, out  # the lowered threshold applies: thresholds travel with the sets
+    assert "changed by this pull request: 1 change to what main had" in out.splitlines()[-1]
+    assert (
+        "threshold: weather_basic (samples/evals/test_config.json): response_match_score "
+        "threshold 0.8 → 0 (3 cases)" in out
+    )
