@@ -297,6 +297,28 @@ def _case(case: CaseRecord, set_id: str, item: Item | None) -> tuple[str, str | 
     return f"{opening}>{_INDENT[3]}{_INDENT[3].join(children)}{_INDENT[2]}</testcase>", verdict
 
 
+def _removed_suite(items: list[Item]) -> tuple[list[str], dict[str, int]]:
+    """A testsuite of the removed cases: a ``failure`` each when their removal blocks, else
+    ``skipped``; their set as classname, as a run of them would have written it."""
+    counts = {"tests": len(items), "failures": 0, "errors": 0, "skipped": 0}
+    cases = []
+    for item in items:
+        tag = "failure" if item.blocking else "skipped"
+        counts[_COUNTED[tag]] += 1
+        line = reason(item)
+        element = _element(tag, line, None, line)
+        opening = (
+            f'<testcase name="{_escape_attribute(inert_line(item.case_id))}" '
+            f'classname="{_line_attribute(item.set_id)}" time="0.000">'
+        )
+        cases.append(f"{_INDENT[2]}{opening}{_INDENT[3]}{element}{_INDENT[2]}</testcase>")
+    attrs = {"name": "removed from main's history"} | {k: str(v) for k, v in counts.items()}
+    attrs["time"] = "0.000"
+    return [_INDENT[1] + _tag("testsuite", attrs) + ">", *cases, _INDENT[1] + "</testsuite>"], {
+        k: v for k, v in counts.items()
+    }
+
+
 def to_junit(results: RunResults) -> str:
     return "".join(junit_parts(results))
 
@@ -338,6 +360,12 @@ def junit_parts(results: RunResults) -> list[str]:
         suites.append([_INDENT[1] + opening, *cases, _INDENT[1] + "</testsuite>"])
         del cases
         for k, v in counts.items():
+            totals[k] += v
+    gone = [i for i in decision.blocking + decision.not_blocking if i.kind is Kind.REMOVED]
+    if gone:  # cases of main's history this run did not find: counted as the gate counts them
+        suite = _removed_suite(gone)
+        suites.append(suite[0])
+        for k, v in suite[1].items():
             totals[k] += v
     root = {"name": "ci-eval"} | {k: str(v) for k, v in totals.items()}
     root["time"] = seconds(results.duration_s)

@@ -218,3 +218,21 @@ def test_a_regression_and_a_known_failure_as_consumers_read_them() -> None:
     [skipped] = case["failing"].findall("skipped")
     assert skipped.get("message").startswith("known failure, not blocking: passed 0 of 10 ")
     assert skipped.text.split("\n", 1)[0] == skipped.get("message")
+
+
+def test_a_removed_case_is_a_failure_of_its_own_suite_and_the_file_stays_valid(
+    tmp_path: Path,
+) -> None:
+    xmlschema = pytest.importorskip("xmlschema")
+    from tests.report.scenarios import reviewer
+
+    text = to_junit(reviewer())  # greetings:old_farewell is in main's history, not in the run
+    root = ET.fromstring(text.split("\n", 1)[1])
+    [suite] = [s for s in root.iter("testsuite") if s.get("name") == "removed from main's history"]
+    [case] = suite.iter("testcase")
+    assert (case.get("classname"), case.get("name")) == ("greetings", "old_farewell")
+    assert case.find("failure").get("message").startswith("removed: in main's history")
+    schema = SHARED / "schemas/junit.xsd"
+    if schema.is_file():
+        (tmp_path / "j.xml").write_text(text)
+        xmlschema.XMLSchema(str(schema)).validate(str(tmp_path / "j.xml"))

@@ -107,7 +107,7 @@ def test_the_reasons_check_fails_on_a_blocking_case_without_its_reason(reviewer:
 def test_the_counts_check_fails_on_a_tally_that_disagrees(reviewer: Views) -> None:
     doctored = _doctored(reviewer, "**Blocking: 3 regressions,", "**Blocking: 2 regressions,")
     assert check_counts(doctored) == [
-        "comment blocking: 4, the verdict's 5",
+        "comment blocking: 5, the verdict's 6",
         "comment regressions: 2, the verdict's 3",
     ]
 
