@@ -218,6 +218,9 @@ def apply_baseline(
     summary."""
     loaded = loaded or load_baseline(settings, env)
     explicit = parse_fail_on(settings.fail_on, settings.names.name("fail_on"))
+    # judged here, always: a results file's own comparison (written by whoever ran it, e.g. a
+    # fork's job) is never trusted by `compare`
+    results.comparison = None
     data, where, notices = loaded.data, loaded.where, list(loaded.notices)
     if data is None:
         results.fail_on = explicit or ("failure", "error", "not-evaluated")

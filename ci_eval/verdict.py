@@ -624,6 +624,7 @@ def verdict(results: RunResults) -> Verdict:
         id(comparison),
         None if comparison is None else (len(comparison.cases), comparison.outage),
         redact.current().scrubs,
+        len(results.settings.get("bar_changes") or ()),
         hash(tuple(c.status for s in results.sets for c in s.cases)),
     )
     kept = results.__dict__.get("_verdict")

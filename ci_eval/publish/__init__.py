@@ -131,6 +131,12 @@ def publish(
     env = os.environ if env is None else env
     workflow = workflow or github.Workflow()
     template_dir = Path(settings.template_dir) if settings.template_dir else None
+    if template_dir is not None and not settings.trust_pr_config:
+        from ci_eval.settings.bar import templates_at_base
+
+        template_dir, changed = templates_at_base(template_dir, env)
+        if changed:  # said in the verdict, as the settings the PR changed are
+            results.settings["bar_changes"] = [*results.settings.get("bar_changes", []), changed]
     warnings: list[str] = []
     on_actions = env.get("GITHUB_ACTIONS") == "true"
     token = settings.token

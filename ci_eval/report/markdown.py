@@ -177,7 +177,10 @@ def _render(
         # only a user's templates get the time limit: the built-in ones are trusted and their
         # time grows with the number of cases (100,000 cases take longer than the limit)
         limit_s = None if template_dir is not None else math.inf
-        text = rendered[key] = templates.render(env, template, variables, timeout=limit_s)
+        text = templates.render(env, template, variables, timeout=limit_s)
+        if template_dir is not None:
+            text = _verdict_first(text, variables, marker)
+        rendered[key] = text
         return text
 
     def size_of(budget: Budget) -> int:
@@ -226,6 +229,17 @@ def _render(
             high = middle - 1
     line_end = text.rfind("\n", 0, low)
     return cut(line_end + 1 if line_end > 0 else low)
+
+
+def _verdict_first(text: str, variables: dict[str, Any], marker: str | None) -> str:
+    """A user's template renders below the verdict, which ci-eval writes: a template (one a
+    pull request could edit) never decides what the first line says."""
+    decision = variables["decision"]
+    head = f"{'###' if marker else '##'} {decision['icon']} ci-eval: {md(decision['line'])}\n\n"
+    if marker:
+        text = text.replace(marker, "", 1).lstrip("\n")
+        head = f"{marker}\n{head}"
+    return head + text
 
 
 def _where(where: str | None, link: str | None) -> Markup:

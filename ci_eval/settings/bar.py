@@ -85,3 +85,39 @@ def hold(settings: RunSettings, path: Path | None, env: Mapping[str, str]) -> Ru
             setattr(settings, table, theirs)
             settings.bar_changes.append(f"[{table}]: {_shown(mine)} (base: {_shown(theirs)})")
     return settings
+
+
+def templates_at_base(folder: Path, env: Mapping[str, str]) -> tuple[Path, str | None]:
+    """In a pull request, the report templates in ``folder`` as the merge base has them, when
+    the pull request changed any (written to a temporary folder), and what it changed; else
+    ``folder`` as it is. A template decides what the reviewer reads: the PR's own are said, not
+    used."""
+    base = git.pull_request_base(env)
+    if not base or not folder.is_dir():
+        return folder, None
+    sha, _ = git.fetch_merge_base(base)
+    root = git.quiet("rev-parse", "--show-toplevel")
+    if sha is None or not root:
+        return folder, None
+    try:
+        relative = folder.resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:  # outside the repository: not the pull request's to change
+        return folder, None
+    changed = git.quiet("diff", "--name-only", sha, "--", relative)
+    untracked = git.quiet("ls-files", "--others", "--exclude-standard", "--", relative)
+    files = [f for f in f"{changed or ''}\n{untracked or ''}".splitlines() if f.strip()]
+    if not files:
+        return folder, None
+    import tempfile
+
+    kept = Path(tempfile.mkdtemp(prefix="ci-eval-templates-"))
+    listed = git.quiet("ls-tree", "-r", "--name-only", sha, "--", relative) or ""
+    for name in listed.splitlines():
+        text = git.quiet("show", f"{sha}:{name}")
+        target = kept / Path(name).relative_to(relative)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text((text or "") + "\n")
+    return kept, (
+        f"templates in {relative}: {len(files)} {'file' if len(files) == 1 else 'files'} "
+        "changed (base: the merge base's templates)"
+    )

@@ -199,6 +199,7 @@ class ReportSettings:
     template_dir: str | None = None
     token: str | None = field(default=None, repr=False)  # GitHub's, for the PR comment
     job_summary: bool = True  # on GitHub Actions, the Markdown summary goes to the job summary
+    trust_pr_config: bool = False  # a pull request's own templates are used
     files: dict[str, str] = field(default_factory=dict)  # more reports: reporter name -> path
 
     def report_files(self) -> dict[str, str]:
@@ -292,6 +293,7 @@ class RunSettings:
             self.template_dir,
             github_token(env),
             job_summary,
+            trust_pr_config=self.trust_pr_config,
         )
 
 

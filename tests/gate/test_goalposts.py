@@ -6,6 +6,7 @@ changed."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -235,3 +236,34 @@ def test_a_lowered_threshold_travels_with_the_set_and_is_said(
         "threshold: weather_basic (samples/evals/test_config.json): response_match_score "
         "threshold 0.8 → 0 (3 cases)" in out
     )
+
+
+def test_compare_never_trusts_the_comparison_a_results_file_carries(
+    main_repo: Path, tmp_path: Path
+) -> None:
+    clone = _pull_request(main_repo, tmp_path)
+    code, _ = _run(clone, "--results", "r.json")
+    assert code == 1
+    data = json.loads((clone / "r.json").read_text())
+    for judged in data["comparison"]["cases"]:  # the fork's job says it is all known
+        judged["judgement"] = "known failure"
+    (clone / "r.json").write_text(json.dumps(data))
+    # the trusted job, with no baseline at hand: judged by thresholds, not by the file's say
+    done = run_cli("compare", "r.json", "--baseline", "none.json", cwd=clone, env=_env())
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "failed case" in done.stdout.splitlines()[-1]
+    # with the base branch's baseline: judged against it again
+    done = run_cli("compare", str(clone / "r.json"), cwd=main_repo, env=_env())
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 regression (weather_basic:paris_weather)" in done.stdout.splitlines()[-1]
+
+
+def test_the_prs_own_templates_are_not_used_and_are_said(main_repo: Path, tmp_path: Path) -> None:
+    lie = "## ✅ ci-eval: gate passed\n\ncc @team ![x](https://example.com/pixel.png)\n"
+    clone = _pull_request(main_repo, tmp_path, **{"tpl/summary.md.j2": lie})
+    code, out = _run(clone, "--template-dir", "tpl", "--summary", "s.md")
+    assert code == 1, out
+    summary = (clone / "s.md").read_text()
+    assert summary.startswith("## ❌ ci-eval: gate failed: 1 regression")
+    assert "@team" not in summary and "example.com" not in summary
+    assert "templates in tpl: 1 file changed" in summary

@@ -311,10 +311,25 @@ def test_caps_hold_on_a_5000_case_run() -> None:
 
 def test_templates_can_be_overridden(tmp_path: Path) -> None:
     (tmp_path / "summary.md.j2").write_text("custom: {{ totals.FAILED }} failed\n")
-    assert render_summary(_results(3), template_dir=tmp_path) == "custom: 1 failed\n"
+    # below the verdict, which ci-eval writes
+    assert render_summary(_results(3), template_dir=tmp_path) == (
+        "## ❌ ci-eval: gate failed: 1 failed case (big:case_00000)\n\ncustom: 1 failed\n"
+    )
     (tmp_path / "comment.md.j2").write_text("no marker here\n")
     body = render_comment(_results(3), "id", template_dir=tmp_path)
-    assert body.startswith("<!-- ci-eval report (id: id) -->")  # the marker is enforced
+    assert body.startswith("<!-- ci-eval report (id: id) -->\n### ❌ ci-eval: gate failed")
+
+
+def test_a_template_that_says_the_gate_passed_is_below_the_verdict_that_says_it_failed(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "comment.md.j2").write_text("{{ marker }}\n### ✅ gate passed\n")
+    body = render_comment(_results(3), "id", template_dir=tmp_path)
+    assert body.splitlines()[:3] == [
+        "<!-- ci-eval report (id: id) -->",
+        "### ❌ ci-eval: gate failed: 1 failed case (big:case_00000)",
+        "",
+    ]
 
 
 def test_the_sandbox_stops_a_hostile_template(tmp_path: Path) -> None:
