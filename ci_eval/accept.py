@@ -69,3 +69,38 @@ def load(path: Path, required: bool = False) -> list[Acceptance]:
             raise InputError("metrics must be a list of names", path=str(path), json_path=where)
         out.append(Acceptance(case.strip(), " ".join(reason.split()), list(metrics)))
     return out
+
+
+def _entries(text: str) -> set[tuple[str, tuple[str, ...], str]]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return set()
+    out = set()
+    for entry in data.get("accept", []) if isinstance(data.get("accept"), list) else []:
+        if isinstance(entry, dict):
+            metrics = entry.get("metrics") or []
+            out.add(
+                (
+                    str(entry.get("case")),
+                    tuple(str(m) for m in metrics) if isinstance(metrics, list) else (),
+                    str(entry.get("reason")),
+                )
+            )
+    return out
+
+
+def changes(path: Path, base_text: str | None) -> list[str]:
+    """The entries a pull request added to (+) or removed from (-) the acceptance file, against
+    the merge base's copy (``base_text``; "" when it has none): it is the PR's to change, and
+    the verdict says what it changed."""
+    if base_text is None:
+        return []
+    mine = _entries(path.read_text("utf-8")) if path.is_file() else set()
+    theirs = _entries(base_text)
+    said = []
+    for sign, entries in (("+", mine - theirs), ("-", theirs - mine)):
+        for case, metrics, reason in sorted(entries):
+            which = f" ({', '.join(metrics)})" if metrics else ""
+            said.append(f"{path.as_posix()}: {sign} {case}{which}: {reason}")
+    return said

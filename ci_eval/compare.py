@@ -224,7 +224,7 @@ def compare(
                 "history has the new scores"
             )
     comparison.changed = [
-        f"{set_id} ({source}): {metric} threshold {before:g} → {after:g} "
+        f"threshold: {set_id} ({source}): {metric} {before:g} → {after:g} "
         f"({n} {'case' if n == 1 else 'cases'})"
         for (set_id, source, metric, before, after), n in moved.items()
     ]

@@ -112,7 +112,10 @@ def _in_repository(path: str) -> str:
     if not root:
         return path
     try:
-        return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+        real = Path(path).resolve()
+        real.relative_to(Path(root).resolve())  # inside the working tree
+        # as git reads it from here (read_at_ref adds the working directory's prefix)
+        return Path(os.path.relpath(real, Path.cwd().resolve())).as_posix()
     except (ValueError, OSError):
         return path
 
@@ -127,6 +130,35 @@ def _own_commit(ref: str, base_sha: str) -> bool:
     return done is not None and done.returncode == 1
 
 
+def _read_branch(settings: RunSettings) -> tuple[dict | None, str, list[str]]:
+    """The history kept on a data branch, read through git from the remote branch (fetched):
+    never a folder of the working tree, which a pull request could write."""
+    branch = settings.baseline_branch or ""
+    name = settings.baseline or "baseline.json"  # at the branch's root
+    notices = []
+    if git.quiet("remote"):
+        tracking = f"+refs/heads/{branch}:refs/remotes/origin/{branch}"
+        fetched = git.run("fetch", "--no-tags", "--depth=1", "origin", tracking)
+        if fetched is not None and fetched.returncode == 0:
+            notices.append(f"git fetch --depth=1 origin {branch}")
+    ref = next(
+        (r for r in (f"origin/{branch}", branch) if git.quiet("rev-parse", "--verify", "-q", r)),
+        None,
+    )
+    where = f"{name} on branch {branch}"
+    if ref is None:
+        return None, where, notices  # the very first run: no history yet
+    try:
+        text = git.checked("show", f"{ref}:{name}")
+    except git.GitError as exc:
+        if "does not exist" in str(exc) or "exists on disk, but not in" in str(exc):
+            return None, where, notices
+        raise InputError(f"reading {name} on branch {branch}: git failed: {exc}") from None
+    if text is None:
+        return None, where, notices
+    return baseline_store.parse(text, f"{branch}:{name}"), where, notices
+
+
 def _read_baseline(
     settings: RunSettings, env: Mapping[str, str]
 ) -> tuple[dict | None, str, list[str]]:
@@ -138,6 +170,8 @@ def _read_baseline(
     real path, so a link to it or a ``..`` path is the same file. A shallow clone lacks the
     merge base: fetch it, or stop with what to do. A file outside the repository (e.g. a data
     branch checked out into a folder, or a downloaded artifact) is read as is."""
+    if settings.baseline_branch:
+        return _read_branch(settings)
     given = settings.baseline or baseline_store.DEFAULT_PATH
     path = _in_repository(given)
     base = git.pull_request_base(env)
@@ -196,6 +230,7 @@ class LoadedBaseline:
     where: str
     notices: list[str]
     accepted: list[Acceptance]
+    said: list[str] = field(default_factory=list)  # acceptance entries the PR changed
 
 
 def load_baseline(settings: RunSettings, env: Mapping[str, str]) -> LoadedBaseline:
@@ -203,7 +238,24 @@ def load_baseline(settings: RunSettings, env: Mapping[str, str]) -> LoadedBaseli
     base fails now, not after the run."""
     accepted = check_gate_options(settings)
     data, where, notices = _read_baseline(settings, env)
-    return LoadedBaseline(data, where, notices, accepted)
+    said = accept_file.changes(_accept_path(settings), _at_merge_base(_accept_path(settings), env))
+    return LoadedBaseline(data, where, notices, accepted, said)
+
+
+def _accept_path(settings: RunSettings) -> Path:
+    return Path(settings.accept or accept_file.DEFAULT_PATH)
+
+
+def _at_merge_base(path: Path, env: Mapping[str, str]) -> str | None:
+    """The file as the pull request's merge base has it ("" when it has none); None outside
+    a pull request or without the merge base."""
+    base = git.pull_request_base(env)
+    if not base:
+        return None
+    sha, _ = git.fetch_merge_base(base)
+    if sha is None:
+        return None
+    return git.quiet("show", f"{sha}:{_in_repository(str(path))}") or ""
 
 
 def apply_baseline(
@@ -240,6 +292,7 @@ def apply_baseline(
         control,
     )
     comparison.baseline_source = where
+    comparison.changed += [f"accept: {line}" for line in loaded.said]
     comparison.outage = results.settings.get("outage")
     provenance = data.get("provenance") or {}
     if provenance.get("metrics_digest") not in (None, baseline_store.metrics_digest(results)):

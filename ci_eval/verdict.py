@@ -720,7 +720,7 @@ def _verdict(results: RunResults) -> Verdict:
                     "[[accept]] entry in .ci-eval/accept.toml",
                 )
             )
-        said_changes += [f"threshold: {c}" for c in comparison.changed]
+        said_changes += list(comparison.changed)
         short = comparison.short_history
         if short:
             notices.append(

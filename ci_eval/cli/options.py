@@ -167,6 +167,17 @@ ControlOpt = Annotated[
         show_default=False,
     ),
 ]
+BaselineBranchOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline-branch",
+        metavar="BRANCH",
+        help="Read main's history from this data branch through git (fetched from origin; "
+        "its file is --baseline, at the branch's root, default baseline.json): never a folder "
+        "a pull request could write.",
+        show_default=False,
+    ),
+]
 MaxRemovedOpt = Annotated[
     int | None,
     typer.Option(

@@ -12,6 +12,7 @@ from ci_eval.cli.common import environment, fail, report, stop_on_signals
 from ci_eval.cli.options import (
     AcceptOpt,
     AdkResultsOpt,
+    BaselineBranchOpt,
     BaselineOpt,
     BaselineRefOpt,
     CommentIdOpt,
@@ -327,6 +328,7 @@ def run(
     control_url: ControlUrlOpt = None,
     trust_pr_config: TrustPrConfigOpt = False,
     max_removed: MaxRemovedOpt = None,
+    baseline_branch: BaselineBranchOpt = None,
     accept: AcceptOpt = None,
     window: WindowOpt = None,
 ) -> None:
@@ -386,6 +388,7 @@ def run(
                 "control_url": control_url,
                 "trust_pr_config": trust_pr_config or None,
                 "max_removed": max_removed,
+                "baseline_branch": baseline_branch,
                 "accept": accept,
                 "baseline_window": window,
                 "agent.kind": agent,

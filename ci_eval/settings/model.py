@@ -52,6 +52,7 @@ SETTINGS = (
     Setting("shard", "--shard", "shard", bar=True),
     Setting("baseline", "--baseline", "baseline", bar=True),
     Setting("baseline_ref", "--baseline-ref", "baseline-ref", bar=True),
+    Setting("baseline_branch", "--baseline-branch", "baseline-branch", bar=True),
     Setting("update_baseline", "--update-baseline"),
     Setting("fail_on", "--fail-on", "fail-on", "list", bar=True),
     Setting("tolerance", "--tolerance", "tolerance", "float", bar=True),
@@ -222,6 +223,8 @@ class RunSettings:
     shard: str | None = None
     baseline: str | None = None
     baseline_ref: str | None = None
+    # main's history on a data branch, read through git (its file: --baseline, at its root)
+    baseline_branch: str | None = None
     update_baseline: bool = False
     tolerance: float = 0.0
     significance: float = 0.05

@@ -214,6 +214,8 @@ def test_removing_a_case_of_mains_history_fails_the_gate_unless_accepted(
     code, out = _run(clone)
     assert code == 0, out
     assert "REMOVAL ACCEPTED (1): weather-trpc:tokyo_time (the trpc sample moved out (#7))" in out
+    # the entry is the PR's: said
+    assert "accept: .ci-eval/accept.toml: + weather-trpc:*: the trpc sample moved out (#7)" in out
 
 
 def test_a_case_selection_never_removes(main_repo: Path, tmp_path: Path) -> None:
@@ -234,7 +236,7 @@ def test_a_lowered_threshold_travels_with_the_set_and_is_said(
     assert "changed by this pull request: 1 change to what main had" in out.splitlines()[-1]
     assert (
         "threshold: weather_basic (samples/evals/test_config.json): response_match_score "
-        "threshold 0.8 → 0 (3 cases)" in out
+        "0.8 → 0 (3 cases)" in out
     )
 
 
@@ -267,3 +269,23 @@ def test_the_prs_own_templates_are_not_used_and_are_said(main_repo: Path, tmp_pa
     assert summary.startswith("## ❌ ci-eval: gate failed: 1 regression")
     assert "@team" not in summary and "example.com" not in summary
     assert "templates in tpl: 1 file changed" in summary
+
+
+def test_a_data_branch_is_read_through_git_not_from_a_folder_the_pr_writes(
+    main_repo: Path, tmp_path: Path
+) -> None:
+    history = (main_repo / ".ci-eval/baseline.json").read_text()
+    data = tmp_path / "data"
+    git(tmp_path, "clone", "-q", main_repo.as_uri(), "data")
+    git(data, "checkout", "-q", "--orphan", "ci-eval-data")
+    git(data, "rm", "-q", "-r", "--cached", ".")
+    (data / "baseline.json").write_text(history)
+    git(data, "add", "baseline.json")
+    git(data, "commit", "-q", "-m", "history")
+    git(data, "push", "-q", "origin", "ci-eval-data")
+    lowered = history.replace("[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]", "[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]")
+    clone = _pull_request(main_repo, tmp_path, **{".ci-eval-data/baseline.json": lowered})
+    code, out = _run(clone, "--baseline-branch", "ci-eval-data")
+    assert code == 1, out
+    assert "baseline baseline.json on branch ci-eval-data" in out
+    assert "1 regression (weather_basic:paris_weather)" in out.splitlines()[-1]
