@@ -38,7 +38,7 @@ def base_text(path: Path, env: Mapping[str, str]) -> tuple[str | None, str | Non
     or (None, None) outside a pull request. A pull request without its merge base in the clone
     stops: the bar cannot be read."""
     base = git.pull_request_base(env)
-    if not base:
+    if not base or not git.is_tracked(str(path)):  # a file of the pull request's tree, or not
         return None, None
     sha, _ = git.fetch_merge_base(base)
     if sha is None:

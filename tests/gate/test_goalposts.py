@@ -289,3 +289,11 @@ def test_a_data_branch_is_read_through_git_not_from_a_folder_the_pr_writes(
     assert code == 1, out
     assert "baseline baseline.json on branch ci-eval-data" in out
     assert "1 regression (weather_basic:paris_weather)" in out.splitlines()[-1]
+
+
+def test_the_prs_judge_is_not_the_one_that_decides(main_repo: Path, tmp_path: Path) -> None:
+    judge = '\n[judge]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "mine"\napi_key_env = "K"\n'
+    code, out = _run(_pull_request(main_repo, tmp_path, **{"ci-eval.toml": TOML + judge}), K="k")
+    assert code == 1, out
+    last = out.splitlines()[-1]
+    assert "[judge] base_url, [judge] model, [judge] api_key_env" in last
