@@ -224,8 +224,9 @@ def compare(
                 "history has the new scores"
             )
     comparison.changed = [
-        f"threshold: {set_id} ({source}): {metric} {before:g} → {after:g} "
-        f"({n} {'case' if n == 1 else 'cases'})"
+        f"threshold: {set_id} ({source}): {metric} {before:g} → "
+        + ("no longer applied" if after is None else f"{after:g}")
+        + f" ({n} {'case' if n == 1 else 'cases'})"
         for (set_id, source, metric, before, after), n in moved.items()
     ]
     if results.settings.get("cases") or results.settings.get("shard"):
@@ -256,15 +257,20 @@ def compare(
 def _thresholds(
     set_id: str, source: str, case: CaseRecord, base: dict[str, Any], moved: dict[Any, int]
 ) -> None:
-    """Each gating metric whose threshold differs from the one main's history recorded: the
-    pull request may change it (thresholds travel with the eval sets), and the verdict says
-    so."""
+    """Each gating metric whose threshold differs from the one main's history recorded, or
+    that main gated on and this run no longer applies: the pull request may change them
+    (thresholds travel with the eval sets), and the verdict says so."""
     recorded = base.get("metrics") or {}
-    for m in case.metrics:
-        was = (recorded.get(m.name) or {}).get("threshold")
-        if m.informational or m.threshold is None or was is None or was == m.threshold:
+    now = {m.name: m for m in case.metrics}
+    for name, entry in recorded.items():
+        was = (entry or {}).get("threshold")
+        m = now.get(name)
+        if was is None or (m is not None and (m.informational or m.threshold == was)):
             continue
-        key = (set_id, source, m.name, float(was), float(m.threshold))
+        if m is not None and m.threshold is None:
+            continue
+        after = None if m is None else float(m.threshold)  # type: ignore[arg-type]
+        key = (set_id, source, name, float(was), after)
         moved[key] = moved.get(key, 0) + 1
 
 

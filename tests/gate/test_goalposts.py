@@ -80,6 +80,7 @@ def test_the_broken_case_fails_the_gate_of_an_unchanged_config(
     code, out = _run(_pull_request(main_repo, tmp_path))
     assert code == 1, out
     assert "1 regression (weather_basic:paris_weather)" in out.splitlines()[-1]
+    assert "changed by this pull request" not in out and "CHANGED BY" not in out
 
 
 @pytest.mark.parametrize(
@@ -297,3 +298,15 @@ def test_the_prs_judge_is_not_the_one_that_decides(main_repo: Path, tmp_path: Pa
     assert code == 1, out
     last = out.splitlines()[-1]
     assert "[judge] base_url, [judge] model, [judge] api_key_env" in last
+
+
+def test_a_metric_the_pr_stops_applying_is_said(main_repo: Path, tmp_path: Path) -> None:
+    only_trajectory = '{"criteria": {"tool_trajectory_avg_score": 1.0}}'
+    clone = _pull_request(
+        main_repo, tmp_path, **{"samples/evals/test_config.json": only_trajectory}
+    )
+    _, out = _run(clone)
+    assert (
+        "threshold: weather_basic (samples/evals/test_config.json): response_match_score "
+        "0.8 → no longer applied (3 cases)" in out
+    )
