@@ -510,6 +510,7 @@ def run(
     control_sha = (
         control_run.base_commit(settings, env) if settings.control and loaded.data else None
     )
+    redact.undumpable()  # before any agent starts: our environ is not an agent's to read
     connector = build_connector(
         settings.agent,
         settings.timeout,

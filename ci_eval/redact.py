@@ -370,19 +370,48 @@ def env_secrets(env: Mapping[str, str]) -> list[str]:
     return [value for name, value in env.items() if _SECRET_NAME.search(name) and value]
 
 
+# the runner's file commands: an agent writing to them would set the job's environment, path,
+# outputs or summary — never passed, whatever --agent-env says
+_NEVER = frozenset(
+    ("GITHUB_ENV", "GITHUB_OUTPUT", "GITHUB_PATH", "GITHUB_STATE", "GITHUB_STEP_SUMMARY")
+)
+
+
 def child_environment(
     env: Mapping[str, str], drop: Iterable[str] = (), keep: Iterable[str] = ()
 ) -> dict[str, str]:
     """The environment for a child agent: without GitHub's tokens, the action's inputs, the
     Actions runtime's credentials and the named variables (the judge's key, the agent's token),
-    except those the user passes through explicitly (``keep``)."""
+    except those the user passes through explicitly (``keep``); never the runner's file
+    commands."""
     dropped = set(drop)
-    kept = set(keep)
+    kept = set(keep) - _NEVER
     return {
         name: value
         for name, value in env.items()
-        if name in kept or not (_CHILD_DROP.match(name) or name in dropped)
+        if name not in _NEVER and (name in kept or not (_CHILD_DROP.match(name) or name in dropped))
     }
+
+
+PR_SET_DUMPABLE, PR_GET_DUMPABLE = 4, 3
+
+
+def undumpable() -> bool:
+    """Make this process undumpable (Linux ``prctl(PR_SET_DUMPABLE, 0)``) before any agent
+    starts: its ``/proc/<pid>/environ`` and memory, which hold the job's token and the judge's
+    key, are then readable by root only, not by an agent running as the same user. False where
+    the platform has no such call."""
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 # --- the process's redactor ---------------------------------------------------------------
