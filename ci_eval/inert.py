@@ -30,9 +30,13 @@ ZWSP = "\u200b"
 
 # CSI, OSC (ended by BEL or ST), and two-character escapes
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-# C0 bar \t and \n, DEL, C1; and the characters XML 1.0 cannot hold (lone surrogates,
-# U+FFFE/U+FFFF), so every consumer of this text can store it
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+# C0 bar \t and \n, DEL, C1; the characters XML 1.0 cannot hold (lone surrogates, U+FFFE/
+# U+FFFF), so every consumer of this text can store it; and the bidirectional controls that
+# make text read otherwise than it is (Trojan Source: U+061C, U+200E-F, U+202A-E, U+2066-9)
+_CONTROLS = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff"
+    r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
 _BREAKS = re.compile(r"\r\n?|[\u2028\u2029]")
 # GitHub's ::command, at the start of a line after optional whitespace
 _LINE_START_COLONS = re.compile(r"^(\s*):(?=:)", re.MULTILINE)
@@ -41,9 +45,12 @@ _HASH_COMMANDS = re.compile(r"#(?=#(?:vso|teamcity)?\[)", re.IGNORECASE)
 
 
 # text without any of these is left as it is by every function here (nearly all text is)
-_QUIET = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029#]|::")
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_QUIET = re.compile(rf"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029#{_BIDI}]|::")
 # the same for text that keeps its lines: tabs and line feeds stay as they are
-_QUIET_TEXT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029#]|::")
+_QUIET_TEXT = re.compile(
+    rf"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029#{_BIDI}]|::"
+)
 
 # the same for ASCII text, as what is left once the characters that need nothing are deleted:
 # a long text is checked in C several times faster than by the regex (a report's failure

@@ -1,0 +1,32 @@
+"""Agent text in the Markdown channels links nothing and reads as it is: #12, owner/repo#12 and
+GH-12 do not link an issue, @name pings nobody, and bidirectional controls (Trojan Source) are
+gone from every inert channel."""
+
+from __future__ import annotations
+
+import re
+
+from ci_eval.inert import inert_line
+from ci_eval.report.escape import code, html, md
+from ci_eval.report.markdown import render_comment, render_summary
+from tests.factories import results
+
+LINKS = re.compile(r"(?<![\w\u200b])#\d|GH-\d|@\w", re.IGNORECASE)
+BIDI = "\u202e\u2066\u200f\u061c"
+
+
+def test_issue_references_and_mentions_are_broken_in_every_markdown_context() -> None:
+    text = "fixes #12, see acme/shop#3 and GH-4, cc @team"
+    for escaped in (md(text), html(text), code(text)):
+        assert not LINKS.search(str(escaped)), escaped
+
+
+def test_bidirectional_controls_are_stripped_from_inert_text() -> None:
+    assert inert_line(f"ab{BIDI}c") == "abc"
+
+
+def test_a_case_id_with_references_renders_inert_in_the_summary_and_the_comment() -> None:
+    run = results({f"case #1 GH-2 @team {BIDI}": "FAILED"})
+    for text in (render_summary(run), render_comment(run, "id")):
+        assert not LINKS.search(text), text
+        assert not any(c in text for c in BIDI)
