@@ -24,6 +24,7 @@ from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import gate, parse_fail_on
 from ci_eval.io import spill as spill_to
 from ci_eval.io.jsonfast import paused_gc
+from ci_eval.io.lock import exclusive
 from ci_eval.load import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import adk_judges, lookup
 from ci_eval.metrics.judge import Judge
@@ -426,14 +427,16 @@ def update_baseline(results: RunResults, settings: RunSettings) -> str:
     """Append this run to the baseline's history (after the comparison, which read the old
     one). Returns the line to print."""
     path = Path(settings.baseline or baseline_store.DEFAULT_PATH)
-    old = baseline_store.read(path)
-    data, report = baseline_store.update(old, results, window=settings.baseline_window)
-    if report.duplicate:
-        return f"baseline {path}: these results are in its history already; nothing written"
-    try:
-        baseline_store.write(path, data)
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror or exc}", path=str(path)) from None
+    # read, append, write as one: two updates at once would each write their own and lose one
+    with exclusive(path):
+        old = baseline_store.read(path)
+        data, report = baseline_store.update(old, results, window=settings.baseline_window)
+        if report.duplicate:
+            return f"baseline {path}: these results are in its history already; nothing written"
+        try:
+            baseline_store.write(path, data)
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc.strerror or exc}", path=str(path)) from None
     total = sum(len(s.get("cases") or {}) for s in data["sets"].values())
     parts = [f"{report.recorded} cases recorded ({report.new} new)"]
     if report.kept:
