@@ -423,6 +423,9 @@ def confirmation_reruns(
     ]
 
 
+MAX_CONCURRENCY = 64  # cases at once, whatever the settings say (each may be a process)
+
+
 def update_baseline(results: RunResults, settings: RunSettings) -> str:
     """Append this run to the baseline's history (after the comparison, which read the old
     one). Returns the line to print."""
@@ -528,6 +531,12 @@ def run(
             connector.close()
             raise InputError(str(exc)) from None
     notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
+    if settings.concurrency > MAX_CONCURRENCY:  # 10,000 agent processes at once is no setting
+        notices.append(
+            f"warning: {settings.names.name('concurrency')} {settings.concurrency} is capped at "
+            f"{MAX_CONCURRENCY} cases at once"
+        )
+        settings.concurrency = MAX_CONCURRENCY
     if settings.agent.replay_pick == "all" and settings.num_runs == 1:
         # one run per recording: every recording of a case is scored
         settings.num_runs = getattr(connector, "max_recordings", lambda: 1)()

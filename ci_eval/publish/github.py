@@ -23,13 +23,14 @@ from ci_eval.deadline import Deadline
 from ci_eval.inert import inert, inert_line
 from ci_eval.results import RunResults
 from ci_eval.text import scrub
-from ci_eval.verdict import Kind, short_id, verdict
+from ci_eval.verdict import Kind, clip, short_id, verdict
 
 if TYPE_CHECKING:
     import requests
 
 WORKSPACE_PREFIX = "/github/workspace/"
 ANNOTATION_CAP = 10  # GitHub shows 10 errors per step
+ANNOTATION_TEXT = 4000  # characters of an annotation's message (the rest is in the summary)
 MAX_RATE_LIMIT_WAIT = 60.0
 REQUEST_TIMEOUT = 30.0
 
@@ -102,7 +103,7 @@ def annotate(results: RunResults, workflow: Workflow, cap: int = ANNOTATION_CAP)
     for item in listed[:cap]:
         workflow.command(
             "error" if item.blocking else "notice",
-            item.text(),
+            clip(item.text(), ANNOTATION_TEXT),
             file=repo_relative(item.file),
             line=item.line,
             title=f"{item.label}{'' if item.blocking else ' (not blocking)'}: "

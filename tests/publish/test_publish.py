@@ -115,3 +115,17 @@ def test_the_token_is_masked_in_everything_published(tmp_path: Path) -> None:
     publish(run, settings, env, Workflow(io.StringIO()))
     junit = (tmp_path / "j.xml").read_text()
     assert "ghp_notInAnyKnownShape42" not in junit and "agent said" in junit
+
+
+def test_an_annotation_title_is_capped_whatever_the_case_id() -> None:
+    import io
+
+    from ci_eval.publish import github
+
+    huge = "x" * 400_000
+    out = io.StringIO()
+    github.annotate(results({huge: "FAILED"}), github.Workflow(out=out))
+    [line] = [x for x in out.getvalue().splitlines() if x.startswith("::error")]
+    title = line.split("title=", 1)[1].split("::", 1)[0]
+    assert len(title) < 200 and "…" in title
+    assert len(line) < 4500

@@ -49,3 +49,11 @@ def test_a_run_makes_itself_undumpable_before_the_agent(monkeypatch: pytest.Monk
     monkeypatch.setattr(redact, "undumpable", lambda: calls.append("undumpable") or True)
     done = run_cli("run", "samples/evals/weather_basic.evalset.json")
     assert done.returncode == 1 and calls == ["undumpable"]
+
+
+def test_concurrency_is_capped_with_a_warning() -> None:
+    from tests.helpers import run_cli
+
+    done = run_cli("run", "samples/evals/weather_basic.evalset.json", "--concurrency", "10000")
+    assert "warning: --concurrency 10000 is capped at 64 cases at once" in done.stderr
+    assert done.returncode == 1  # berlin, as always
