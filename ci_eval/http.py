@@ -302,6 +302,8 @@ def post_json(
             raise HttpError(
                 f"POST {shown}: the answer was cut off or garbled{more}", spent
             ) from None
+        if exc.name == "AnswerTooLarge":
+            raise HttpError(f"POST {shown}: {exc.detail}", spent) from None
         raise HttpError(f"POST {shown}: {exc.name}{more}", spent) from None
     spent = response.retries
     if response.status >= 400:

@@ -157,7 +157,7 @@ class Client:
             )
             self._fast[netloc] = False
         try:
-            content = response.read(decode_content=True)
+            content = _bounded(response.stream(CHUNK, decode_content=True))
         except (ProtocolError, DecodeError) as exc:  # as requests' Response.content maps them
             raise _Failure("garbled", str(exc), "ChunkedEncodingError") from None
         except (ReadTimeoutError, SSLError) as exc:
@@ -178,7 +178,8 @@ class Client:
         import requests
 
         try:
-            response = self._requests().post(url, json=body, timeout=timeout)
+            response = self._requests().post(url, json=body, timeout=timeout, stream=True)
+            content = _bounded(response.iter_content(CHUNK))
         except requests.exceptions.RetryError as exc:
             raise _Failure("retry", str(exc), type(exc).__name__) from None
         except requests.exceptions.RequestException as exc:
@@ -198,10 +199,11 @@ class Client:
                 kind = "other"
             raise _Failure(kind, str(exc), type(exc).__name__) from None
         history = getattr(getattr(response.raw, "retries", None), "history", ()) or ()
+        response._content = content  # what .text decodes, read within the cap
         return _Answer(
             response.status_code,
             response.headers.get("content-type", ""),
-            response.content,
+            content,
             len(history),
             response.encoding,
             lambda: response.text,
@@ -278,6 +280,26 @@ def _encoding(content_type: str) -> str | None:
     if "application/json" in kind:
         return "utf-8"
     return None
+
+
+CHUNK = 64 * 1024
+MAX_ANSWER = 64 * 1024 * 1024  # bytes of an answer once decoded, as a command reply's line
+
+
+def _bounded(chunks: Any) -> bytes:
+    """An answer's body, decoded (gzip, deflate...) chunk by chunk: one that inflates past
+    MAX_ANSWER is a failure named for it, not gigabytes of memory."""
+    parts, size = [], 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > MAX_ANSWER:
+            raise _Failure(
+                "other",
+                f"the answer is larger than {MAX_ANSWER // 2**20} MiB once decoded",
+                "AnswerTooLarge",
+            )
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def _text(content: bytes, encoding: str | None) -> str:
