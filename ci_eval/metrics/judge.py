@@ -5,7 +5,6 @@ Jinja templates in ``templates/judge/`` (override with ``--template-dir``)."""
 from __future__ import annotations
 
 import json
-import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +12,8 @@ from typing import Any
 
 from ci_eval.metrics.base import MetricFailure
 from ci_eval.settings import JudgeConfig
+
+MAX_ANSWER_CHARS = 1_000_000  # a judge's answer: longer is not a verdict
 
 
 @dataclass
@@ -66,10 +67,17 @@ class Judge:
 
     def ask_json(self, prompt: str, sample: int = 0) -> dict[str, Any]:
         text = self.ask(prompt, sample)
-        match = re.search(r"\{.*\}", text, re.DOTALL)
+        if len(text) > MAX_ANSWER_CHARS:
+            raise MetricFailure(
+                f"judge: an answer of {len(text):,} characters (more than "
+                f"{MAX_ANSWER_CHARS:,}) is no verdict"
+            )
+        # the first "{" to the last "}", as a greedy search would find them, in linear time (a
+        # regex search retried from every "{" of 300,000 took minutes)
+        start, end = text.find("{"), text.rfind("}")
         try:
-            value = json.loads(match.group(0)) if match else None
-        except json.JSONDecodeError:
+            value = json.loads(text[start : end + 1]) if 0 <= start < end else None
+        except (json.JSONDecodeError, RecursionError):
             value = None
         if not isinstance(value, dict):
             raise MetricFailure(f"judge: expected a JSON object, got {text[:80]!r}")
