@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from ci_eval import redact
 from ci_eval.deadline import Deadline
+from ci_eval.io.jsonfast import MAX_NESTING, TooDeep, check_nesting
 from ci_eval.model import (
     Content,
     EvalCase,
@@ -112,6 +113,19 @@ def _is_final(event: dict[str, Any], parts: list[Part]) -> bool:
     return not event.get("partial")
 
 
+def shallow_enough(data: Any) -> None:
+    """An agent's reply nesting deeper than :data:`MAX_NESTING` levels (tool arguments 300
+    deep) is the turn's error, said so: no eval needs it, and no report could write it."""
+    if isinstance(data, dict | list):
+        try:
+            check_nesting(data, MAX_NESTING)
+        except TooDeep:
+            raise AgentError(
+                f"the reply nests deeper than {MAX_NESTING} levels (in its tool calls or "
+                "events): no turn needs that"
+            ) from None
+
+
 def events_to_turn(events: list[Any], user_author: str = "user") -> ActualTurn:
     """One turn's events → tool uses, tool responses, final and intermediate responses.
 
@@ -122,6 +136,7 @@ def events_to_turn(events: list[Any], user_author: str = "user") -> ActualTurn:
     """
     if not isinstance(events, list):
         raise AgentError("expected a JSON list of events")
+    shallow_enough(events)
     turn = ActualTurn()
     final_index = None
     candidates: list[tuple[str, list[Part]]] = []

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
+from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn, shallow_enough
 from ci_eval.model import Content, EvalCase, FunctionCall, FunctionResponse, Part
 
 
@@ -77,6 +77,7 @@ def new_session_id() -> str:
 
 
 def parse_reply(data: Any) -> ActualTurn:
+    shallow_enough(data)
     try:
         reply = Reply.model_validate(data)
     except ValidationError as exc:

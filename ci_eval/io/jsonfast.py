@@ -66,6 +66,9 @@ SHALLOW_DEPTH = 2
 #: A container parsed whole that may nest deeper than this goes to the slow parser, whose
 #: refusal of deep nesting (it runs out of stack) names where; no eval set comes near it.
 _MAX_FAST_NESTING = 100
+#: Nesting no eval set, recording or agent reply needs, and past which the results file (its
+#: serialiser stops at 255 levels) could not be written: refused where it is read.
+MAX_NESTING = 100
 
 
 class TooDeep(Exception):
@@ -103,7 +106,7 @@ def shallow_scanner(decoder: json.JSONDecoder, positions: dict[int, int]) -> Any
                 positions[id(value)] = idx
                 # fewer brackets than the limit in its text: it cannot nest deeper
                 if count(s, "{", idx, end) + count(s, "[", idx, end) > _MAX_FAST_NESTING:
-                    _check_nesting(value, _MAX_FAST_NESTING - depth)
+                    check_nesting(value, _MAX_FAST_NESTING - depth)
             return value, end
 
         return scan_once
@@ -111,7 +114,8 @@ def shallow_scanner(decoder: json.JSONDecoder, positions: dict[int, int]) -> Any
     return at(0)
 
 
-def _check_nesting(root: Any, limit: int) -> None:
+def check_nesting(root: Any, limit: int) -> None:
+    """TooDeep when ``root`` nests containers deeper than ``limit``."""
     stack: list[tuple[Any, int]] = [(root, 0)]
     while stack:
         node, depth = stack.pop()
@@ -142,6 +146,11 @@ def parse_streaming(text: str, members: dict[str, Callable[[Any, int], Any]]) ->
     space = json.decoder.WHITESPACE.match
     scanstring = json.decoder.scanstring
 
+    def deep_enough(value: Any, start: int, end: int) -> None:
+        """Past MAX_NESTING the usual parser reads it, and says where (cheap: counted first)."""
+        if text.count("{", start, end) + text.count("[", start, end) > MAX_NESTING:
+            check_nesting(value, MAX_NESTING)
+
     def expect(char: str, idx: int) -> int:
         if text[idx : idx + 1] != char:
             raise NotStreamable
@@ -154,6 +163,7 @@ def parse_streaming(text: str, members: dict[str, Callable[[Any, int], Any]]) ->
             return out, idx + 1
         while True:
             value, end = fast(text, idx)
+            deep_enough(value, idx, end)
             out.append(item(value, idx))
             idx = end
             idx = space(text, idx).end()
@@ -174,7 +184,9 @@ def parse_streaming(text: str, members: dict[str, Callable[[Any, int], Any]]) ->
                 if item is not None and text[idx : idx + 1] == "[":
                     obj[key], idx = array(idx, item)
                 else:
+                    start = idx
                     obj[key], idx = fast(text, idx)
+                    deep_enough(obj[key], start, idx)
                 idx = space(text, idx).end()
                 if text[idx : idx + 1] == "}":
                     break

@@ -25,7 +25,15 @@ from typing import Any
 
 from ci_eval import text as text_util
 from ci_eval.errors import InputError
-from ci_eval.io.jsonfast import IntTooLong, NonFinite, TooDeep, make_decoder, shallow_scanner
+from ci_eval.io.jsonfast import (
+    MAX_NESTING,
+    IntTooLong,
+    NonFinite,
+    TooDeep,
+    check_nesting,
+    make_decoder,
+    shallow_scanner,
+)
 from ci_eval.io.readfile import read_regular_file
 
 
@@ -224,6 +232,11 @@ def _parse(text: str, path: str, positions_wanted: bool = True) -> JsonDocument:
             line=line,
             col=col,
         ) from None
+    if isinstance(data, dict | list):
+        try:  # deeper than any eval set, and than the results file could write back
+            check_nesting(data, MAX_NESTING)
+        except TooDeep:
+            raise _too_deep(text, path) from None
     if isinstance(data, str) and scrubbing:
         scrubbed = text_util.scrub(data)
         if scrubbed is not data:

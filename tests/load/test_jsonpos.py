@@ -80,10 +80,13 @@ def test_the_shallow_positions_are_recorded_while_parsing() -> None:
     assert not doc.shallow
 
 
-def test_nesting_deeper_than_the_fast_parser_takes_is_the_slow_parsers_to_refuse() -> None:
-    deep = "[" * 150 + "]" * 150
-    doc = parse_json('{"eval_cases": [' + deep + "]}", "f.json")
-    assert not doc.shallow  # parsed the slow way, which took it
+def test_nesting_past_the_ceiling_is_refused_where_it_is_as_the_slow_parser_says() -> None:
+    within = "[" * 97 + "]" * 97  # within the ceiling of 100 levels: read
+    assert parse_json('{"eval_cases": [' + within + "]}", "f.json").data["eval_cases"]
+    past = '{"eval_cases": [' + "[" * 150 + "]" * 150 + "]}"  # past MAX_NESTING: refused
+    assert "JSON nested 152 levels deep here" in (
+        _error(past, lambda t: parse_json(t, "f.json")) or ""
+    )
     too_deep = '{"eval_cases": [' + "[" * 5000 + "]" * 5000 + "]}"
     assert _error(too_deep, lambda t: parse_json(t, "f.json")) == _error(too_deep, _slow)
 

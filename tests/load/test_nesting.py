@@ -1,0 +1,60 @@
+"""Nesting has a ceiling where it is read: an eval set, or an agent's reply, deeper than 100
+levels (tool arguments nested 300 deep) is refused there with where it is — not an internal
+error when the results are written, with no report at all."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ci_eval.connectors.base import AgentError
+from ci_eval.connectors.contract import parse_reply
+from ci_eval.errors import InputError
+from ci_eval.io.jsonpos import parse_json
+from tests.helpers import run_cli
+
+
+def _deep(levels: int) -> dict:
+    value: dict = {"x": 1}
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def _evalset(args: dict) -> str:
+    call = {"name": "get_weather", "args": args}
+    turn = {
+        "user_content": {"role": "user", "parts": [{"text": "hi"}]},
+        "intermediate_data": {"tool_uses": [call]},
+    }
+    return json.dumps(
+        {"eval_set_id": "s", "eval_cases": [{"eval_id": "c", "conversation": [turn]}]}
+    )
+
+
+def test_an_eval_set_nested_past_the_ceiling_is_refused_with_its_place() -> None:
+    with pytest.raises(InputError) as caught:
+        parse_json(_evalset(_deep(300)), "deep.evalset.json")
+    assert "nested" in str(caught.value) and caught.value.line == 1
+
+
+def test_validate_names_the_file_and_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "deep.evalset.json").write_text(_evalset(_deep(300)))
+    done = run_cli("validate", str(tmp_path))
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert "deep.evalset.json" in said and "too deep to be an eval set" in said
+    assert "internal error" not in said
+
+
+def test_an_agent_reply_nested_past_the_ceiling_is_the_turns_error() -> None:
+    reply = {"final_response": "ok", "tool_calls": [{"name": "f", "args": _deep(300)}]}
+    with pytest.raises(AgentError, match="nests deeper than 100 levels"):
+        parse_reply(reply)
+
+
+def test_an_ordinary_reply_is_read_as_before() -> None:
+    turn = parse_reply({"final_response": "ok", "tool_calls": [{"name": "f", "args": _deep(5)}]})
+    assert turn.tool_uses[0].name == "f"
