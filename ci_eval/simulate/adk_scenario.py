@@ -18,7 +18,7 @@ from typing import Any
 from ci_eval.llm import ChatClient, LlmError
 from ci_eval.model import EvalCase
 from ci_eval.simulate import adk_prompts
-from ci_eval.simulate.base import Event, NextTurn, SimulatorError, Status
+from ci_eval.simulate.base import Event, NextTurn, SimulatorError, Status, turn_limit
 
 DEFAULT_MAX_INVOCATIONS = 20  # LlmBackedUserSimulatorConfig.max_allowed_invocations
 
@@ -61,14 +61,15 @@ class AdkScenarioUser:
             "instructions": adk_prompts.source(),
             "model": self.client.model,
             "max_allowed_invocations": self.max_invocations,
+            "turn_limit": turn_limit(self.max_invocations),
             "stop_signal": adk_prompts.stop_signal(),
             "custom_instructions": self.custom_instructions is not None,
             "include_function_calls": self.include_function_calls,
         }
 
     def next_turn(self, events: list[Event]) -> NextTurn:
-        limit = self.max_invocations
-        if limit >= 0 and self.invocations >= limit:
+        limit = turn_limit(self.max_invocations)
+        if self.invocations >= limit:
             return NextTurn(Status.TURN_LIMIT_REACHED)
         if self.invocations == 0:
             response = self.scenario["starting_prompt"]

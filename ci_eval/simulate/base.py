@@ -7,6 +7,15 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+# simulated user turns of one case, whatever the eval set or config says (ADK's -1 is "no
+# limit"): each turn is an agent turn and an LLM call with a longer prompt than the last
+HARD_MAX_TURNS = 100
+
+
+def turn_limit(configured: int) -> int:
+    """The turns a simulated conversation may take: as configured, never past the ceiling."""
+    return HARD_MAX_TURNS if configured < 0 or configured > HARD_MAX_TURNS else configured
+
 
 class Status(enum.StrEnum):
     """ADK's ``simulation.user_simulator.Status``, value for value."""

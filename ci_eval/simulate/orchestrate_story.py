@@ -26,7 +26,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from ci_eval.llm import ChatClient, LlmError
 from ci_eval.model import EvalCase
 from ci_eval.simulate.adk_prompts import render
-from ci_eval.simulate.base import Event, NextTurn, SimulatorError, Status
+from ci_eval.simulate.base import Event, NextTurn, SimulatorError, Status, turn_limit
 
 END = "END"
 DEFAULT_MAX_USER_TURNS = 25  # agentops.arg_configs.DEFAULT_MAX_USER_TURNS
@@ -118,7 +118,7 @@ class StoryUser:
         return [{"role": "system", "content": system}, *history]
 
     def next_turn(self, events: list[Event]) -> NextTurn:
-        if self.turns >= self.max_turns:
+        if self.turns >= turn_limit(self.max_turns):
             return NextTurn(Status.TURN_LIMIT_REACHED)
         if self.turns == 0 and self.starting is not None:
             text = str(self.starting)
