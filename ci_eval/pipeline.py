@@ -43,6 +43,7 @@ class Outcome:
     results: RunResults
     exit_code: int
     problems: list[str] = field(default_factory=list)
+    results_written: bool = True  # the results file asked for, written
 
 
 def load_eval_sets(settings: RunSettings) -> list[LoadedEvalSet]:
@@ -597,11 +598,18 @@ def run(
             results.interrupted = True
     # compare first (against the baseline as it was), then write
     notices += apply_baseline(results, settings, env, loaded, control)
+    written = True
     if settings.results:
-        write_results(Path(settings.results), results)
+        try:  # the other reports are still written; the run then exits 3
+            write_results(Path(settings.results), results)
+        except OSError as exc:
+            notices.append(
+                f"error: cannot write the results file {settings.results}: {exc.strerror or exc}"
+            )
+            written = False
     if settings.update_baseline:
         notices.append(update_baseline(results, settings))
-    return Outcome(results, gate(results), notices)
+    return Outcome(results, gate(results), notices, written)
 
 
 def run_settings(settings: RunSettings, simulator: object, confirming: bool) -> dict:

@@ -608,6 +608,11 @@ def _line(
     return clip(line, LINE_LIMIT)
 
 
+def changed_of(results: RunResults) -> list[str]:
+    raw = results.settings.get("bar_changes")
+    return [c for c in raw if isinstance(c, str)] if isinstance(raw, list) else []
+
+
 def verdict(results: RunResults) -> Verdict:
     """The gate's decision per ``fail_on``, and why. Exit 3 when errors kept cases from being
     scored, 1 when the gate failed, 0 when it passed. Nothing evaluated never passes.
@@ -624,7 +629,7 @@ def verdict(results: RunResults) -> Verdict:
         id(comparison),
         None if comparison is None else (len(comparison.cases), comparison.outage),
         redact.current().scrubs,
-        len(results.settings.get("bar_changes") or ()),
+        len(changed_of(results)),
         hash(tuple(c.status for s in results.sets for c in s.cases)),
     )
     kept = results.__dict__.get("_verdict")
@@ -674,7 +679,8 @@ def _verdict(results: RunResults) -> Verdict:
         )
     notices: list[str] = []
     # what the pull request changed that moves the bar: said first, whatever the decision
-    changed = list(results.settings.get("bar_changes") or [])
+    # the results file's settings are not checked item by item: read what is text
+    changed = changed_of(results)
     if changed:
         notices.append(
             "gate settings changed by this pull request (not applied): "
@@ -707,7 +713,8 @@ def _verdict(results: RunResults) -> Verdict:
         # removed cases are items (a pull request can remove the cases it would fail: more
         # than max_removed blocks); those an [[accept]] entry accepts are listed apart
         removed = list(comparison.removed_accepted)
-        allowed = int(results.settings.get("max_removed") or 0)
+        allowed = results.settings.get("max_removed") or 0
+        allowed = allowed if isinstance(allowed, int) and allowed >= 0 else 0
         for set_id, case_id in comparison.removed_cases:
             blocking.append(
                 Item(

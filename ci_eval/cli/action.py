@@ -5,7 +5,7 @@
 
 import typer
 
-from ci_eval.cli.common import environment, fail, report, stop_on_signals
+from ci_eval.cli.common import environment, exit_code, fail, report, stop_on_signals
 from ci_eval.errors import InputError, ValidationFailed
 
 
@@ -33,5 +33,5 @@ def action() -> None:
         except InputError as exc:
             Workflow().command("error", str(exc), title="ci-eval")
             fail(exc)
-        report(outcome.results, report_settings, outcome.problems)
-    raise typer.Exit(outcome.exit_code)
+        written = report(outcome.results, report_settings, outcome.problems)
+    raise typer.Exit(exit_code(outcome.exit_code, written and outcome.results_written))

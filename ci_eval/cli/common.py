@@ -117,17 +117,18 @@ def report(
     settings: ReportSettings,
     notices: list[str] = (),
     source: Path | None = None,
-) -> None:
+) -> bool:
     """The run's notices, then the report stage (terminal summary, files, GitHub). Results
     read from ``source`` name it in an error found while reporting (an invocation there is
-    checked when a report first reads it)."""
+    checked when a report first reads it). False when a report file the user asked for could
+    not be written."""
     from ci_eval.publish import report as report_stage
 
     env = environment()
     for notice in notices:
         say(f"ci-eval: {notice}", err=True)
     try:
-        report_stage(results, settings, env, say)
+        return report_stage(results, settings, env, say)
     except InputError as exc:
         if exc.path is None and source is not None:
             exc.path = str(source)
@@ -170,3 +171,11 @@ class stop_on_signals:
         for sig, handler in self.previous.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
         self._installed.__exit__(*exc)
+
+
+def exit_code(gate_code: int, reports_written: bool) -> int:
+    """The gate's exit code; 3 when a report file the user asked for is missing (said above):
+    a run whose reports are not all there is not a clean pass."""
+    from ci_eval.errors import EXIT_INFRA
+
+    return gate_code if reports_written else max(gate_code, EXIT_INFRA)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ci_eval.cli.common import environment, fail, report, say
+from ci_eval.cli.common import environment, exit_code, fail, report, say
 from ci_eval.cli.options import (
     AcceptOpt,
     AdkResultsOpt,
@@ -86,8 +86,8 @@ def report_command(
     except InputError as exc:
         fail(exc)
     gc.freeze()  # as in `run`: what was read lives to the end
-    report(results, settings.report(environment()), source=results_file)
-    raise typer.Exit(gate(results))
+    written = report(results, settings.report(environment()), source=results_file)
+    raise typer.Exit(exit_code(gate(results), written))
 
 
 def compare_command(
@@ -159,8 +159,8 @@ def compare_command(
         fail(exc)
     except OSError as exc:
         fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(output)))
-    report(results, settings.report(env), notices, source=results_file)
-    raise typer.Exit(gate(results))
+    written = report(results, settings.report(env), notices, source=results_file)
+    raise typer.Exit(exit_code(gate(results), written))
 
 
 def baseline_update(

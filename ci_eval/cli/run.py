@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ci_eval.cli.common import environment, fail, report, stop_on_signals
+from ci_eval.cli.common import environment, exit_code, fail, report, stop_on_signals
 from ci_eval.cli.options import (
     AcceptOpt,
     AdkResultsOpt,
@@ -418,5 +418,5 @@ def run(
             outcome = pipeline.run(settings, stop, env)
         except InputError as exc:
             fail(exc)
-        report(outcome.results, settings.report(env), outcome.problems)
-    raise typer.Exit(outcome.exit_code)
+        written = report(outcome.results, settings.report(env), outcome.problems)
+    raise typer.Exit(exit_code(outcome.exit_code, written and outcome.results_written))

@@ -25,7 +25,7 @@ from ci_eval.report.junit import junit_parts, to_junit
 from ci_eval.results import CaseRecord, RunResults
 from ci_eval.settings import ReportSettings
 from ci_eval.text import scrub
-from ci_eval.verdict import Kind, verdict
+from ci_eval.verdict import Kind, changed_of, verdict
 
 INTERRUPTED_COMMENT_S = 4.0
 
@@ -91,10 +91,12 @@ def report(
     settings: ReportSettings,
     env: Mapping[str, str],
     say: Callable[..., None],
-) -> None:
+) -> bool:
     """The report stage: the terminal summary through ``say(line, err=False)``, then files and
     GitHub (warnings through ``say(line, err=True)``). Agent text in the log cannot issue
-    workflow commands. A report that cannot be written is an InputError."""
+    workflow commands. Each report is written on its own: one that cannot be (a full disk, a
+    missing folder) is said, the others are still written; returns False when a report file
+    the user asked for is missing (the caller exits 3)."""
     from ci_eval.report.terminal import summary_lines
 
     workflow = github.Workflow()
@@ -113,10 +115,13 @@ def report(
     try:
         for warning in publish(results, settings, env=env, workflow=workflow, scrubbed=True):
             say(f"ci-eval: warning: {warning}", err=True)
-    except OSError as exc:
-        raise InputError(
-            f"cannot write a report: {exc.strerror or exc}", path=getattr(exc, "filename", None)
-        ) from None
+    except ReportsMissing as missing:
+        for warning in missing.warnings:
+            say(f"ci-eval: warning: {warning}", err=True)
+        for line in missing.lines:
+            say(f"ci-eval: error: {line}", err=True)
+        return not missing.asked
+    return True
 
 
 def publish(
@@ -126,8 +131,9 @@ def publish(
     workflow: github.Workflow | None = None,
     scrubbed: bool = False,
 ) -> list[str]:
-    """Returns warnings to show; raises OSError for files it cannot write. ``scrubbed``: the
-    results were redacted already, with the token known."""
+    """Returns warnings to show. Each report is written on its own; those that could not be
+    are raised together at the end as :class:`ReportsMissing` (with the warnings). ``scrubbed``:
+    the results were redacted already, with the token known."""
     env = os.environ if env is None else env
     workflow = workflow or github.Workflow()
     template_dir = Path(settings.template_dir) if settings.template_dir else None
@@ -136,7 +142,7 @@ def publish(
 
         template_dir, changed = templates_at_base(template_dir, env)
         if changed:  # said in the verdict, as the settings the PR changed are
-            results.settings["bar_changes"] = [*results.settings.get("bar_changes", []), changed]
+            results.settings["bar_changes"] = [*changed_of(results), changed]
     warnings: list[str] = []
     on_actions = env.get("GITHUB_ACTIONS") == "true"
     token = settings.token
@@ -144,12 +150,24 @@ def publish(
     check_reports(settings)
     if not scrubbed:  # once, before anything renders: no renderer can cut a secret short
         redact.current().scrub(results, units=(CaseRecord,))
+    missing = ReportsMissing()
     for name, path in settings.report_files().items():
         reporter = REPORTERS[name]
         if reporter.parts is not None:
-            write_parts_atomic(Path(path), reporter.parts(results))
+            missing.attempt(
+                f"the {name} report",
+                path,
+                lambda r=reporter, p=path: write_parts_atomic(
+                    Path(p),
+                    r.parts(results),  # type: ignore[misc]
+                ),
+            )
         else:
-            write_text_atomic(Path(path), reporter.render(results))
+            missing.attempt(
+                f"the {name} report",
+                path,
+                lambda r=reporter, p=path: write_text_atomic(Path(p), r.render(results)),
+            )
     summary_text = None
     views: dict[object, object] = {}  # what the summary's and the comment's templates share
     job_summary = env.get("GITHUB_STEP_SUMMARY") if on_actions and settings.job_summary else None
@@ -168,19 +186,63 @@ def publish(
             )
         )
         if settings.summary:
-            write_text_atomic(Path(settings.summary), summary_text)
+            text = summary_text
+            missing.attempt(
+                "the summary",
+                settings.summary,
+                lambda: write_text_atomic(Path(settings.summary or ""), text),
+            )
     if settings.adk_results:
-        for name, data in to_adk_results(results).items():
-            write_json_atomic(Path(settings.adk_results) / name, data)
+        folder = settings.adk_results
+
+        def adk_results() -> None:
+            for name, data in to_adk_results(results).items():
+                write_json_atomic(Path(folder) / name, data)
+
+        missing.attempt("the ADK results", folder, adk_results)
     if on_actions:
         if job_summary and summary_text is not None:
-            github.append_summary(job_summary, summary_text)
+            text = summary_text
+            missing.attempt(
+                "the job summary",
+                job_summary,
+                lambda: github.append_summary(job_summary or "", text),
+                asked=False,
+            )
         if env.get("GITHUB_OUTPUT"):
-            github.write_outputs(env["GITHUB_OUTPUT"], outputs(results, settings))
+            missing.attempt(
+                "the step outputs",
+                env["GITHUB_OUTPUT"],
+                lambda: github.write_outputs(env["GITHUB_OUTPUT"], outputs(results, settings)),
+                asked=False,
+            )
         github.annotate(results, workflow)
     if settings.comment:
         warnings += _comment(results, settings, env, workflow, token, template_dir, views)
+    if missing.lines:
+        missing.warnings = warnings
+        raise missing
     return warnings
+
+
+class ReportsMissing(Exception):
+    """Reports that could not be written, each said with its path and why; ``asked``: one of
+    them is a file the user asked for (the run then exits 3)."""
+
+    def __init__(self) -> None:
+        super().__init__("reports missing")
+        self.lines: list[str] = []
+        self.asked = False
+        self.warnings: list[str] = []
+
+    def attempt(
+        self, what: str, path: str, write: Callable[[], object], asked: bool = True
+    ) -> None:
+        try:
+            write()
+        except OSError as exc:
+            self.lines.append(f"cannot write {what} {path}: {exc.strerror or exc}")
+            self.asked = self.asked or asked
 
 
 def _comment(
