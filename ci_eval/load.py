@@ -15,6 +15,7 @@ from ci_eval.discover import Candidate, display_path, repo_root, safe_resolve
 from ci_eval.errors import InputError, NotAnEvalSet, ValidationFailed
 from ci_eval.io.jsonfast import paused_gc
 from ci_eval.io.jsonpos import JsonDocument, parse_json, read_json_file, read_json_text
+from ci_eval.io.readfile import names_ending
 from ci_eval.model import EvalSet
 
 
@@ -153,9 +154,7 @@ class SidecarFinder:
 
     def __init__(self, override: Path | None = None) -> None:
         self._cache: dict[Path, MetricConfig | str] = {}
-        # per folder, its trpc metrics sidecars' names: one listing of a folder, not one per
-        # eval set in it (10,000 files in a folder took 97 s)
-        self._sidecars: dict[Path, list[str]] = {}
+        self._sidecars: dict[Path, list[str]] = {}  # per folder, its metrics sidecars
         self.override = override
 
     def _load(self, path: Path, trpc: bool) -> MetricConfig | str:
@@ -210,8 +209,7 @@ class SidecarFinder:
         dialect: str = "adk",
         warnings: list[str] | None = None,
     ) -> MetricConfig:
-        """``root`` is accepted for callers of the old signature and ignored: the search
-        stops at the repository root, not at whatever directory was searched."""
+        """``root`` is ignored (the old signature's): the search stops at the repository root."""
         if self.override is not None:
             return self.load_override(self.override)
         folder = file.parent
@@ -220,21 +218,10 @@ class SidecarFinder:
         for name in (f"{eval_set_id}{suffix}", f"{stem}{suffix}"):
             if "/" not in name and _present(folder / name):
                 return self._expect_config(self._load(folder / name, trpc=True))
-        if folder not in self._sidecars:
-            try:
-                with os.scandir(folder) as entries:
-                    self._sidecars[folder] = [
-                        e.name
-                        for e in entries
-                        if e.name.endswith(suffix) and not e.name.startswith(".")
-                    ]
-            except OSError:
-                self._sidecars[folder] = []
-        shared = [
-            folder / name
-            for name in self._sidecars[folder]
-            if eval_set_id.startswith(name[: -len(suffix)])
-        ]
+        if folder not in self._sidecars:  # one listing of a folder for all its eval sets
+            self._sidecars[folder] = names_ending(folder, suffix)
+        names = self._sidecars[folder]
+        shared = [folder / n for n in names if eval_set_id.startswith(n[: -len(suffix)])]
         if len(shared) == 1:
             return self._expect_config(self._load(shared[0], trpc=True))
         config_file = find_eval_config(file)
