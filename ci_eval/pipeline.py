@@ -122,14 +122,20 @@ def _in_repository(path: str) -> str:
         return path
 
 
-def _own_commit(ref: str, base_sha: str) -> bool:
-    """Does ``ref`` name a commit the pull request made (HEAD, its branch: anything the merge
-    base does not contain)? A baseline there is the PR's own: it could say anything."""
+def _own_commit(ref: str, base: str, base_sha: str) -> bool:
+    """Does ``ref`` name a commit the pull request made (HEAD, its branch: a commit the base
+    branch does not contain)? A baseline there is the PR's own: it could say anything. The base
+    branch's own commits, its tip too, are the base's."""
     sha = git.quiet("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     if sha is None:
         return False
-    done = git.run("merge-base", "--is-ancestor", sha, base_sha)
-    return done is not None and done.returncode == 1
+    for tip in (f"origin/{base}", base, base_sha):
+        if git.quiet("rev-parse", "--verify", "--quiet", f"{tip}^{{commit}}") is None:
+            continue
+        done = git.run("merge-base", "--is-ancestor", sha, tip)
+        if done is not None and done.returncode == 0:
+            return False  # on the base branch
+    return True
 
 
 def _read_branch(settings: RunSettings) -> tuple[dict | None, str, list[str]]:
@@ -182,7 +188,7 @@ def _read_baseline(
         option = settings.names.name("baseline_ref")
         if base:
             sha, _ = git.fetch_merge_base(base)
-            if sha is not None and _own_commit(ref, sha):
+            if sha is not None and _own_commit(ref, base, sha):
                 raise InputError(
                     f"{option} {ref} names a commit of this pull request, whose baseline could "
                     f"say anything: name a commit of {base} (or leave it unset: the merge base's "

@@ -310,3 +310,10 @@ def test_a_metric_the_pr_stops_applying_is_said(main_repo: Path, tmp_path: Path)
         "threshold: weather_basic (samples/evals/test_config.json): response_match_score "
         "0.8 → no longer applied (3 cases)" in out
     )
+
+
+def test_a_baseline_ref_on_the_base_branch_is_read(main_repo: Path, tmp_path: Path) -> None:
+    clone = _pull_request(main_repo, tmp_path)
+    code, out = _run(clone, "--baseline-ref", "origin/main")
+    assert code == 1, out  # read, and the break found against it
+    assert "1 regression (weather_basic:paris_weather)" in out.splitlines()[-1]
