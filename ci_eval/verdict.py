@@ -599,12 +599,16 @@ def _line(
 ) -> str:
     """At most LINE_LIMIT characters: fewer and shorter names first, then shorter notices."""
     decision = "gate passed" if passed else "gate failed"
-    for names, id_limit in ((NAMES_SHOWN, ID_LIMIT), (NAMES_SHOWN, 24), (1, 24), (0, 0)):
-        what, did_not = _clauses(blocking, quiet, names, id_limit)
-        parts = [p for p in (head, what, did_not, *notices) if p]
-        line = f"{decision}: " + "; ".join(parts)
-        if len(line) <= LINE_LIMIT:
-            return line
+    # a notice's detail (after its colon) is said in full in every report's own section
+    brief = [n.split(": ", 1)[0] for n in notices]
+    tries = ((NAMES_SHOWN, ID_LIMIT), (NAMES_SHOWN, 24), (1, 24), (0, 0))
+    for said in (notices, brief):
+        for names, id_limit in tries:
+            what, did_not = _clauses(blocking, quiet, names, id_limit)
+            parts = [p for p in (head, what, did_not, *said) if p]
+            line = f"{decision}: " + "; ".join(parts)
+            if len(line) <= LINE_LIMIT:
+                return line
     return clip(line, LINE_LIMIT)
 
 

@@ -189,3 +189,18 @@ def test_new_cases_are_named_and_a_skipped_case_is_never_new() -> None:
     # a case main has that the run did not find blocks (none accepted its removal)
     assert [i.key for i in v.blocking if i.kind is Kind.REMOVED] == ["greetings:old_farewell"]
     assert v.removed == []  # the accepted removals
+
+
+def test_a_long_line_gives_up_a_notices_detail_before_it_is_cut() -> None:
+    from ci_eval.report.markdown import render_summary
+    from tests.report.scenarios import reviewer
+
+    r = reviewer()
+    r.settings["bar_changes"] = ["[run] fail_on: ['error'] (base: unset)", "tpl: 1 file changed"]
+    r.comparison.changed = ["threshold: weather (w.json): m 0.8 → 0 (4 cases)"]
+    line = verdict(r).line
+    assert len(line) <= 200 and "…" not in line
+    assert "gate settings changed by this pull request (not applied)" in line
+    summary = render_summary(r)  # the details, in full, in the report's own sections
+    assert "- \\[run\\] fail_on: \\['error'\\] (base: unset)" in summary
+    assert "- threshold: weather (w.json): m 0.8 → 0 (4 cases)" in summary
