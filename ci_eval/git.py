@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 
@@ -59,6 +60,19 @@ def quiet(*args: str) -> str | None:
 def is_tracked(path: str) -> bool:
     """Is the file part of the repository (so a pull request could have edited it)?"""
     return quiet("ls-files", "--error-unmatch", "--", path) is not None
+
+
+def in_worktree(path: str | os.PathLike[str]) -> str | None:
+    """``path``'s real path (symlinks resolved, ``..`` and absolute paths normalised) relative
+    to the repository's root, as ``git show REF:…`` names it; None outside a repository or
+    outside its working tree."""
+    root = quiet("rev-parse", "--show-toplevel")
+    if not root:
+        return None
+    try:
+        return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+    except (ValueError, OSError):
+        return None
 
 
 def merge_base(env: Mapping[str, str]) -> tuple[str | None, str | None]:

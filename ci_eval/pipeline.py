@@ -110,16 +110,10 @@ def _in_repository(path: str) -> str:
     """The baseline's path as git names it when it lies in the working tree: its real path
     (symlinks resolved, ``..`` and absolute paths normalised) relative to the repository's
     root — a link to the baseline is the baseline. Else the path as given."""
-    root = git.quiet("rev-parse", "--show-toplevel")
-    if not root:
+    if git.in_worktree(path) is None:
         return path
-    try:
-        real = Path(path).resolve()
-        real.relative_to(Path(root).resolve())  # inside the working tree
-        # as git reads it from here (read_at_ref adds the working directory's prefix)
-        return Path(os.path.relpath(real, Path.cwd().resolve())).as_posix()
-    except (ValueError, OSError):
-        return path
+    # as git reads it from here (read_at_ref adds the working directory's prefix)
+    return Path(os.path.relpath(Path(path).resolve(), Path.cwd().resolve())).as_posix()
 
 
 def _own_commit(ref: str, base: str, base_sha: str) -> bool:

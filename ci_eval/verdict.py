@@ -23,7 +23,13 @@ from enum import StrEnum
 
 from ci_eval.errors import EXIT_GATE, EXIT_INFRA, EXIT_OK
 from ci_eval.history import run_fails
-from ci_eval.model.comparison import CaseJudgement, Comparison, Judgement, runs_label
+from ci_eval.model.comparison import (
+    CaseJudgement,
+    Comparison,
+    Judgement,
+    MetricChange,
+    runs_label,
+)
 from ci_eval.model.status import Status
 from ci_eval.report.view import (
     error_reason,
@@ -382,12 +388,24 @@ def _change(j: CaseJudgement) -> str:
     return f"{main} → {now}"
 
 
+def _changes_of(comparison: Comparison, set_id: str, case_id: str) -> list[MetricChange]:
+    """The case's metric changes, looked up (a scan of every change per listed case was
+    thousands × thousands in a large run); the index is kept on the comparison while its
+    changes are the same in number."""
+    kept = comparison.__dict__.get("_changes_by_case")
+    if kept is None or kept[0] != len(comparison.changes):
+        index: dict[tuple[str, str], list[MetricChange]] = {}
+        for c in comparison.changes:
+            index.setdefault((c.set_id, c.case_id), []).append(c)
+        kept = comparison.__dict__["_changes_by_case"] = (len(comparison.changes), index)
+    return kept[1].get((set_id, case_id), [])
+
+
 def _scores(comparison: Comparison, set_id: str, case_id: str, metrics: list[str]) -> str:
     moved = [
         f"{c.metric} {fmt(c.before)} → {fmt(c.after)}"
-        for c in comparison.changes
-        if (c.set_id, c.case_id) == (set_id, case_id)
-        and (c.metric in metrics or not metrics)
+        for c in _changes_of(comparison, set_id, case_id)
+        if (c.metric in metrics or not metrics)
         and c.before is not None
         and c.after is not None
         and abs(c.after - c.before) >= 5e-4

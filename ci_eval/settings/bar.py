@@ -48,10 +48,8 @@ def base_text(path: Path, env: Mapping[str, str]) -> tuple[str | None, str | Non
             f"{base} has them ({path} in a pull request is the pull request's own): check out "
             "with `fetch-depth: 0` (actions/checkout)" + (f" ({why})" if why else "")
         )
-    root = git.quiet("rev-parse", "--show-toplevel")
-    try:
-        relative = Path(path).resolve().relative_to(Path(root or ".").resolve()).as_posix()
-    except ValueError:  # a config outside the repository: not the pull request's to change
+    relative = git.in_worktree(path)
+    if relative is None:  # a config outside the repository: not the pull request's to change
         return None, None
     shown = git.quiet("show", f"{sha}:{relative}")
     return shown or "", sha
@@ -96,12 +94,8 @@ def templates_at_base(folder: Path, env: Mapping[str, str]) -> tuple[Path, str |
     if not base or not folder.is_dir():
         return folder, None
     sha, _ = git.fetch_merge_base(base)
-    root = git.quiet("rev-parse", "--show-toplevel")
-    if sha is None or not root:
-        return folder, None
-    try:
-        relative = folder.resolve().relative_to(Path(root).resolve()).as_posix()
-    except ValueError:  # outside the repository: not the pull request's to change
+    relative = git.in_worktree(folder)
+    if sha is None or relative is None:  # outside the repository: not the PR's to change
         return folder, None
     changed = git.quiet("diff", "--name-only", sha, "--", relative)
     untracked = git.quiet("ls-files", "--others", "--exclude-standard", "--", relative)
