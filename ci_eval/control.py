@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -83,6 +84,9 @@ def agent(settings: RunSettings, sha: str) -> Iterator[tuple[AgentSettings, str]
     if not top:
         raise InputError(f"{settings.names.name('control')}: not in a git repository")
     with tempfile.TemporaryDirectory(prefix="ci-eval-control-") as tmp:
+        # the repository's files, readable as the checkout's are: by an agent that runs as
+        # another user than ci-eval (ci_eval.connectors.identity)
+        os.chmod(tmp, 0o755)
         tree = Path(tmp) / "base"
         try:
             git.checked("worktree", "add", "--detach", str(tree), sha)

@@ -3,12 +3,56 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+import contextvars
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
+
+# LLM calls (judge or simulator) for one case and run, whatever the config says: ADK's rubric
+# metrics ask 5 samples per invocation, so 100 turns × 2 such metrics is 1,000; past that a
+# case is a runaway (a simulator that never ends, a conversation of thousands of turns)
+MAX_CALLS_PER_CASE = 1_000
 
 
 class LlmError(Exception):
     """The endpoint could not give a completion; the message is one line and holds no secret."""
+
+
+@dataclass
+class CallCount:
+    """The calls one case and run has made; shared by the tasks and threads that copy the
+    context it was set in (ADK's evaluators run their samples as asyncio tasks)."""
+
+    limit: int
+    made: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def charge(self) -> None:
+        with self._lock:
+            if self.made >= self.limit:
+                raise LlmError(
+                    f"more than {self.limit:,} LLM calls for one case and run: stopped there "
+                    "(a ceiling whatever the config says)"
+                )
+            self.made += 1
+
+
+_case_calls: contextvars.ContextVar[CallCount | None] = contextvars.ContextVar(
+    "ci_eval_case_calls", default=None
+)
+
+
+@contextlib.contextmanager
+def one_case() -> Iterator[CallCount]:
+    """The LLM calls made inside count toward one case and run's ceiling."""
+    count = CallCount(MAX_CALLS_PER_CASE)
+    token = _case_calls.set(count)
+    try:
+        yield count
+    finally:
+        _case_calls.reset(token)
 
 
 @dataclass
@@ -32,6 +76,9 @@ class ChatClient:
         from ci_eval.http import HttpError, post_json
 
         body = {"model": self.model, "temperature": self.temperature, "messages": messages}
+        count = _case_calls.get()
+        if count is not None:
+            count.charge()
         try:
             data, _ = post_json(self._http, self.url, body, self.timeout, self.retries)
             text = data["choices"][0]["message"]["content"]

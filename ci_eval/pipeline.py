@@ -532,6 +532,9 @@ def run(
             connector.close()
             raise InputError(str(exc)) from None
     notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
+    kept_root = getattr(connector, "warning", None)
+    if kept_root and redact.current().secrets:  # root with nothing to read is no news
+        notices.append(f"warning: {kept_root} (set {settings.agent.name('user')})")
     if settings.concurrency > MAX_CONCURRENCY:  # 10,000 agent processes at once is no setting
         notices.append(
             f"warning: {settings.names.name('concurrency')} {settings.concurrency} is capped at "

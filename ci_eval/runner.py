@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from ci_eval import shard
+from ci_eval import llm, shard
 from ci_eval.connectors.base import AgentError, AgentSession, Connector
 from ci_eval.deadline import Cancellation, Deadline
 from ci_eval.load import LoadedEvalSet
@@ -76,7 +76,8 @@ def _run_simulated_job(
             return RunRecord(run=run, error=f"cannot start a session: {exc}")
         return replay_simulated(recording, run)
     user = options.simulator.make(case, loaded.dialect, loaded.metrics.extras)
-    return run_simulated(connector, user, eval_set_id, case, run)
+    with llm.one_case():
+        return run_simulated(connector, user, eval_set_id, case, run)
 
 
 class Progress:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ci_eval import llm
 from ci_eval.criteria import MetricConfig, MetricSpec, snake_keys
 from ci_eval.metrics import INFORMATIONAL_DEFAULTS, NOT_COMPUTED, lookup
 from ci_eval.metrics.base import MetricFailure, NotApplicable, ScoreContext
@@ -230,7 +231,8 @@ def score_case(
             continue
         expected = [i.expected for i in run.invocations]
         actual = [i.actual for i in run.invocations if i.actual is not None]
-        run.metrics = score_run(specs, dialect, expected, actual, ctx)
+        with llm.one_case():
+            run.metrics = score_run(specs, dialect, expected, actual, ctx)
     case.metrics = []
     if completed:
         for i, spec in enumerate(specs):

@@ -148,6 +148,17 @@ def run(
             show_default=False,
         ),
     ] = None,
+    agent_user: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-user",
+            metavar="USER",
+            help="The user a command agent runs as: auto (nobody when ci-eval runs as root, "
+            "as in the Docker action, so the agent cannot read the job's secrets), keep "
+            "(ci-eval's own user) or a user name or uid. Not a ci-eval.toml setting.",
+            show_default=False,
+        ),
+    ] = None,
     config: Annotated[
         Path | None,
         typer.Option(
@@ -402,6 +413,7 @@ def run(
                 "agent.token_env": token_env,
                 "agent.headers": header,
                 "agent.env": agent_env,
+                "agent.user": agent_user,
                 "judge.base_url": judge_url,
                 "judge.model": judge_model,
                 "judge.api_key_env": judge_key_env,

@@ -15,6 +15,7 @@ from ci_eval import ACTION_REPO, IMAGE, __version__
 from ci_eval.connectors.base import AgentError, Connector
 from ci_eval.errors import InputError
 from ci_eval.settings import AgentSettings
+from ci_eval.settings.model import ci_credential
 
 if TYPE_CHECKING:
     from ci_eval.http import HttpSettings
@@ -97,12 +98,23 @@ def _http(
 def _command(
     agent: AgentSettings, timeout: float, retries: int, child_env: Mapping[str, str] | None
 ) -> Connector:
+    from ci_eval.connectors import identity
     from ci_eval.connectors.command import CommandConnector
 
     try:
-        return CommandConnector(_need(agent, "command"), timeout, env=child_env, cwd=agent.cwd)
+        connector = CommandConnector(_need(agent, "command"), timeout, env=child_env, cwd=agent.cwd)
     except AgentError as exc:
         raise InputError(str(exc)) from None
+    argv = connector.args if isinstance(connector.args, list) else [connector.program]
+    choice = identity.choose(
+        agent.user,
+        agent.name("user"),
+        Path(agent.cwd or os.getcwd()),
+        argv,
+        (os.environ if child_env is None else child_env).get("PATH"),
+    )
+    connector.user, connector.warning = choice.identity, choice.warning
+    return connector
 
 
 def _replay(
@@ -145,6 +157,11 @@ def build_connector(
     the agent's token (``token_env``) is read from ``env`` (default: ci-eval's own)."""
     if not agent.kind:
         raise InputError(no_agent_message(agent))
+    if agent.token_env and ci_credential(agent.token_env):
+        raise InputError(
+            f"{agent.name('token_env')} {agent.token_env}: a CI credential; the agent's endpoint "
+            "never gets the job's token — name the variable that holds the agent's own"
+        )
     token = (os.environ if env is None else env).get(agent.token_env or "")
     if agent.token_env and token:
         auth = {"Authorization": f"Bearer {token}"}

@@ -26,6 +26,7 @@ from typing import IO
 from ci_eval import redact
 from ci_eval.connectors import contract
 from ci_eval.connectors.base import ActualTurn, AgentError
+from ci_eval.connectors.identity import Identity
 from ci_eval.connectors.process import PipeReader, kill_tree, parse_command, popen_options
 from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase
@@ -45,6 +46,9 @@ class CommandConnector:
     # the child's environment (None: ci-eval's own); see redact.child_environment
     env: Mapping[str, str] | None = None
     cwd: str | None = None  # the folder it runs in (None: ci-eval's)
+    # the user it runs as (None: ci-eval's own); see ci_eval.connectors.identity
+    user: Identity | None = None
+    warning: str | None = None  # why it runs as root although ci-eval would rather not
     program: str = field(init=False)
     args: list[str] | str = field(init=False)
 
@@ -71,6 +75,11 @@ class CommandConnector:
         # kept open for the session's life (closed in close()); a file, so a chatty agent
         # cannot fill a pipe and stall
         stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        env = None if self.env is None else dict(self.env)
+        as_user: dict[str, object] = {}
+        if self.user is not None:
+            env = self.user.environment(os.environ if env is None else env)
+            as_user = self.user.popen()
         try:
             process = subprocess.Popen(
                 self.args,
@@ -78,9 +87,10 @@ class CommandConnector:
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 bufsize=0,
-                env=None if self.env is None else dict(self.env),
+                env=env,
                 cwd=self.cwd,
                 **popen_options(),  # its own process group, killed as one
+                **as_user,  # type: ignore[arg-type]
             )
         except OSError as exc:
             stderr.close()
@@ -92,7 +102,8 @@ class CommandConnector:
         )
 
     def close(self) -> None:
-        return None
+        if self.user is not None:
+            self.user.close()
 
 
 @dataclass

@@ -83,6 +83,7 @@ SETTINGS = (
     Setting("agent.token_env", "--agent-token-env"),
     Setting("agent.headers", "--header"),
     Setting("agent.env", "--agent-env", "agent-env", "list"),
+    Setting("agent.user", "--agent-user", "agent-user"),
     Setting("judge.base_url", "--judge-url", bar=True),
     Setting("judge.model", "--judge-model", bar=True),
     Setting("judge.api_key_env", "--judge-key-env", bar=True),
@@ -95,7 +96,7 @@ SETTINGS = (
 BAR = tuple(s.key for s in SETTINGS if s.bar)
 # tables of ci-eval.toml that place the bar as a whole: metric thresholds
 BAR_TABLES = ("metrics", "custom_metrics")
-NOT_IN_TOML = ("trust_pr_config",)
+NOT_IN_TOML = ("trust_pr_config", "agent.user")
 _BY_KEY = {s.key: s for s in SETTINGS}
 
 
@@ -142,6 +143,8 @@ class AgentSettings:
     # default (GITHUB_TOKEN, INPUT_*, the judge's key, the agent's token)
     env: list[str] = field(default_factory=list)
     cwd: str | None = None  # the folder a command agent runs in (a control's worktree)
+    # the user a command agent runs as: auto (nobody when ci-eval is root), keep, or a user
+    user: str | None = None
     names: Names = field(default_factory=Names, repr=False, compare=False)
 
     def name(self, key: str) -> str:
@@ -324,8 +327,20 @@ def github_token(env: Mapping[str, str]) -> str | None:
 
 
 # the job's own credentials: never sent to an endpoint as an API key
-CI_CREDENTIALS = ("GITHUB_TOKEN", "GH_TOKEN", "CI_JOB_TOKEN", "SYSTEM_ACCESSTOKEN")
+CI_CREDENTIALS = (
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GH_ENTERPRISE_TOKEN",
+    "GITHUB_ENTERPRISE_TOKEN",
+    "CI_JOB_TOKEN",
+    "SYSTEM_ACCESSTOKEN",
+)
 CI_CREDENTIAL_PREFIXES = ("ACTIONS_", "INPUT_", "RUNNER_", "GITHUB_")
+
+
+def ci_credential(name: str) -> bool:
+    """Whether the variable ``name`` holds, or may hold, the job's own credentials."""
+    return name in CI_CREDENTIALS or name.startswith(CI_CREDENTIAL_PREFIXES)
 
 
 def api_key(env: Mapping[str, str], name: str | None, whose: str) -> str | None:
@@ -333,7 +348,7 @@ def api_key(env: Mapping[str, str], name: str | None, whose: str) -> str | None:
     one that is unset or empty stops the run before it starts, saying which."""
     if not name:
         return None
-    if name in CI_CREDENTIALS or name.startswith(CI_CREDENTIAL_PREFIXES):
+    if ci_credential(name):
         raise InputError(
             f"{whose} API key variable is {name}, a CI credential: a judge or simulator never "
             "gets the job's token (its endpoint could be anyone's); name the variable that "

@@ -13,6 +13,7 @@ from pathlib import Path
 from ci_eval.errors import InputError
 from ci_eval.io.readfile import read_regular_file
 from ci_eval.settings.model import (
+    CI_CREDENTIALS,
     CONFIG_NAME,
     NOT_IN_TOML,
     SETTINGS,
@@ -26,6 +27,9 @@ from ci_eval.settings.model import (
 _TABLES = ("run", "agent", "judge", "simulator", "metrics", "custom_metrics")
 # settings whose default is None but take a number
 _NUMBER_OR_NONE = {"min_pass", "max_turns", "retries", "timeout", "temperature"}
+
+# the job's credentials ci-eval withholds from agents (the runner's own GITHUB_* names are not)
+_WITHHELD = ("ACTIONS_", "INPUT_")
 
 
 def _type_ok(current: object, value: object, name: str) -> bool:
@@ -54,10 +58,12 @@ def _apply(settings: RunSettings, table: dict[str, object], where: str, path: st
     known = {f.name for f in fields(target)} - {*_TABLES, "names", "bar_changes"}
     for key, value in table.items():
         name = key.replace("-", "_")
-        if where == "run" and name in NOT_IN_TOML:
+        qualified = name if where == "run" else f"{where}.{name}"
+        if qualified in NOT_IN_TOML:
+            flag = next(s.flag for s in SETTINGS if s.key == qualified)
             raise InputError(
-                f"[run] {key} is not a ci-eval.toml setting: the pull request controls this file; "
-                f"set it in the workflow (flag --{key.replace('_', '-')} or the action's input)",
+                f"[{where}] {key} is not a ci-eval.toml setting: the pull request controls this "
+                f"file; set it in the workflow (flag {flag} or the action's input)",
                 path=path,
             )
         if name not in known:
@@ -69,11 +75,24 @@ def _apply(settings: RunSettings, table: dict[str, object], where: str, path: st
             raise InputError(
                 f"[{where}] {key} has the wrong type ({type(value).__name__})", path=path
             )
+        if qualified == "agent.env":
+            _no_credentials(value, path)  # type: ignore[arg-type]
         setattr(target, name, value)
         settings.names.given[name if where == "run" else f"{where}.{name}"] = (
             f"[{where}] {key}",
             path,
         )
+
+
+def _no_credentials(names: list[str], path: str) -> None:
+    # the pull request controls ci-eval.toml: its agent would hand itself the job's token
+    for name in names:
+        if name in CI_CREDENTIALS or str(name).startswith(_WITHHELD):
+            raise InputError(
+                f"[agent] env names {name}, a CI credential: only the workflow passes one to "
+                "the agent (flag --agent-env or the action's input agent-env)",
+                path=path,
+            )
 
 
 def load_config(path: Path | None, required: bool, text: str | None = None) -> RunSettings:

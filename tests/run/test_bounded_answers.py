@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import http.server
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -46,8 +45,6 @@ def test_an_answer_inflating_past_the_cap_is_an_error_naming_it(
     session = make_session(HttpSettings(timeout=10, retries=0))
     if proxied:  # the requests path (proxies, https...), not the plain-http fast path
         monkeypatch.setattr(session, "_route", lambda url: None)
-    start = time.monotonic()
     with pytest.raises(HttpError) as caught:
         post_json(session, bomb_url, {"q": 1}, timeout=10, retries=0)
     assert "the answer is larger than 64 MiB once decoded" in str(caught.value)
-    assert time.monotonic() - start < 5

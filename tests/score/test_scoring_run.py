@@ -312,3 +312,31 @@ def test_metrics_lists_every_metric() -> None:
         "needs an LLM judge",
     ):
         assert name in proc.stdout
+
+
+def test_a_case_past_the_llm_call_ceiling_is_an_error_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ci_eval import llm
+
+    # final_response_match_v2 asks 5 samples per invocation: 2 calls in, the ceiling stops it
+    monkeypatch.setattr(llm, "MAX_CALLS_PER_CASE", 2)
+    (tmp_path / "ci-eval.toml").write_text("[metrics]\nfinal_response_match_v2 = 0.5\n")
+    out = tmp_path / "r.json"
+    with JudgeServer(lambda prompt, n: '{"is_the_agent_response_valid": "valid"}') as server:
+        proc = run_sample_agent(
+            str(SAMPLES / "evals/weather_basic.evalset.json"),
+            "--case",
+            "weather_basic:paris_weather",
+            "--judge-url",
+            server.url,
+            "--judge-model",
+            "m",
+            "--results",
+            str(out),
+            cwd=tmp_path,
+        )
+    assert proc.returncode == 3
+    assert len(server.prompts) == 2
+    assert "more than 2 LLM calls for one case and run" in proc.stdout
+    assert _cases(out)["paris_weather"]["status"] == "ERROR"
