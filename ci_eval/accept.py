@@ -13,10 +13,10 @@ scores the entry matches nothing and ci-eval says to remove it.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from ci_eval.errors import InputError
+from ci_eval.io import tomltext
 from ci_eval.model.comparison import Acceptance
 
 DEFAULT_PATH = ".ci-eval/accept.toml"
@@ -28,9 +28,10 @@ def load(path: Path, required: bool = False) -> list[Acceptance]:
             raise InputError("no such acceptance file", path=str(path))
         return []
     try:
-        data = tomllib.loads(path.read_text("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = path.read_text("utf-8")
+    except UnicodeDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", path=str(path)) from None
+    data = tomltext.parse(text, str(path))
     unknown = set(data) - {"accept"}
     if unknown:
         raise InputError(
@@ -73,8 +74,8 @@ def load(path: Path, required: bool = False) -> list[Acceptance]:
 
 def _entries(text: str) -> set[tuple[str, tuple[str, ...], str]]:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+        data = tomltext.parse(text, "")
+    except InputError:
         return set()
     out = set()
     for entry in data.get("accept", []) if isinstance(data.get("accept"), list) else []:

@@ -5,6 +5,7 @@ Jinja templates in ``templates/judge/`` (override with ``--template-dir``)."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +14,26 @@ from typing import Any
 from ci_eval.metrics.base import MetricFailure
 from ci_eval.settings import JudgeConfig
 
-MAX_ANSWER_CHARS = 1_000_000  # a judge's answer: longer is not a verdict
+# a judge's answer: longer is not a verdict (a model's longest output is a few ten thousand
+# characters), and the label parsers ADK ships (run on it when google-adk is installed) take
+# time that grows with the square of an answer made to defeat them
+MAX_ANSWER_CHARS = 100_000
+# runs of whitespace, quotes or brackets: ADK's label patterns nest a quantifier over each,
+# and a long run costs them a power of its length; three of them read the same to every parser
+_RUN = re.compile(r'\s{4,}|\[{4,}|\]{4,}|"{4,}')
+
+
+def tame(answer: str) -> str:
+    """``answer`` with every run of whitespace, quotes or brackets cut to three characters (a
+    run of whitespace keeps a line break it held)."""
+
+    def cut(match: re.Match[str]) -> str:
+        run = match.group(0)
+        if "\n" in run and "\n" not in run[:3]:
+            return run[:2] + "\n"
+        return run[:3]
+
+    return _RUN.sub(cut, answer)
 
 
 @dataclass
@@ -60,6 +80,12 @@ class Judge:
             text = self.client.complete([{"role": "user", "content": prompt}])
         except LlmError as exc:
             raise MetricFailure(f"judge: {exc}") from None
+        if len(text) > MAX_ANSWER_CHARS:
+            raise MetricFailure(
+                f"judge: an answer of {len(text):,} characters (more than "
+                f"{MAX_ANSWER_CHARS:,}) is no verdict"
+            )
+        text = tame(text)
         with self._lock:
             self._cache[key] = text
             self.calls += 1
@@ -67,11 +93,6 @@ class Judge:
 
     def ask_json(self, prompt: str, sample: int = 0) -> dict[str, Any]:
         text = self.ask(prompt, sample)
-        if len(text) > MAX_ANSWER_CHARS:
-            raise MetricFailure(
-                f"judge: an answer of {len(text):,} characters (more than "
-                f"{MAX_ANSWER_CHARS:,}) is no verdict"
-            )
         # the first "{" to the last "}", as a greedy search would find them, in linear time (a
         # regex search retried from every "{" of 300,000 took minutes)
         start, end = text.find("{"), text.rfind("}")

@@ -5,12 +5,12 @@ the file) and the GitHub Action's inputs (``INPUT_<NAME>``), each over the defau
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
 
 from ci_eval.errors import InputError
+from ci_eval.io import tomltext
 from ci_eval.io.readfile import read_regular_file
 from ci_eval.settings.model import (
     CI_CREDENTIALS,
@@ -107,9 +107,9 @@ def load_config(path: Path | None, required: bool, text: str | None = None) -> R
         return settings
     try:
         raw = text if text is not None else read_regular_file(path, str(path)).decode("utf-8")
-        data = tomllib.loads(raw)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", path=str(path)) from None
+    data = tomltext.parse(raw, str(path))
     unknown = set(data) - set(_TABLES)
     if unknown:
         raise InputError(

@@ -58,3 +58,26 @@ def test_an_agent_reply_nested_past_the_ceiling_is_the_turns_error() -> None:
 def test_an_ordinary_reply_is_read_as_before() -> None:
     turn = parse_reply({"final_response": "ok", "tool_calls": [{"name": "f", "args": _deep(5)}]})
     assert turn.tool_uses[0].name == "f"
+
+
+@pytest.mark.parametrize("depth", [300, 5_000])
+def test_a_ci_eval_toml_nested_too_deeply_is_one_line_naming_the_file(
+    tmp_path: Path, depth: int
+) -> None:
+    nested = "[" * depth + "1" + "]" * depth
+    config = tmp_path / "ci-eval.toml"
+    config.write_text(f"[metrics]\nresponse_match_score = {{ threshold = 0.5, x = {nested} }}\n")
+    done = run_cli("run", "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"ci-eval: {config}: arrays or tables nested deeper than 100 levels: no setting is"
+    ]
+
+
+def test_an_acceptance_file_nested_too_deeply_is_one_line_naming_it(tmp_path: Path) -> None:
+    from ci_eval import accept
+
+    path = tmp_path / "accept.toml"
+    path.write_text("x = " + "[" * 5_000 + "]" * 5_000 + "\n")
+    with pytest.raises(InputError, match="nested deeper than 100 levels"):
+        accept.load(path)

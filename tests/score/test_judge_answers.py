@@ -1,15 +1,19 @@
-"""A judge's answer is read in linear time and within a cap: 300,000 "{" are no verdict, said
+"""A judge's answer is read in linear time and within a cap: 90,000 "{" are no verdict, said
 at once (a regex search retried from every "{" took minutes, and held the GIL through
 SIGTERM); a JSON object nested deeper than Python's parser goes is no verdict either."""
 
 from __future__ import annotations
 
+import re
 import threading
+from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ci_eval.metrics.base import MetricFailure
-from ci_eval.metrics.judge import MAX_ANSWER_CHARS, Judge
+from ci_eval.metrics.judge import MAX_ANSWER_CHARS, Judge, tame
 from ci_eval.settings import JudgeConfig
 
 
@@ -33,7 +37,7 @@ def test_an_answer_of_braces_is_no_verdict_and_is_read_in_linear_time() -> None:
 
     def parse() -> None:
         try:
-            _judge("{" * 300_000).ask_json("p")
+            _judge("{" * 90_000).ask_json("p")
         except MetricFailure as exc:
             caught.append(exc)
 
@@ -51,7 +55,46 @@ def test_an_answer_past_the_cap_is_refused_saying_so() -> None:
 
 def test_a_deeply_nested_answer_is_no_verdict() -> None:
     with pytest.raises(MetricFailure, match="expected a JSON object"):
-        _judge('{"a":' * 100_000 + "1" + "}" * 100_000).ask_json("p")
+        _judge('{"a":' * 10_000 + "1" + "}" * 10_000).ask_json("p")
+
+
+def _ends(work: Callable[[], object]) -> object:
+    """What ``work`` returns; fails when it is still at it after a minute (not a timing: the
+    patterns this guards against take hours on these answers)."""
+    done: list[object] = []
+    worker = threading.Thread(target=lambda: done.append(work()), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "still parsing"
+    return done[0]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '"is_valid":' + " " * 90_000,
+        '"is_valid":' + "[" * 45_000 + "a" * 45_000,
+        '"is_valid":' + ' "' * 45_000,
+    ],
+    ids=["spaces", "brackets", "quotes"],
+)
+def test_an_answer_made_to_defeat_adks_label_pattern_is_no_verdict_and_ends(answer: str) -> None:
+    from ci_eval.simulate.adk_prompts import parse_label
+
+    judge = _judge(answer)
+    assert _ends(lambda: parse_label(judge.ask("p"))) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=' \n"[]{}:,abvalid_is', max_size=60))
+def test_an_answer_without_long_runs_reads_as_it_was(answer: str) -> None:
+    if not re.search(r'\s{4}|\[{4}|\]{4}|"{4}', answer):
+        assert tame(answer) == answer
+
+
+def test_a_long_run_of_whitespace_keeps_its_line_break() -> None:
+    assert tame('"is_valid":    \n  valid') == '"is_valid":  \nvalid'
+    assert tame("a" + " " * 10 + "b") == "a   b"
 
 
 def test_the_object_in_an_answer_is_found_as_before() -> None:
