@@ -283,7 +283,7 @@ def _encoding(content_type: str) -> str | None:
 
 
 CHUNK = 64 * 1024
-MAX_ANSWER = 64 * 1024 * 1024  # bytes of an answer once decoded, as a command reply's line
+MAX_ANSWER = 16 * 1024 * 1024  # bytes of an answer once decoded, as a command reply's line
 
 
 def _bounded(chunks: Any) -> bytes:

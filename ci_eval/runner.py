@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from ci_eval import llm, shard
-from ci_eval.connectors.base import AgentError, AgentSession, Connector
+from ci_eval.connectors.base import TOO_MUCH, AgentError, AgentSession, Connector, KeptReplies
 from ci_eval.deadline import Cancellation, Deadline
 from ci_eval.load import LoadedEvalSet
 from ci_eval.model import EvalCase, Invocation
@@ -174,7 +174,7 @@ def run_case(
         record.invocations = _not_run(expected)
         record.duration_s = time.monotonic() - started
         return record
-    recorded, measured = 0.0, False
+    recorded, measured, kept = 0.0, False, KeptReplies()
     try:
         for n, exp in enumerate(expected):
             if stop is not None and stop.is_set():  # no new turn after a stop request
@@ -206,12 +206,17 @@ def run_case(
                 recorded += elapsed
             else:
                 measured = True
+            actual = turn.to_invocation(exp, elapsed)
+            if not kept.fits(actual):
+                record.error = f"turn {n + 1}: {TOO_MUCH}"
+                record.invocations.append(
+                    InvocationRecord(expected=exp, duration_s=elapsed, error=TOO_MUCH)
+                )
+                record.invocations += _not_run(expected[n + 1 :])
+                break
             record.invocations.append(
                 InvocationRecord(
-                    expected=exp,
-                    actual=turn.to_invocation(exp, elapsed),
-                    duration_s=elapsed,
-                    retries=turn.retries,
+                    expected=exp, actual=actual, duration_s=elapsed, retries=turn.retries
                 )
             )
     except Exception as exc:  # a connector bug must not take the other cases down

@@ -64,6 +64,28 @@ class ActualTurn:
         )
 
 
+# what one case's run may keep of its agent's replies (every turn's, as the results file holds
+# them): each reply is capped where it is read, and this caps their sum, so that no run of many
+# large replies fills the results file, the JUnit report and memory
+MAX_RUN_REPLIES = 16 * 2**20
+TOO_MUCH = (
+    f"the agent's replies in this run passed {MAX_RUN_REPLIES // 2**20} MiB, a ceiling: "
+    "this turn's reply is not kept"
+)
+
+
+@dataclass
+class KeptReplies:
+    """The bytes of a run's actual invocations so far, as JSON."""
+
+    size: int = 0
+
+    def fits(self, actual: Invocation) -> bool:
+        """Count ``actual`` in; False once the run's replies pass MAX_RUN_REPLIES."""
+        self.size += len(Invocation.__pydantic_serializer__.to_json(actual))
+        return self.size <= MAX_RUN_REPLIES
+
+
 class AgentSession(Protocol):
     def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
         """Play one user turn by ``deadline`` (wall clock; by default the connector's timeout

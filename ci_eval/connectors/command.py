@@ -32,7 +32,7 @@ from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase
 from ci_eval.text import loads as loads_json
 
-MAX_REPLY_LINE = 64 * 1024 * 1024  # bytes; a longer line is an error, not an out-of-memory
+MAX_REPLY_LINE = 16 * 1024 * 1024  # bytes; a longer line is an error, not an out-of-memory
 _CHUNK = 1024 * 1024
 _EXIT_GRACE = 5.0  # seconds an agent gets to exit after its stdin is closed
 

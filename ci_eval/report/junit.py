@@ -34,6 +34,7 @@ from ci_eval.report.view import (
     invocation_diffs,
     run_outcome,
     run_reason,
+    shorten,
     shown_run,
     with_run,
 )
@@ -96,17 +97,20 @@ def _run_details(case: CaseRecord, run: RunRecord | None) -> str:
         if run.error:
             lines.append(f"  error: {run.error}")
         for d in invocation_diffs(run):
-            lines.append(f"turn {d.number}: {d.user}")
-            lines.append(f"  expected tool calls: {', '.join(d.expected_calls) or '(none)'}")
-            lines.append(
+            actual_calls = None if d.actual_calls is None else ", ".join(d.actual_calls)
+            lines += [
+                f"turn {d.number}: {shorten(d.user)}",
+                f"  expected tool calls: {shorten(', '.join(d.expected_calls)) or '(none)'}",
                 "  actual tool calls:   "
-                + ("(not run)" if d.actual_calls is None else ", ".join(d.actual_calls) or "(none)")
-            )
-            lines.append(f"  expected response: {d.expected_response or '(none)'}")
-            lines.append(
+                + ("(not run)" if actual_calls is None else shorten(actual_calls) or "(none)"),
+                f"  expected response: {shorten(d.expected_response) or '(none)'}",
                 "  actual response:   "
-                + ("(not run)" if d.actual_response is None else d.actual_response or "(none)")
-            )
+                + (
+                    "(not run)"
+                    if d.actual_response is None
+                    else shorten(d.actual_response) or "(none)"
+                ),
+            ]
             if d.error:
                 lines.append(f"  error: {d.error}")
     return "\n".join(lines)

@@ -39,6 +39,18 @@ def _arg(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+# characters of one agent text (a reply, a turn's tool calls) that a plain-text report shows;
+# the results file keeps them all
+TEXT_LIMIT = 4000
+
+
+def shorten(text: str, limit: int = TEXT_LIMIT) -> str:
+    """``text``, or its first ``limit`` characters and how many more there were."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (+{len(text) - limit:,} characters; the results file has them all)"
+
+
 def fmt_call(call: FunctionCall) -> str:
     args = ", ".join(f"{k}={_arg(v)}" for k, v in _clean(call.args or {}).items())
     return f"{strip_ansi(call.name or '')}({args})"

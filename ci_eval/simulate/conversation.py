@@ -14,7 +14,7 @@ import contextlib
 import time
 from typing import Any
 
-from ci_eval.connectors.base import ActualTurn, AgentError, Connector
+from ci_eval.connectors.base import TOO_MUCH, ActualTurn, AgentError, Connector, KeptReplies
 from ci_eval.model import Content, Invocation, Part
 from ci_eval.results import InvocationRecord, RunRecord
 from ci_eval.simulate.base import Event, SimulatorError, Status, UserSimulator
@@ -90,6 +90,7 @@ def run_simulated(
         return record
     events: list[Event] = []
     ended = None
+    kept = KeptReplies()
     try:
         while True:
             try:
@@ -118,6 +119,9 @@ def run_simulated(
                 break
             elapsed = time.monotonic() - t0
             actual = _invocation(n, content, turn, elapsed)
+            if not kept.fits(actual):
+                record.error = f"turn {n}: {TOO_MUCH}"
+                break
             record.invocations.append(
                 InvocationRecord(
                     # a simulated case has no expected turn: the expectation is the user's

@@ -7,11 +7,14 @@ import gzip
 import http.server
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from ci_eval.http import HttpError, HttpSettings, make_session, post_json
 from ci_eval.http_client import MAX_ANSWER
+from tests.conftest import SAMPLES
+from tests.helpers import run_cli
 
 BOMB = gzip.compress(b"0" * (MAX_ANSWER + 2**20), compresslevel=9)  # ~65 KB on the wire
 
@@ -47,4 +50,34 @@ def test_an_answer_inflating_past_the_cap_is_an_error_naming_it(
         monkeypatch.setattr(session, "_route", lambda url: None)
     with pytest.raises(HttpError) as caught:
         post_json(session, bomb_url, {"q": 1}, timeout=10, retries=0)
-    assert "the answer is larger than 64 MiB once decoded" in str(caught.value)
+    assert "the answer is larger than 16 MiB once decoded" in str(caught.value)
+
+
+def test_a_run_keeps_no_more_than_its_ceiling_of_the_agents_replies(tmp_path: Path) -> None:
+    # three turns of 7 MiB each: every reply is under its own cap, their sum is not
+    agent = tmp_path / "big.py"
+    agent.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    print(json.dumps({'final_response': 'x' * (7 * 2**20)}), flush=True)\n"
+    )
+    results, junit = tmp_path / "r.json", tmp_path / "j.xml"
+    done = run_cli(
+        "run",
+        str(SAMPLES / "evals/weather_basic.evalset.json"),
+        "--case",
+        "weather_basic:multi_turn_london_tokyo",
+        "--agent",
+        "command",
+        "--agent-command",
+        f"python {agent}",
+        "--results",
+        str(results),
+        "--junit",
+        str(junit),
+    )
+    assert done.returncode == 3
+    assert "turn 3: the agent's replies in this run passed 16 MiB, a ceiling" in done.stdout
+    assert results.stat().st_size < 16 * 2**20 * 1.1  # the results file keeps what fits
+    assert junit.stat().st_size < 100_000  # a report shows each text's start, saying so
+    assert "characters; the results file has them all)" in junit.read_text()
