@@ -431,14 +431,17 @@ def update_baseline(results: RunResults, settings: RunSettings) -> str:
     """Append this run to the baseline's history (after the comparison, which read the old
     one). Returns the line to print."""
     path = Path(settings.baseline or baseline_store.DEFAULT_PATH)
+    # the file a symlink names is the one updated (a write replaces what it is given), and two
+    # names of one file take one lock
+    real = path.resolve()
     # read, append, write as one: two updates at once would each write their own and lose one
-    with exclusive(path):
-        old = baseline_store.read(path)
+    with exclusive(real):
+        old = baseline_store.read(real)
         data, report = baseline_store.update(old, results, window=settings.baseline_window)
         if report.duplicate:
             return f"baseline {path}: these results are in its history already; nothing written"
         try:
-            baseline_store.write(path, data)
+            baseline_store.write(real, data)
         except OSError as exc:
             raise InputError(f"cannot write: {exc.strerror or exc}", path=str(path)) from None
     total = sum(len(s.get("cases") or {}) for s in data["sets"].values())

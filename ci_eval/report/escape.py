@@ -19,13 +19,15 @@ _MD_ESCAPE = re.compile(r"([\\`*\[\]|~$])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _BLOCK_START = re.compile(r"^(\s*)([#>+=-]|\d+(?=[.)](?:\s|$)))")
 
 
-# what GitHub turns into a link or a notification: #12, owner/repo#12, GH-12 (and @name)
-_REFERENCE = re.compile(r"(#|\bGH-)(?=\d)", re.IGNORECASE)
+# what GitHub turns into a link or a notification: #12, owner/repo#12, GH-12 (and @name), and
+# URLs (an issue's URL is a cross-reference on that issue): https://…, www.…
+_REFERENCE = re.compile(r"(#|\bGH-)(?=\d)|(:/)(?=/)|\b(www)(?=\.)", re.IGNORECASE)
 
 
 def _no_mentions(text: str) -> str:
-    """No @-mention pings anyone and no #12 links an issue: a zero-width space after them."""
-    return _REFERENCE.sub(lambda m: m.group(1) + ZWSP, text.replace("@", "@" + ZWSP))
+    """No @-mention pings anyone, no #12 or issue URL links an issue, no URL is a link: a
+    zero-width space after ``@``, ``#``, ``GH-``, ``:/`` and ``www``."""
+    return _REFERENCE.sub(lambda m: m.group(0) + ZWSP, text.replace("@", "@" + ZWSP))
 
 
 def md(text: Any) -> Markup:

@@ -43,3 +43,16 @@ def test_two_updates_at_once_are_both_recorded(
     history = read(path)
     assert history is not None and len(history["pushes"]) == 2
     assert history["sets"]["s"]["cases"]["c"]["push"] == [1, 2]
+
+
+def test_a_baseline_reached_through_a_symlink_is_updated_where_it_is(tmp_path: Path) -> None:
+    real = tmp_path / "history" / "baseline.json"
+    real.parent.mkdir()
+    link = tmp_path / "baseline.json"
+    link.symlink_to(real)
+    for i in range(2):
+        settings = RunSettings(baseline=str(link if i else real))  # one name, then the other
+        pipeline.update_baseline(results({"c": [1.0]}, started=f"t{i}"), settings)
+    assert link.is_symlink()
+    history = baseline_store.read(real)
+    assert history is not None and len(history["pushes"]) == 2
