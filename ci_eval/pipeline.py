@@ -232,7 +232,8 @@ class LoadedBaseline:
     where: str
     notices: list[str]
     accepted: list[Acceptance]
-    said: list[str] = field(default_factory=list)  # acceptance entries the PR changed
+    # what the PR changed and is applied: acceptance entries, custom metrics' code
+    said: list[str] = field(default_factory=list)
 
 
 def load_baseline(settings: RunSettings, env: Mapping[str, str]) -> LoadedBaseline:
@@ -240,8 +241,31 @@ def load_baseline(settings: RunSettings, env: Mapping[str, str]) -> LoadedBaseli
     base fails now, not after the run."""
     accepted = check_gate_options(settings)
     data, where, notices = _read_baseline(settings, env)
-    said = accept_file.changes(_accept_path(settings), _at_merge_base(_accept_path(settings), env))
-    return LoadedBaseline(data, where, notices, accepted, said)
+    said = [
+        f"accept: {line}"
+        for line in accept_file.changes(
+            _accept_path(settings), _at_merge_base(_accept_path(settings), env)
+        )
+    ]
+    return LoadedBaseline(data, where, notices, accepted, said + custom_code_changes(env))
+
+
+def custom_code_changes(env: Mapping[str, str]) -> list[str]:
+    """In a pull request, each custom metric whose file the PR changed: its code scores this
+    run (the metric's name and threshold are the base branch's; its code is the PR's)."""
+    from ci_eval.metrics.custom import source_files
+
+    out = []
+    for name, path in source_files().items():
+        if git.in_worktree(path) is None:  # an installed package's: not the PR's to change
+            continue
+        base = _at_merge_base(path, env)
+        if base is not None and base.strip() != path.read_text("utf-8").strip():
+            out.append(
+                f"custom metric {name}: its code ({_in_repository(str(path))}) changed by this "
+                "pull request, and scored this run"
+            )
+    return out
 
 
 def _accept_path(settings: RunSettings) -> Path:
@@ -294,7 +318,7 @@ def apply_baseline(
         control,
     )
     comparison.baseline_source = where
-    comparison.changed += [f"accept: {line}" for line in loaded.said]
+    comparison.changed += loaded.said
     comparison.outage = results.settings.get("outage")
     provenance = data.get("provenance") or {}
     if provenance.get("metrics_digest") not in (None, baseline_store.metrics_digest(results)):

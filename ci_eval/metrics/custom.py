@@ -15,6 +15,7 @@ threshold; an exception makes that metric ERROR for that case, never the run.
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from collections.abc import Callable
 from importlib.metadata import EntryPoint, distributions, entry_points
@@ -90,6 +91,16 @@ def _builtin(name: str) -> Metric | None:
     return None
 
 
+# the file of each [custom_metrics] function of this run: in a pull request, code the PR may
+# have changed (it decides scores), which the gate then says
+_SOURCES: dict[str, Path] = {}
+
+
+def source_files() -> dict[str, Path]:
+    """The file each of this run's ``[custom_metrics]`` functions is defined in."""
+    return dict(_SOURCES)
+
+
 def register_custom(table: dict[str, str]) -> None:
     """This run's custom metrics: ``[custom_metrics]`` in ci-eval.toml, then the entry points of
     the ``ci_eval.metrics`` group, replacing the previous run's. One rule for every name: a
@@ -97,6 +108,7 @@ def register_custom(table: dict[str, str]) -> None:
     one (the same ``module:function`` twice is one metric) — either is an input error naming
     both, before anything runs."""
     reset()
+    _SOURCES.clear()
     sources: dict[str, tuple[str, str]] = {}  # name -> (where it was named, module:function)
     for name, target in table.items():
         if not isinstance(target, str):
@@ -104,6 +116,9 @@ def register_custom(table: dict[str, str]) -> None:
         _claim(name, f"[custom_metrics] {name} = {target!r}", target, sources)
         fn = load_function(target, name)
         register(Metric(name, f"custom metric {target}", _wrap(fn, name), origin="custom"))
+        source = inspect.getsourcefile(fn)
+        if source:
+            _SOURCES[name] = Path(source)
     for entry in _entry_points():
         if not _claim(
             entry.name, f"the entry point {entry.name} = {entry.value!r}", entry.value, sources

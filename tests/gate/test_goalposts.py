@@ -317,3 +317,43 @@ def test_a_baseline_ref_on_the_base_branch_is_read(main_repo: Path, tmp_path: Pa
     code, out = _run(clone, "--baseline-ref", "origin/main")
     assert code == 1, out  # read, and the break found against it
     assert "1 regression (weather_basic:paris_weather)" in out.splitlines()[-1]
+
+
+def _custom_metric_repo(tmp_path: Path, module: str, changed: bool) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / f"{module}.py").write_text("def score(*args):\n    return 1.0\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "a custom metric")
+    git(root, "checkout", "-q", "-b", "feature")
+    if changed:  # the pull request makes its own metric generous
+        (root / f"{module}.py").write_text("def score(*args):\n    return 1.0  # always\n")
+        git(root, "commit", "-q", "-am", "the pull request")
+    return root
+
+
+@pytest.mark.parametrize("changed", [True, False])
+def test_a_custom_metrics_code_the_pr_changed_is_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changed: bool
+) -> None:
+    import sys
+
+    from ci_eval.metrics.custom import register_custom
+    from ci_eval.pipeline import custom_code_changes
+
+    module = f"goalpost_metric_{changed}"
+    root = _custom_metric_repo(tmp_path, module, changed)
+    monkeypatch.chdir(root)
+    monkeypatch.syspath_prepend(str(root))
+    try:
+        register_custom({"mine": f"{module}:score"})
+        said = custom_code_changes({"GITHUB_BASE_REF": "main"})
+    finally:
+        register_custom({})
+        sys.modules.pop(module, None)
+    expected = [
+        f"custom metric mine: its code ({module}.py) changed by this pull request, and scored "
+        "this run"
+    ]
+    assert said == (expected if changed else [])

@@ -1,6 +1,6 @@
 """Agent text in the Markdown channels links nothing and reads as it is: #12, owner/repo#12,
-GH-12 and an issue's URL do not link an issue, no URL is a link, @name pings nobody, and bidirectional controls (Trojan Source) are
-gone from every inert channel."""
+GH-12 and an issue's URL do not link an issue, no URL is a link, @name pings nobody, and
+bidirectional controls (Trojan Source) are gone from every inert channel."""
 
 from __future__ import annotations
 
