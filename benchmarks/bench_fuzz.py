@@ -31,9 +31,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ci_eval.discover import discover  # noqa: E402
 from ci_eval.errors import InputError, ValidationFailed  # noqa: E402
-from ci_eval.load import Failed, load_all  # noqa: E402
+from ci_eval.load.discover import discover  # noqa: E402
+from ci_eval.load.evalsets import Failed, load_all  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 PER_FILE_TIMEOUT = 10.0

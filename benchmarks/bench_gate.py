@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 from typer.testing import CliRunner  # noqa: E402
 
 from ci_eval.cli import app  # noqa: E402
-from ci_eval.criteria import MetricConfig, MetricSpec  # noqa: E402
 from ci_eval.metrics.base import CaseMetric  # noqa: E402
-from ci_eval.results import CaseRecord, RunResults, SetRecord, to_json  # noqa: E402
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec  # noqa: E402
+from ci_eval.results.file import CaseRecord, RunResults, SetRecord, to_json  # noqa: E402
 
 RATES = [1.0] * 26 + [0.9] * 10 + [0.6] * 4
 METRICS = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}

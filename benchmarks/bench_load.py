@@ -32,8 +32,8 @@ import bench_scale
 def child(step: str, folder: Path) -> None:
     """One step, timed in this process; its figures as JSON on stdout."""
     from ci_eval.connectors.replay import ReplayConnector
-    from ci_eval.discover import discover
-    from ci_eval.load import LoadedEvalSet, load_all
+    from ci_eval.load.discover import discover
+    from ci_eval.load.evalsets import LoadedEvalSet, load_all
 
     try:
         from ci_eval.io.jsonfast import paused_gc

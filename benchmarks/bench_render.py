@@ -33,14 +33,14 @@ import bench_scale
 
 def child(results_file: Path, out: Path) -> None:
     """The report stage, timed in this process; its figures as JSON on stdout."""
-    from ci_eval import redact
     from ci_eval.cli.common import say
     from ci_eval.publish import report
     from ci_eval.report.junit import to_junit
     from ci_eval.report.markdown import render_summary
     from ci_eval.report.terminal import summary_lines
-    from ci_eval.results import CaseRecord, read_results
+    from ci_eval.results.file import CaseRecord, read_results
     from ci_eval.settings import ReportSettings
+    from ci_eval.text import redact
 
     gc.set_threshold(50_000, 20, 100)  # as the command line sets it
     results = read_results(results_file)

@@ -28,7 +28,7 @@ import bench_scale
 
 def child(step: str, results: Path) -> None:
     """One step, timed in this process; its figures as JSON on stdout."""
-    from ci_eval.results import read_results, write_results
+    from ci_eval.results.file import read_results, write_results
 
     gc.set_threshold(50_000, 20, 100)  # as the command line sets it
     if step == "write":

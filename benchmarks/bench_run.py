@@ -18,10 +18,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ci_eval.connectors.http import HttpConnector  # noqa: E402
-from ci_eval.discover import discover  # noqa: E402
-from ci_eval.http import HttpSettings  # noqa: E402
-from ci_eval.load import LoadedEvalSet, load_all  # noqa: E402
-from ci_eval.runner import RunOptions, run_sets  # noqa: E402
+from ci_eval.load.discover import discover  # noqa: E402
+from ci_eval.load.evalsets import LoadedEvalSet, load_all  # noqa: E402
+from ci_eval.net.http import HttpSettings  # noqa: E402
+from ci_eval.run.runner import RunOptions, run_sets  # noqa: E402
 
 CASES, CONCURRENCY = 200, 16
 LATENCY = float(sys.argv[1]) if len(sys.argv) > 1 else 0.100

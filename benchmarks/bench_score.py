@@ -16,11 +16,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ci_eval.criteria import MetricSpec  # noqa: E402
 from ci_eval.metrics import rouge  # noqa: E402
 from ci_eval.metrics.adk import response_match, tool_trajectory  # noqa: E402
 from ci_eval.metrics.base import ScoreContext  # noqa: E402
 from ci_eval.model import Invocation  # noqa: E402
+from ci_eval.model.metric_spec import MetricSpec  # noqa: E402
 from tests.pairs import pairs  # noqa: E402
 
 N = 10_000

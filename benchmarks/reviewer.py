@@ -44,21 +44,14 @@ import cmarkgfm
 from cmarkgfm.cmark import Options
 
 from ci_eval import publish
+from ci_eval.gate.items import FAILED_ICON, NOUNS, Item, Kind
+from ci_eval.gate.verdict import LINE_LIMIT, Verdict, verdict
 from ci_eval.publish import github
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary
 from ci_eval.report.terminal import summary_lines
-from ci_eval.results import RunResults
+from ci_eval.results.file import RunResults
 from ci_eval.settings import ReportSettings
-from ci_eval.verdict import (
-    FAILED_ICON,
-    LINE_LIMIT,
-    NOUNS,
-    Item,
-    Kind,
-    Verdict,
-    verdict,
-)
 
 SUMMARY_MAX_BYTES = 1024 * 1024  # GitHub's cap on a step summary
 COMMENT_MAX_CHARS = 65_536  # GitHub's cap on a comment body

@@ -26,10 +26,10 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_verdict import suite as verdict_suite  # noqa: E402
 from benchmarks.bench_verdict import wilson  # noqa: E402
-from ci_eval import baseline as baseline_store  # noqa: E402
-from ci_eval import confirm  # noqa: E402
-from ci_eval.compare import compare  # noqa: E402
-from ci_eval.gate import gate  # noqa: E402
+from ci_eval.gate import baseline as baseline_store  # noqa: E402
+from ci_eval.gate import confirm  # noqa: E402
+from ci_eval.gate.compare import compare  # noqa: E402
+from ci_eval.gate.decision import gate  # noqa: E402
 from ci_eval.model.results import CaseMetric, CaseRecord, RunResults, SetRecord  # noqa: E402
 from ci_eval.model.status import Status  # noqa: E402
 

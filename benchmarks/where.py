@@ -30,7 +30,7 @@ def _stack(frame: FrameType | None) -> list[str]:
     return names
 
 
-AGENT_PHASE = "ci_eval.runner._execute"  # on the main thread's stack while the turns run
+AGENT_PHASE = "ci_eval.run.runner._execute"  # on the main thread's stack while the turns run
 PHASES = ("before the agent phase", "the agent phase", "after it")
 
 

@@ -9,12 +9,12 @@ import os
 import tempfile
 from pathlib import Path
 
-from ci_eval import baseline as baseline_store
-from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.load import LoadedEvalSet
+from ci_eval.gate import baseline as baseline_store
+from ci_eval.load.evalsets import LoadedEvalSet
 from ci_eval.metrics import NOT_COMPUTED, lookup
 from ci_eval.metrics.custom import register_custom
+from ci_eval.model.metric_spec import MetricConfig
 from ci_eval.settings import CONFIG_NAME, RunSettings, check
 
 
@@ -56,7 +56,7 @@ def outputs(settings: RunSettings) -> None:
     output_file(settings.junit, name("junit"))
     output_file(settings.summary, name("summary"))
     output_dir(settings.adk_results, name("adk_results"))
-    if settings.update_baseline:  # reading it is pipeline.load_baseline's
+    if settings.update_baseline:  # reading it is gate.main_history.load_baseline's
         output_file(settings.baseline or baseline_store.DEFAULT_PATH, name("baseline"))
 
 

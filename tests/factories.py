@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ci_eval.criteria import MetricConfig, MetricSpec
-from ci_eval.load import LoadedEvalSet
+from ci_eval.load.evalsets import LoadedEvalSet
 from ci_eval.metrics.base import CaseMetric
 from ci_eval.model import EvalSet
-from ci_eval.results import CaseRecord, RunRecord, RunResults, SetRecord
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec
+from ci_eval.results.file import CaseRecord, RunRecord, RunResults, SetRecord
 
 SPEC = MetricSpec("m", 1.0)
 

@@ -11,8 +11,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ci_eval.cli import main
-from ci_eval.discover import Candidate
-from ci_eval.load import Outcome, SidecarFinder, load_candidate
+from ci_eval.load.discover import Candidate
+from ci_eval.load.evalsets import Outcome, SidecarFinder, load_candidate
 from tests.conftest import SAMPLES
 
 
@@ -38,11 +38,11 @@ class _Stream(io.TextIOWrapper):
 
 @contextlib.contextmanager
 def _cwd(path: Path | None) -> Iterator[None]:
-    if path is None:
-        yield
-        return
+    """In ``path`` (None: where the test is); back where the test was afterwards, whatever the
+    run did (the action's entry point enters its working directory)."""
     before = Path.cwd()
-    os.chdir(path)
+    if path is not None:
+        os.chdir(path)
     try:
         yield
     finally:

@@ -1,4 +1,6 @@
-"""The layout's promises, checked from the source: no import cycle, a light JUnit reporter, and
+"""The layout's promises, checked from the source: stage packages in a declared layer order, no
+import cycle and no import against the order (counting imports inside functions, which run
+later but run), no private name imported from another module, a light JUnit reporter, and
 modules a reader can hold in mind."""
 
 from __future__ import annotations
@@ -6,11 +8,32 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ci_eval"
+
+# lowest first: a module imports its own layer and the layers below it, never one above. The
+# plug-in packages (dialects, connectors, simulate, metrics) sit with the stage that uses them.
+LAYERS = (
+    ("ci_eval", "ci_eval.errors"),  # the package itself: its version and names
+    ("ci_eval.io", "ci_eval.text", "ci_eval.net"),  # no domain knowledge
+    ("ci_eval.model",),  # eval sets, results, metric specs, statuses
+    ("ci_eval.results",),  # the results file over the model
+    ("ci_eval.settings",),
+    ("ci_eval.load", "ci_eval.dialects"),
+    ("ci_eval.run", "ci_eval.connectors", "ci_eval.simulate"),
+    ("ci_eval.score", "ci_eval.metrics"),
+    ("ci_eval.gate",),
+    ("ci_eval.report",),
+    ("ci_eval.publish",),
+    ("ci_eval.preflight", "ci_eval.pipeline"),  # the pipeline orchestrates rounds (reruns)
+    ("ci_eval.cli", "ci_eval.__main__"),
+)
+TOP_LEVEL = {"__init__.py", "__main__.py", "pipeline.py", "errors.py", "preflight.py"}
+WARN_LINES, MAX_LINES = 400, 600
 
 
 def _name(path: Path) -> str:
@@ -27,26 +50,45 @@ def _module_of(name: str) -> str:
     return name
 
 
-def _imports(path: Path) -> set[str]:
-    """The ci_eval modules ``path`` imports when it is imported: its module-level imports
-    (those in functions or under ``if TYPE_CHECKING`` run later or never)."""
-    me = _name(path)
-    found: set[str] = set()
-    nodes = list(ast.parse(path.read_text()).body)
-    while nodes:
-        node = nodes.pop()
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+def _imports(path: Path) -> list[tuple[str, str | None]]:
+    """(ci_eval module, name imported from it or None) for every import ``path`` runs: at
+    module level or in a function; not those under ``if TYPE_CHECKING``, which never run."""
+    tree = ast.parse(path.read_text())
+    unrun = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for n in ast.walk(node)
+    }
+    found: list[tuple[str, str | None]] = []
+    for node in ast.walk(tree):
+        if id(node) in unrun:
             continue
         if isinstance(node, ast.Import):
-            found |= {_module_of(a.name) for a in node.names if a.name.startswith("ci_eval.")}
+            found += [
+                (_module_of(a.name), None) for a in node.names if a.name.startswith("ci_eval.")
+            ]
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ci_eval"):
             assert node.module is not None and not node.level  # absolute imports only
             for alias in node.names:
                 sub = f"{node.module}.{alias.name}"
-                found.add(sub if sub in MODULES else _module_of(node.module))
-        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            nodes += [n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt)]
-    return found - {me}
+                found.append((sub, None) if sub in MODULES else (node.module, alias.name))
+    return found
+
+
+GRAPH = {name: {m for m, _ in _imports(path)} - {name} for name, path in MODULES.items()}
+
+
+def layer(module: str) -> int:
+    """The index of the layer ``module`` belongs to (its longest matching prefix)."""
+    best: tuple[int, int] | None = None
+    for i, group in enumerate(LAYERS):
+        for prefix in group:
+            matches = module == prefix or module.startswith(prefix + ".")
+            if matches and (best is None or len(prefix) > best[1]):
+                best = (i, len(prefix))
+    assert best is not None, f"{module} is in no layer: add its package to LAYERS"
+    return best[0]
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -72,13 +114,51 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_no_module_imports_itself_through_others() -> None:
-    graph = {name: _imports(path) for name, path in MODULES.items()}
-    assert _cycle(graph) is None
+def test_the_top_level_holds_the_pipeline_and_the_stage_packages_only() -> None:
+    loose = {p.name for p in PACKAGE.glob("*.py")} - TOP_LEVEL
+    assert not loose, f"modules outside a stage package: {sorted(loose)}"
+
+
+def test_no_module_imports_itself_through_others_even_from_a_function() -> None:
+    assert _cycle(GRAPH) is None
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+
+
+def test_no_module_imports_one_of_a_later_layer() -> None:
+    against = sorted(
+        f"{name} imports {dep}"
+        for name, deps in GRAPH.items()
+        for dep in deps
+        if layer(dep) > layer(name)
+    )
+    assert not against
+
+
+def test_the_layer_check_sees_an_arrow_against_the_order() -> None:
+    assert layer("ci_eval.run.runner") < layer("ci_eval.gate.compare")
+    assert layer("ci_eval.connectors.command") == layer("ci_eval.run.runner")
+    assert layer("ci_eval.text.redact") < layer("ci_eval.report.markdown")
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    private = sorted(
+        f"{name} imports {module}.{alias}"
+        for name, path in MODULES.items()
+        for module, alias in _imports(path)
+        if alias and alias.startswith("_") and not alias.startswith("__") and module != name
+    )
+    assert not private
+
+
+@pytest.mark.parametrize("name", sorted(MODULES), ids=lambda n: n.removeprefix("ci_eval."))
+def test_a_module_is_one_concept_a_reader_can_hold(name: str) -> None:
+    lines = len(MODULES[name].read_text().splitlines())
+    assert lines <= MAX_LINES, f"{name}: {lines} lines; split it by concept"
+    if lines > WARN_LINES:
+        warnings.warn(f"{name}: {lines} lines (past {WARN_LINES})", stacklevel=1)
 
 
 def test_the_junit_reporter_loads_no_metric_judge_http_or_templates() -> None:
@@ -95,55 +175,13 @@ def test_the_junit_reporter_loads_no_metric_judge_http_or_templates() -> None:
     assert out.strip() == "[]"
 
 
-OWN_PACKAGES = ("dialects", "connectors", "metrics", "io", "publish", "model", "report")
-OWN_MODULES = (
-    "http.py",
-    "http_client.py",
-    "load.py",
-    "discover.py",
-    "criteria.py",
-    "results.py",
-    "compare.py",
-    "baseline.py",
-    "baseline_file.py",
-    "git.py",
-)
-
-
-@pytest.mark.parametrize(
-    "path",
-    [p for d in OWN_PACKAGES for p in sorted((PACKAGE / d).glob("*.py"))]
-    + [PACKAGE / m for m in OWN_MODULES],
-    ids=lambda p: str(p.relative_to(PACKAGE)),
-)
-def test_loading_scoring_and_io_modules_stay_under_400_lines(path: Path) -> None:
-    assert len(path.read_text().splitlines()) <= 400
-
-
-def _all_imports(name: str) -> set[str]:
-    """Every ci_eval module ``name`` imports, module-level or in a function."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(MODULES[name].read_text())):
-        if isinstance(node, ast.Import):
-            found |= {_module_of(a.name) for a in node.names if a.name.startswith("ci_eval.")}
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ci_eval"):
-            assert node.module is not None
-            for alias in node.names:
-                sub = f"{node.module}.{alias.name}"
-                found.add(sub if sub in MODULES else _module_of(node.module))
-    return found
-
-
 def test_the_http_session_knows_none_of_its_callers() -> None:
-    """Connectors, the judge and GitHub share ci_eval.http; it raises its own HttpError."""
-    assert {
-        m
-        for m in _all_imports("ci_eval.http")
-        if m.startswith(("ci_eval.connectors", "ci_eval.metrics", "ci_eval.publish", "ci_eval.llm"))
-    } == set()
+    """Connectors, the judge and GitHub share ci_eval.net.http; it raises its own HttpError."""
+    callers = ("ci_eval.connectors", "ci_eval.metrics", "ci_eval.publish", "ci_eval.net.llm")
+    assert not {m for m in GRAPH["ci_eval.net.http"] if m.startswith(callers)}
 
 
 def test_loading_reaches_dialects_only_through_their_registry() -> None:
     """A dialect is one module plus one registration: loading names none of them."""
-    for name in ("ci_eval.load", "ci_eval.criteria", "ci_eval.discover"):
-        assert not {m for m in _all_imports(name) if m.startswith("ci_eval.dialects.")}, name
+    for name in ("ci_eval.load.evalsets", "ci_eval.load.sidecars", "ci_eval.load.discover"):
+        assert not {m for m in GRAPH[name] if m.startswith("ci_eval.dialects.")}, name

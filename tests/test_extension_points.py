@@ -18,7 +18,7 @@ from ci_eval.errors import InputError
 from ci_eval.metrics import REGISTRY, reset
 from ci_eval.metrics.custom import register_custom
 from ci_eval.publish import REPORTERS, ReportSettings, check_reports, publish
-from ci_eval.results import read_results
+from ci_eval.results.file import read_results
 from tests.helpers import run_cli
 
 # an agent that answers every turn with the user's own words: registered as --agent echo

@@ -62,7 +62,7 @@ def test_every_package_ships_in_the_wheel() -> None:
 
 def test_numpy_and_scipy_are_not_runtime_dependencies() -> None:
     """They were most of the Docker image for a few dozen lines of statistics
-    (ci_eval.stats, checked against scipy in the tests)."""
+    (ci_eval.gate.stats, checked against scipy in the tests)."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     names = {re.split(r"[<>=\[ ;]", d)[0].lower() for d in project["dependencies"]}
     assert not names & {"numpy", "scipy"}

@@ -133,14 +133,14 @@ def _process_state(env: Mapping[str, str] | None) -> Iterator[None]:
     frozen = gc.get_freeze_count()
     # the redactor is saved only when redact is loaded: `--help` must not import it (with
     # pydantic_core); a run that loads it first leaves a fresh one, as the module starts with
-    loaded = sys.modules.get("ci_eval.redact")
+    loaded = sys.modules.get("ci_eval.text.redact")
     redactor = loaded.current() if loaded is not None else None
     path = list(sys.path)
     try:
         yield
     finally:
         sys.path[:] = path
-        redact = sys.modules.get("ci_eval.redact")
+        redact = sys.modules.get("ci_eval.text.redact")
         if redact is not None:
             redact.install(redactor if redactor is not None else redact.Redactor())
         gc.set_threshold(*gc_threshold)

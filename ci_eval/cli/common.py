@@ -19,8 +19,8 @@ from ci_eval.errors import EXIT_INPUT, EXIT_OK, InputError, ValidationFailed
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ci_eval.deadline import Cancellation
-    from ci_eval.results import RunResults
+    from ci_eval.net.deadline import Cancellation
+    from ci_eval.results.file import RunResults
     from ci_eval.settings import ReportSettings
 
 app = typer.Typer(
@@ -78,7 +78,7 @@ def _root(
 def install_redactor(env: Mapping[str, str]) -> None:
     """One redactor for the process, built before anything is printed: under GitHub Actions
     each secret is masked in the log (``::add-mask::``) the moment it becomes known."""
-    from ci_eval import redact
+    from ci_eval.text import redact
 
     workflow = None
     if env.get("GITHUB_ACTIONS") == "true":
@@ -93,9 +93,9 @@ def say(line: str, err: bool = False) -> None:
     """Every line ci-eval prints may carry agent or eval-file text: it goes out inert (no
     ANSI or controls, no GitHub/Azure/TeamCity command prefixes). ci-eval's own workflow
     commands go through ``github.Workflow`` instead."""
-    from ci_eval import redact
-    from ci_eval.inert import inert
-    from ci_eval.text import scrub
+    from ci_eval.text import redact
+    from ci_eval.text.inert import inert
+    from ci_eval.text.surrogates import scrub
 
     # lone surrogates → U+FFFD first; no secret reaches the terminal
     typer.echo(inert(redact.text(scrub(line))), err=err)
@@ -141,7 +141,7 @@ class stop_on_signals:
     Installed for the run and its reporting, so no signal can lose the reports."""
 
     def __init__(self, stop: Cancellation) -> None:
-        from ci_eval import deadline
+        from ci_eval.net import deadline
 
         self.stop = stop
         self.previous: dict[int, object] = {}

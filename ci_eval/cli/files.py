@@ -35,7 +35,7 @@ def validate(
 
     Example: ci-eval validate tests/eval -v
     """
-    from ci_eval.validate import validate as validate_stage
+    from ci_eval.cli.validate import validate as validate_stage
 
     try:
         checked = validate_stage(list(paths or []), include, exclude, eval_config, verbose)
@@ -78,7 +78,7 @@ def convert(
 
     Example: ci-eval convert evals/weather.test.json --to adk -o evals/weather.evalset.json
     """
-    from ci_eval.convert import convert as convert_stage
+    from ci_eval.load.convert import convert as convert_stage
 
     try:
         text, warnings = convert_stage(file, to)
@@ -87,7 +87,7 @@ def convert(
     for warning in warnings:
         say(f"ci-eval: convert to {to}: {warning}", err=True)
     if output is None:
-        from ci_eval import redact
+        from ci_eval.text import redact
 
         sys.stdout.write(redact.text(text))
         return

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ci_eval.discover import DEFAULT_INCLUDE
+from ci_eval.load.discover import DEFAULT_INCLUDE
 
 PathsArg = Annotated[
     list[Path] | None,

@@ -61,9 +61,9 @@ def report_command(
     import gc
 
     from ci_eval import preflight
-    from ci_eval.gate import gate
-    from ci_eval.io.spill import PastLimit
-    from ci_eval.results import read_results
+    from ci_eval.gate.decision import gate
+    from ci_eval.results.file import read_results
+    from ci_eval.results.spill import PastLimit
     from ci_eval.settings import RunSettings
 
     settings = RunSettings().overlay(
@@ -116,10 +116,11 @@ def compare_command(
 
     Example: ci-eval compare results.json --baseline .ci-eval/baseline.json
     """
-    from ci_eval import pipeline, preflight
-    from ci_eval.gate import gate
-    from ci_eval.io.spill import PastLimit
-    from ci_eval.results import read_results, write_results
+    from ci_eval import preflight
+    from ci_eval.gate import main_history
+    from ci_eval.gate.decision import gate
+    from ci_eval.results.file import read_results, write_results
+    from ci_eval.results.spill import PastLimit
     from ci_eval.settings import RunSettings, check_gate
 
     env = environment()
@@ -147,7 +148,7 @@ def compare_command(
         preflight.output_file(junit, "--junit")
         preflight.output_file(summary, "--summary")
         results = read_results(results_file, keep=PastLimit(env))
-        notices = pipeline.apply_baseline(results, settings, env)
+        notices = main_history.apply_baseline(results, settings, env)
         if results.comparison is not None:
             notices.append(
                 "compare calls no agent: no confirmation reruns here; failing cases are judged "
@@ -176,9 +177,10 @@ def baseline_update(
 
     Example: ci-eval baseline update results.json
     """
-    from ci_eval import pipeline, preflight
-    from ci_eval.baseline import DEFAULT_PATH
-    from ci_eval.results import read_results
+    from ci_eval import preflight
+    from ci_eval.gate import main_history
+    from ci_eval.gate.baseline import DEFAULT_PATH
+    from ci_eval.results.file import read_results
     from ci_eval.settings import RunSettings
 
     settings = RunSettings().overlay({"baseline": baseline, "baseline_window": window})
@@ -187,7 +189,7 @@ def baseline_update(
         results = read_results(results_file)
         if settings.baseline_window < 1:
             raise settings.names.error("baseline_window", "must be at least 1")
-        line = pipeline.update_baseline(results, settings)
+        line = main_history.update_baseline(results, settings)
     except InputError as exc:
         fail(exc)
     say(line)
@@ -214,9 +216,9 @@ def merge(
     Example: ci-eval merge shard-*/results.json -o results.json
     """
     from ci_eval import preflight
-    from ci_eval.io.spill import PastLimit
-    from ci_eval.merge import merge as merge_results
-    from ci_eval.results import write_results
+    from ci_eval.results.file import write_results
+    from ci_eval.results.merge import merge as merge_results
+    from ci_eval.results.spill import PastLimit
 
     try:
         preflight.output_file(output, "-o")

@@ -354,8 +354,9 @@ def run(
     Example: ci-eval run samples --agent command --agent-command
     "python samples/agents/weather_agent/command_agent.py" --results results.json
     """
-    from ci_eval import deadline, pipeline
-    from ci_eval.deadline import Cancellation
+    from ci_eval import pipeline
+    from ci_eval.net import deadline
+    from ci_eval.net.deadline import Cancellation
     from ci_eval.settings import find_config, load_config
     from ci_eval.settings.bar import hold
 

@@ -18,12 +18,12 @@ from ci_eval.settings import AgentSettings
 from ci_eval.settings.model import ci_credential
 
 if TYPE_CHECKING:
-    from ci_eval.http import HttpSettings
+    from ci_eval.net.http import HttpSettings
 
 
 def _http_settings(agent: AgentSettings, timeout: float, retries: int) -> HttpSettings:
     # requests loads only for the HTTP connectors
-    from ci_eval.http import HttpSettings
+    from ci_eval.net.http import HttpSettings
 
     if agent.token_env:  # build_connector found no such variable in the environment
         raise InputError(

@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 from urllib.parse import quote
 
-from ci_eval import redact
 from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
 from ci_eval.connectors.http import post
-from ci_eval.deadline import Deadline
-from ci_eval.http import HttpSettings, make_session
 from ci_eval.model import Content, EvalCase
+from ci_eval.net.client import make_session
+from ci_eval.net.deadline import Deadline
+from ci_eval.net.http import HttpSettings
+from ci_eval.text import redact
 
 DEFAULT_USER = "test_user_id"  # what ADK's eval service uses when session_input has none
 

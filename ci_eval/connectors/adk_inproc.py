@@ -14,9 +14,9 @@ from typing import Any
 
 from ci_eval.connectors.adk_http import DEFAULT_USER
 from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
-from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase
-from ci_eval.text import scrub_json
+from ci_eval.net.deadline import Deadline
+from ci_eval.text.surrogates import scrub_json
 
 
 def load_root_agent(spec: str) -> Any:

@@ -8,8 +8,6 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from ci_eval import redact
-from ci_eval.deadline import Deadline
 from ci_eval.io.jsonfast import MAX_NESTING, TooDeep, check_nesting
 from ci_eval.model import (
     Content,
@@ -20,6 +18,8 @@ from ci_eval.model import (
     Invocation,
     Part,
 )
+from ci_eval.net.deadline import Deadline
+from ci_eval.text import redact
 
 
 class AgentError(Exception):

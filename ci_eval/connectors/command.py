@@ -23,14 +23,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
-from ci_eval import redact
 from ci_eval.connectors import contract
 from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.connectors.identity import Identity
 from ci_eval.connectors.process import PipeReader, kill_tree, parse_command, popen_options
-from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase
-from ci_eval.text import loads as loads_json
+from ci_eval.net.deadline import Deadline
+from ci_eval.text import redact
+from ci_eval.text.surrogates import loads as loads_json
 
 MAX_REPLY_LINE = 16 * 1024 * 1024  # bytes; a longer line is an error, not an out-of-memory
 _CHUNK = 1024 * 1024

@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ci_eval import redact
 from ci_eval.connectors.base import ActualTurn, AgentError
-from ci_eval.deadline import Deadline
-from ci_eval.http import HttpError, HttpSettings, make_session, post_json
 from ci_eval.model import Content, EvalCase
+from ci_eval.net.client import make_session
+from ci_eval.net.deadline import Deadline
+from ci_eval.net.http import HttpError, HttpSettings, post_json
+from ci_eval.text import redact
 
 if TYPE_CHECKING:
-    from ci_eval.http_client import Client
+    from ci_eval.net.client import Client
 
 
 def post(

@@ -29,7 +29,6 @@ from typing import Any, overload
 from pydantic import TypeAdapter, ValidationError
 
 from ci_eval.connectors.base import ActualTurn, AgentError
-from ci_eval.deadline import Deadline
 from ci_eval.dialects import trpc
 from ci_eval.errors import InputError
 from ci_eval.io.jsonfast import NotStreamable, parse_streaming, paused_gc
@@ -43,6 +42,8 @@ from ci_eval.model import (
     InvocationEvents,
     PlainInvocation,
 )
+from ci_eval.net.deadline import Deadline
+from ci_eval.settings.parse import REPLAY_PICKS
 
 _RUN: TypeAdapter[list[Invocation]] = TypeAdapter(list[Invocation])
 
@@ -217,9 +218,6 @@ def _read_recorded(file: Path) -> tuple[dict[str, Any], dict[tuple[str, str], li
     except (KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"unreadable result file (missing {exc})", path=doc.path) from None
     return data, found
-
-
-REPLAY_PICKS = ("newest", "oldest", "all")
 
 
 def _file_time(data: dict[str, Any], file: Path) -> float:

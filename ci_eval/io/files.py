@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from ci_eval import redact
-from ci_eval.inert import inert_json
-from ci_eval.text import scrub
+from ci_eval.text import redact
+from ci_eval.text.inert import inert_json
+from ci_eval.text.surrogates import scrub
 
 
 def current_umask() -> int:
@@ -101,3 +101,24 @@ def write_json_atomic(path: Path, data: Any, sort_keys: bool = False) -> None:
         handle.write("\n")
 
     _replace(path, write)
+
+
+def safe_resolve(path: Path) -> Path:
+    """``path.resolve()``, or the absolute path when it cannot be resolved (a symlink loop, a
+    name too long): such a file is still listed, and refused with a reason when it is read."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return path.absolute()
+
+
+def repo_root(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` holding ``.git`` (a folder, or a file in a
+    worktree or submodule)."""
+    current = safe_resolve(start)
+    if current.is_file():
+        current = current.parent
+    for folder in (current, *current.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None

@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ci_eval import text as text_util
+from ci_eval.text import surrogates as text_util
 
 
 class NonFinite:

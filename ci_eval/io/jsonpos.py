@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_eval import text as text_util
 from ci_eval.errors import InputError
 from ci_eval.io.jsonfast import (
     MAX_NESTING,
@@ -35,6 +34,7 @@ from ci_eval.io.jsonfast import (
     shallow_scanner,
 )
 from ci_eval.io.readfile import read_regular_file
+from ci_eval.text import surrogates as text_util
 
 
 @dataclass

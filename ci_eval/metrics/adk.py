@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
 from ci_eval.metrics.registry import register
 from ci_eval.metrics.rouge import rouge1_fmeasure
 from ci_eval.model import Content, FunctionCall, Invocation
+from ci_eval.model.metric_spec import MetricSpec
 
 MATCH_TYPES = ("EXACT", "IN_ORDER", "ANY_ORDER", "ADK_RS")
 
@@ -73,7 +73,7 @@ def adk_rs_fraction(
 _MATCHERS = {"EXACT": exact, "IN_ORDER": in_order, "ANY_ORDER": any_order}
 
 
-def _lengths(expected: list[Invocation], actual: list[Invocation]) -> None:
+def require_paired(expected: list[Invocation], actual: list[Invocation]) -> None:
     if len(actual) != len(expected):
         raise NotApplicable(f"{len(actual)} actual invocations for {len(expected)} expected")
     if not expected:
@@ -83,7 +83,7 @@ def _lengths(expected: list[Invocation], actual: list[Invocation]) -> None:
 def tool_trajectory(
     expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
 ) -> tuple[float, list[float | None], dict[str, Any]]:
-    _lengths(expected, actual)
+    require_paired(expected, actual)
     kind = match_type(spec.criterion)
     ignore_args = bool(spec.criterion.get("ignore_args", False))
     scores: list[float | None] = []
@@ -104,7 +104,7 @@ def text_of(content: Content | None) -> str:
 def response_match(
     expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
 ) -> tuple[float, list[float | None], dict[str, Any]]:
-    _lengths(expected, actual)
+    require_paired(expected, actual)
     scores: list[float | None] = [
         rouge1_fmeasure(text_of(e.final_response), text_of(a.final_response))
         for e, a in zip(expected, actual, strict=True)

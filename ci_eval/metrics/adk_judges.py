@@ -17,9 +17,9 @@ from collections import Counter
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.base import MetricFailure, NotApplicable, ScoreContext
 from ci_eval.model import Invocation
+from ci_eval.model.metric_spec import MetricSpec
 from ci_eval.simulate import adk_prompts
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ci_eval.criteria import MetricSpec
-from ci_eval.metrics.adk import _lengths, text_of
+from ci_eval.metrics.adk import require_paired, text_of
 from ci_eval.metrics.base import Metric, ScoreContext
 from ci_eval.metrics.registry import register
 from ci_eval.model import Invocation
+from ci_eval.model.metric_spec import MetricSpec
 
 
 def unigram_recall(expected: str, actual: str) -> float:
@@ -28,7 +28,7 @@ def final_response_match_v1(
     spec: MetricSpec,
     ctx: ScoreContext,
 ) -> tuple[float, list[float | None], dict[str, Any]]:
-    _lengths(expected, actual)
+    require_paired(expected, actual)
     scores: list[float | None] = [
         unigram_recall(text_of(e.final_response), text_of(a.final_response))
         for e, a in zip(expected, actual, strict=True)

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ci_eval.criteria import MetricSpec
 from ci_eval.model import Invocation
+from ci_eval.model.metric_spec import MetricSpec
 from ci_eval.model.results import CaseMetric as CaseMetric  # re-exported: the results model
 from ci_eval.model.results import MetricResult as MetricResult
 

@@ -22,11 +22,11 @@ from importlib.metadata import EntryPoint, distributions, entry_points
 from pathlib import Path
 from typing import Any
 
-from ci_eval.criteria import MetricSpec
 from ci_eval.errors import InputError
 from ci_eval.metrics.base import Metric, ScoreContext
 from ci_eval.metrics.registry import REGISTRY, register, reset
 from ci_eval.model import Invocation
+from ci_eval.model.metric_spec import MetricSpec
 
 ENTRY_POINT_GROUP = "ci_eval.metrics"
 

@@ -47,8 +47,8 @@ class Judge:
 
     def __post_init__(self) -> None:
         # jinja2 and requests load only when a judge is configured: most runs have none
-        from ci_eval import templates
-        from ci_eval.llm import ChatClient
+        from ci_eval.net.llm import ChatClient
+        from ci_eval.text import templates
 
         self.client = ChatClient(
             self.settings.base_url or "",
@@ -61,7 +61,7 @@ class Judge:
         self._env = templates.environment(self.template_dir, keep_trailing_newline=True)
 
     def render(self, template: str, **values: Any) -> str:
-        from ci_eval import templates
+        from ci_eval.text import templates
 
         try:
             return templates.render(self._env, f"judge/{template}", values)
@@ -70,7 +70,7 @@ class Judge:
 
     def ask(self, prompt: str, sample: int = 0) -> str:
         """One completion; the same prompt and sample number is asked once per run."""
-        from ci_eval.llm import LlmError
+        from ci_eval.net.llm import LlmError
 
         key = (self.settings.model or "", prompt, sample)
         with self._lock:

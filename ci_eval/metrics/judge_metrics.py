@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ci_eval.criteria import MetricSpec
 from ci_eval.metrics import adk_judges
-from ci_eval.metrics.adk import _lengths, text_of
+from ci_eval.metrics.adk import require_paired, text_of
 from ci_eval.metrics.base import Metric, MetricFailure, NotApplicable, ScoreContext
 from ci_eval.metrics.judge import Judge
 from ci_eval.metrics.registry import register
 from ci_eval.model import IntermediateData, Invocation
+from ci_eval.model.metric_spec import MetricSpec
 
 NO_JUDGE = (
     "needs an LLM judge: set [judge] base_url and model in ci-eval.toml "
@@ -20,13 +20,13 @@ NO_JUDGE = (
 )
 
 
-def _judge(ctx: ScoreContext) -> Judge:
+def judge_of(ctx: ScoreContext) -> Judge:
     if ctx.judge is None:
         raise NotApplicable(NO_JUDGE)
     return ctx.judge
 
 
-def _samples(spec: MetricSpec, default: int) -> int:
+def samples_of(spec: MetricSpec, default: int) -> int:
     options = spec.criterion.get("judge_model_options") or {}
     return max(1, int(options.get("num_samples", default)))
 
@@ -63,13 +63,13 @@ def final_response_match_v2(
     spec: MetricSpec,
     ctx: ScoreContext,
 ) -> tuple[float, list[float | None], dict[str, Any]]:
-    judge = _judge(ctx)
-    _lengths(expected, actual)
+    judge = judge_of(ctx)
+    require_paired(expected, actual)
     if adk_judges.available():
         return adk_judges.evaluate(
             "final_response_match_v2", expected, actual, spec, ctx, _threshold(spec)
         )
-    samples = _samples(spec, 5)
+    samples = samples_of(spec, 5)
     scores: list[float | None] = []
     for exp, act in zip(expected, actual, strict=True):
         prompt = judge.render(
@@ -105,11 +105,11 @@ def _rubric_metric(name: str, use_tools: bool) -> Any:
     def scorer(
         expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
     ) -> tuple[float, list[float | None], dict[str, Any]]:
-        judge = _judge(ctx)
-        _lengths(expected, actual)
+        judge = judge_of(ctx)
+        require_paired(expected, actual)
         if adk_judges.available():
             return adk_judges.evaluate(name, expected, actual, spec, ctx, _threshold(spec))
-        samples = _samples(spec, 1)
+        samples = samples_of(spec, 1)
         scores: list[float | None] = []
         per_rubric: dict[str, list[bool]] = {}
         for exp, act in zip(expected, actual, strict=True):
@@ -147,7 +147,7 @@ def _rubric_metric(name: str, use_tools: bool) -> Any:
 def hallucinations_v1(
     expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
 ) -> tuple[float, list[float | None], dict[str, Any]]:
-    judge = _judge(ctx)
+    judge = judge_of(ctx)
     if adk_judges.available():
         return adk_judges.evaluate(
             "hallucinations_v1", expected, actual, spec, ctx, _threshold(spec)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ci_eval.criteria import MetricSpec
 from ci_eval.metrics import adk_judges
 from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
-from ci_eval.metrics.judge_metrics import _judge, _samples
+from ci_eval.metrics.judge_metrics import judge_of, samples_of
 from ci_eval.metrics.registry import register
 from ci_eval.model import Invocation
+from ci_eval.model.metric_spec import MetricSpec
 from ci_eval.model.status import Status
 from ci_eval.simulate import adk_prompts
 
@@ -44,12 +44,12 @@ def per_turn_user_simulator_quality(
         raise NotApplicable("needs a conversation_scenario (only simulated cases have one)")
     if not actual:
         raise NotApplicable("no user turns were recorded")
-    judge = _judge(ctx)
+    judge = judge_of(ctx)
     threshold = spec.threshold if spec.threshold is not None else 1.0
     if adk_judges.available():
         return adk_judges.evaluate(NAME, expected, actual, spec, ctx, threshold)
     stop = str(spec.criterion.get("stop_signal", adk_prompts.STOP_SIGNAL))
-    samples = _samples(spec, 5)
+    samples = samples_of(spec, 5)
     plan = str(scenario.get("conversation_plan", ""))
     dumped = [inv.model_dump(mode="json", exclude_none=True) for inv in actual]
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
 from ci_eval.metrics.registry import register
 from ci_eval.metrics.trpc_criteria import (
@@ -18,6 +17,7 @@ from ci_eval.metrics.trpc_criteria import (
     text_match,
 )
 from ci_eval.model import IntermediateData, Invocation
+from ci_eval.model.metric_spec import MetricSpec
 
 # --- tool trajectory ---------------------------------------------------------------------
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.adk import text_of
 from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
 from ci_eval.metrics.registry import register
 from ci_eval.model import Invocation
+from ci_eval.model.metric_spec import MetricSpec
 
 IGNORE_ENV = "RESERVED_KEYWORD_FOR_GROUND_TRUTH_ARGS"
 DUMMY = "__dummy__"

@@ -1,5 +1,5 @@
 """A run's comparison with the baseline, as data: each metric's change, each case's judgement,
-the suite-wide drop. ``ci_eval.compare`` computes it; reports render it; the results file
+the suite-wide drop. ``ci_eval.gate.compare`` computes it; reports render it; the results file
 carries it, with these dataclasses as its schema (see :mod:`ci_eval.model.results`)."""
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ class Comparison:
     # an outage, or a break of them all; the gate will not pass what it could not confirm
     outage: Text | None = None
     # how much main's runs of a case in one job fail together (0: independent), and how much
-    # its pushes swing together (1: no more than chance): see ci_eval.noise
+    # its pushes swing together (1: no more than chance): see ci_eval.gate.noise
     rho: Number = 0.0
     dispersion: Number = 1.0
     # removed cases an [[accept]] entry of .ci-eval/accept.toml accepts (with its reason)

@@ -20,10 +20,10 @@ from pydantic import BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
 from typing_extensions import TypedDict
 
-from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.errors import InputError
 from ci_eval.model.comparison import Comparison
 from ci_eval.model.evalset import Invocation
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.status import Status
 from ci_eval.model.values import (
     APART,
@@ -78,7 +78,7 @@ def invocation_json(inv: Invocation) -> str:
     try:  # the model's serialiser itself: model_dump_json's wrapper costs a fifth more
         return Invocation.__pydantic_serializer__.to_json(inv, exclude_none=True).decode()
     except PydanticSerializationError:
-        from ci_eval.text import scrub_json
+        from ci_eval.text.surrogates import scrub_json
 
         data = scrub_json(inv.model_dump(mode="json", exclude_none=True))
         return pydantic_core.to_json(data, inf_nan_mode="null").decode()
@@ -219,7 +219,7 @@ class TextRuns:
     """A scored case's runs kept as the results file's text of them (``text``: its runs,
     comma-separated) rather than as objects, e.g. in a temporary file: a read-only sequence of
     runs whose each access reads them back, as the results file would give them
-    (``ci_eval.io.spill``). Not an ABC: checking for one is slower, on every case."""
+    (``ci_eval.results.spill``). Not an ABC: checking for one is slower, on every case."""
 
     __slots__ = ()
     # what a kind of it provides (the class only names them: it is checked for, not built)

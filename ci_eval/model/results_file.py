@@ -6,7 +6,7 @@ lists a field: a field added to a record is read, checked and written as it stan
 What is written by hand is what pydantic cannot do for a file of this size: a case is one line
 of compact JSON whose runs, and whose runs' invocations (kept as their JSON text once scored),
 are spliced in as text; the sets' cases are written and read one at a time
-(:mod:`ci_eval.model.results_stream`). Those fields are marked ``APART`` in the record, and its
+(:mod:`ci_eval.results.stream`). Those fields are marked ``APART`` in the record, and its
 ``DERIVED`` names the values the file holds for its readers and the model works out.
 
 Reading refuses every value its annotation does not allow, with its JSON path
@@ -100,7 +100,7 @@ def _with(text: str, members: str) -> str:
 
 def _scrubbed(record: Any, tail: str) -> str:
     """:func:`record_json` for text with lone surrogates: they cannot be written; replaced."""
-    from ci_eval.text import scrub_json
+    from ci_eval.text.surrogates import scrub_json
 
     kind = type(record)
     data = adapter(kind).dump_python(record, mode="python", warnings=False)

@@ -13,19 +13,20 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_eval import redact
-from ci_eval.deadline import Deadline
 from ci_eval.errors import InputError
-from ci_eval.inert import inert_line
+from ci_eval.gate.items import Kind
+from ci_eval.gate.verdict import changed_of, verdict
 from ci_eval.io.files import write_json_atomic, write_parts_atomic, write_text_atomic
 from ci_eval.model.status import Status
+from ci_eval.net.deadline import Deadline
 from ci_eval.publish import github
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import junit_parts, to_junit
-from ci_eval.results import CaseRecord, RunResults
+from ci_eval.results.file import CaseRecord, RunResults
 from ci_eval.settings import ReportSettings
-from ci_eval.text import scrub
-from ci_eval.verdict import Kind, changed_of, verdict
+from ci_eval.text import redact
+from ci_eval.text.inert import inert_line
+from ci_eval.text.surrogates import scrub
 
 INTERRUPTED_COMMENT_S = 4.0
 

@@ -18,12 +18,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ci_eval import redact
-from ci_eval.deadline import Deadline
-from ci_eval.inert import inert, inert_line
-from ci_eval.results import RunResults
-from ci_eval.text import scrub
-from ci_eval.verdict import Kind, clip, short_id, verdict
+from ci_eval.gate.items import Kind, clip, short_id
+from ci_eval.gate.verdict import verdict
+from ci_eval.net.deadline import Deadline
+from ci_eval.results.file import RunResults
+from ci_eval.text import redact
+from ci_eval.text.inert import inert, inert_line
+from ci_eval.text.surrogates import scrub
 
 if TYPE_CHECKING:
     import requests
@@ -224,7 +225,7 @@ class CommentPoster:
     session: requests.Session = field(init=False)
 
     def __post_init__(self) -> None:
-        from ci_eval.http import HttpSettings, make_requests_session
+        from ci_eval.net.http import HttpSettings, make_requests_session
 
         self.api_url = self.api_url.rstrip("/")
         self.session = make_requests_session(
@@ -242,7 +243,7 @@ class CommentPoster:
     def _call(self, method: str, url: str, **kwargs: object) -> requests.Response:
         import requests  # loaded with the session, only when commenting
 
-        from ci_eval.http import (
+        from ci_eval.net.http import (
             DeadlinePassed,
             failure_reason,
             timeouts,

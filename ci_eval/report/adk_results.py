@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from ci_eval.model.status import Status
-from ci_eval.results import CaseRecord, RunResults, SetRecord
+from ci_eval.results.file import CaseRecord, RunResults, SetRecord
 
 STATUS = {
     Status.PASSED: 1,

@@ -2,7 +2,7 @@
 EnricoMi's publisher, GitLab, Jenkins, Azure) and valid against the schema they share.
 
 One testsuite per eval set, one testcase per eval case (classname = set id, name = case id,
-file, line, time). The testcase's result is its place in the verdict (``ci_eval.verdict``), so
+file, line, time). The testcase's result is its place in the verdict (``ci_eval.gate.verdict``), so
 every consumer counts what the gate counted: what blocks is a ``failure`` (a regression, a
 failure of its thresholds) or an ``error`` (the agent or a metric could not be measured); what
 did not block — a known failure, the case's usual noise, an error outside ``fail_on``, a skip —
@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import functools
 
-from ci_eval.inert import inert, inert_line
-from ci_eval.model.status import Status
-from ci_eval.report.view import (
+from ci_eval.gate.items import Item, Kind
+from ci_eval.gate.verdict import verdict
+from ci_eval.model.describe import (
     fmt,
     invocation_diffs,
     run_outcome,
@@ -38,8 +38,9 @@ from ci_eval.report.view import (
     shown_run,
     with_run,
 )
-from ci_eval.results import CaseRecord, RunRecord, RunResults
-from ci_eval.verdict import Item, Kind, verdict
+from ci_eval.model.status import Status
+from ci_eval.results.file import CaseRecord, RunRecord, RunResults
+from ci_eval.text.inert import inert, inert_line
 
 
 def seconds(value: float) -> str:

@@ -10,7 +10,7 @@ Agent text is escaped for the context it lands in, at the moment it is printed:
 - ``{{ value | code }}`` for a fenced block whose fence outgrows any backticks inside.
 
 Everywhere, ANSI and control characters are gone, CI command prefixes are broken (see
-``ci_eval.inert``) and ``@`` is followed by a zero-width space so nobody is pinged.
+``ci_eval.text.inert``) and ``@`` is followed by a zero-width space so nobody is pinged.
 
 Size caps (GitHub: 1 MiB per step summary, 65,536 characters per comment) are met by leaving
 out, in order, passing rows, then the details of cases that did not block, then the set tables'
@@ -32,11 +32,11 @@ from urllib.parse import quote
 from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
-from ci_eval import templates
-from ci_eval.report.escape import code, html, md
+from ci_eval.gate.items import UNMEASURED_ICON, WORSE_ICON
 from ci_eval.report.markdown_context import KINDS, Budget, context, notes, plural, sizes
-from ci_eval.results import RunResults
-from ci_eval.verdict import UNMEASURED_ICON, WORSE_ICON
+from ci_eval.results.file import RunResults
+from ci_eval.text import templates
+from ci_eval.text.escape import code, html, md
 
 SUMMARY_LIMIT = 1024 * 1024 - 1024  # bytes; GitHub's step summary cap is 1 MiB
 COMMENT_LIMIT = 65_536 - 256  # characters; GitHub rejects longer comment bodies

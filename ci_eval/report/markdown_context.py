@@ -10,9 +10,11 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ci_eval.gate.items import ORDER, PASSED_ICON, Item, Kind
+from ci_eval.gate.verdict import verdict
 from ci_eval.model.comparison import MetricChange
+from ci_eval.model.describe import fmt, invocation_diffs, shown_run
 from ci_eval.model.status import Status
-from ci_eval.report.escape import md
 from ci_eval.report.markdown_overview import (
     delta,
     fixed_context,
@@ -21,9 +23,8 @@ from ci_eval.report.markdown_overview import (
     runs_passed,
     title,
 )
-from ci_eval.report.view import fmt, invocation_diffs, shown_run
-from ci_eval.results import CaseRecord, RunResults, SetRecord
-from ci_eval.verdict import ORDER, PASSED_ICON, Item, Kind, verdict
+from ci_eval.results.file import CaseRecord, RunResults, SetRecord
+from ci_eval.text.escape import md
 
 CODE_LIMIT = 2000  # characters of one response shown in a details block
 

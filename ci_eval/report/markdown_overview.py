@@ -10,11 +10,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ci_eval import __version__
-from ci_eval.model.comparison import MetricChange
-from ci_eval.model.status import Status
-from ci_eval.report.view import fmt, run_outcome
-from ci_eval.results import CaseRecord, RunResults, SetRecord
-from ci_eval.verdict import (
+from ci_eval.gate.items import (
     IMPROVED_ICON,
     NOUNS,
     PASSED_ICON,
@@ -22,10 +18,14 @@ from ci_eval.verdict import (
     SKIPPED_ICON,
     Item,
     SetLine,
-    Verdict,
     clip,
     legend,
 )
+from ci_eval.gate.verdict import Verdict
+from ci_eval.model.comparison import MetricChange
+from ci_eval.model.describe import fmt, run_outcome
+from ci_eval.model.status import Status
+from ci_eval.results.file import CaseRecord, RunResults, SetRecord
 
 ORDER = {
     Status.FAILED: 0,

@@ -1,19 +1,20 @@
 """The short human summary ci-eval prints: the baseline; per eval set its counts, metric means
 and each listed case (with the run and turn); then, set apart, what blocks and what did not
 (the verdict's lists), what changed against main, the totals and the verdict line.
-Pure: the CLI prints the lines, and makes them inert (``ci_eval.inert``) as it does."""
+Pure: the CLI prints the lines, and makes them inert (``ci_eval.text.inert``) as it does."""
 
 from __future__ import annotations
 
-from ci_eval.model.status import Status
-from ci_eval.report.view import (
+from ci_eval.gate.items import Item, Kind, outcomes
+from ci_eval.gate.verdict import Verdict, verdict
+from ci_eval.model.describe import (
     error_reason,
     failing_metrics,
     fmt,
     not_evaluated_reason,
 )
-from ci_eval.results import CaseRecord, RunResults, SetRecord
-from ci_eval.verdict import Item, Kind, Verdict, outcomes, verdict
+from ci_eval.model.status import Status
+from ci_eval.results.file import CaseRecord, RunResults, SetRecord
 
 COUNTED = (Status.PASSED, Status.FAILED, Status.ERROR, Status.NOT_EVALUATED, Status.SKIPPED)
 

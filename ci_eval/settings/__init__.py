@@ -3,8 +3,17 @@ its agent is reached), then the action's inputs or the command's flags over it
 (:meth:`RunSettings.overlay`), checked once (:func:`check`) before the first agent call.
 
 ``model`` holds the object, how each setting is spelled in each source, and the check;
-``sources`` reads ci-eval.toml and the action's inputs."""
+``toml`` reads ci-eval.toml, ``inputs`` the action's inputs, ``bar`` holds the bar's settings
+at the merge base in a pull request, and ``parse`` parses the settings that have a grammar."""
 
+from ci_eval.settings.inputs import (
+    ACTION_DEFAULTS,
+    ACTION_ONLY,
+    INPUTS,
+    from_inputs,
+    get_input,
+    input_flag,
+)
 from ci_eval.settings.model import (
     AGENT_KINDS,
     CONFIG_NAME,
@@ -22,16 +31,7 @@ from ci_eval.settings.model import (
     check_number,
     github_token,
 )
-from ci_eval.settings.sources import (
-    ACTION_DEFAULTS,
-    ACTION_ONLY,
-    INPUTS,
-    find_config,
-    from_inputs,
-    get_input,
-    input_flag,
-    load_config,
-)
+from ci_eval.settings.toml import find_config, load_config
 
 __all__ = [
     "ACTION_DEFAULTS",

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from ci_eval import git
 from ci_eval.errors import InputError
+from ci_eval.io import git
 from ci_eval.settings.model import BAR, BAR_TABLES, RunSettings, setting_target
-from ci_eval.settings.sources import load_config
+from ci_eval.settings.toml import load_config
 
 SHOWN = 60  # characters of a value in the list of changes
 

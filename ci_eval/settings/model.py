@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from ci_eval.errors import InputError
+from ci_eval.settings.parse import REPLAY_PICKS, parse_fail_on, parse_shard
 
 CONFIG_NAME = "ci-eval.toml"
 # the connectors' kinds (ci_eval.connectors.CONNECTORS registers one factory each), here for the
@@ -238,7 +239,7 @@ class RunSettings:
     # confirmation reruns a failing case may get before the gate decides (0: none)
     confirm_runs: int = 4
     # a same-day control: run the agent of this git ref's merge base ("base": the pull
-    # request's base branch) on the same cases in the same job (ci_eval.control)
+    # request's base branch) on the same cases in the same job (ci_eval.run.control)
     control: str | None = None
     control_url: str | None = None  # where the control's agent is served (http, adk-http)
     accept: str | None = None  # the acceptance file [default: .ci-eval/accept.toml]
@@ -388,8 +389,6 @@ def check_number(
 
 def check_gate(settings: RunSettings) -> tuple[str, ...]:
     """The gate's settings; returns the --fail-on items."""
-    from ci_eval.gate import parse_fail_on
-
     names = settings.names
     check_number(names, "tolerance", settings.tolerance, low=0)
     check_number(
@@ -408,8 +407,6 @@ def check_gate(settings: RunSettings) -> tuple[str, ...]:
 
 def check(settings: RunSettings) -> None:
     """Every setting of a run, in the order a user would fix them."""
-    from ci_eval import shard
-
     names = settings.names
     for key, low in (("concurrency", 1), ("num_runs", 1), ("retries", 0)):
         if getattr(settings, key) < low:
@@ -423,9 +420,7 @@ def check(settings: RunSettings) -> None:
             f"must be between 1 and {names.name('num_runs')} ({settings.num_runs})",
         )
     if settings.shard:
-        shard.parse(settings.shard, names.name("shard"))
-    from ci_eval.connectors.replay import REPLAY_PICKS
-
+        parse_shard(settings.shard, names.name("shard"))
     if settings.agent.replay_pick not in REPLAY_PICKS:
         raise names.error(
             "agent.replay_pick",

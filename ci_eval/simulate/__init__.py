@@ -26,7 +26,7 @@ from ci_eval.settings import JudgeConfig, SimulatorConfig, api_key
 from ci_eval.simulate.base import Event, NextTurn, SimulatorError, Status, UserSimulator
 
 if TYPE_CHECKING:
-    from ci_eval.llm import ChatClient
+    from ci_eval.net.llm import ChatClient
 
 NO_SIMULATOR = (
     "needs a user simulator: set [simulator] base_url and model (or [judge]) in ci-eval.toml, "
@@ -94,7 +94,7 @@ def build_simulator(
     if resolved.max_turns is not None and resolved.max_turns < 1:
         raise InputError("[simulator] max_turns must be at least 1")
     key = api_key(env, resolved.api_key_env, "the simulator's")
-    from ci_eval.llm import ChatClient
+    from ci_eval.net.llm import ChatClient
 
     client = ChatClient(
         resolved.base_url,

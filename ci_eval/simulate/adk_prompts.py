@@ -81,14 +81,14 @@ def stop_signal() -> str:
 @functools.cache
 def _env() -> Any:
     # jinja2 is imported when a prompt is rendered: every run asks source(), few render
-    from ci_eval import templates
+    from ci_eval.text import templates
 
     return templates.environment(None)
 
 
 def render(name: str, **values: Any) -> str:
     """One of ci-eval's own templates, rendered in the project's template sandbox."""
-    from ci_eval import templates
+    from ci_eval.text import templates
 
     return templates.render(_env(), name, values)
 

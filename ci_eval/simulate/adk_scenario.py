@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ci_eval.llm import ChatClient, LlmError
 from ci_eval.model import EvalCase
+from ci_eval.net.llm import ChatClient, LlmError
 from ci_eval.simulate import adk_prompts
 from ci_eval.simulate.base import Event, NextTurn, SimulatorError, Status, turn_limit
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ci_eval.connectors.base import TOO_MUCH, ActualTurn, AgentError, Connector, KeptReplies
 from ci_eval.model import Content, Invocation, Part
-from ci_eval.results import InvocationRecord, RunRecord
+from ci_eval.results.file import InvocationRecord, RunRecord
 from ci_eval.simulate.base import Event, SimulatorError, Status, UserSimulator
 
 

@@ -23,8 +23,8 @@ from typing import Any
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from ci_eval.llm import ChatClient, LlmError
 from ci_eval.model import EvalCase
+from ci_eval.net.llm import ChatClient, LlmError
 from ci_eval.simulate.adk_prompts import render
 from ci_eval.simulate.base import Event, NextTurn, SimulatorError, Status, turn_limit
 

@@ -22,13 +22,13 @@ import pytest
 from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.connectors.command import CommandConnector
 from ci_eval.connectors.http import HttpConnector
-from ci_eval.criteria import MetricConfig
-from ci_eval.deadline import Cancellation, Deadline, grace_from
 from ci_eval.errors import InputError
-from ci_eval.http import HttpSettings
-from ci_eval.load import LoadedEvalSet
+from ci_eval.load.evalsets import LoadedEvalSet
 from ci_eval.model import Content, EvalCase, EvalSet, Part
-from ci_eval.runner import RunOptions, run_sets
+from ci_eval.model.metric_spec import MetricConfig
+from ci_eval.net.deadline import Cancellation, Deadline, grace_from
+from ci_eval.net.http import HttpSettings
+from ci_eval.run.runner import RunOptions, run_sets
 from tests.loopback_agent import LoopbackAgent
 
 HANG_S = 300  # far beyond any test's patience: only cancellation can end such a turn

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval import redact
 from ci_eval.cli import main
 from ci_eval.metrics import REGISTRY
+from ci_eval.text import redact
 from tests.conftest import REPO, SAMPLES
 from tests.helpers import run_cli, run_process, run_sample_agent
 

@@ -169,13 +169,14 @@ def test_every_input_is_a_setting_or_one_of_the_actions_own() -> None:
 
 def test_the_eval_config_and_baseline_ref_inputs_are_named_as_inputs(in_tmp: Path) -> None:
     from ci_eval import pipeline
+    from ci_eval.gate import main_history
 
     settings, _ = from_inputs({"INPUT_EVAL-CONFIG": "nowhere.json", "INPUT_PATHS": "."})
     with pytest.raises(InputError, match=r"^nowhere.json: input eval-config: no such file$"):
         pipeline.load_eval_sets(settings)
     settings, _ = from_inputs({"INPUT_BASELINE-REF": "no-such-ref"})
     with pytest.raises(InputError, match=r"^input baseline-ref no-such-ref: "):
-        pipeline.load_baseline(settings, {})
+        main_history.load_baseline(settings, {})
 
 
 def test_preflight_names_an_output_path_as_it_was_given(in_tmp: Path) -> None:

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from ci_eval import baseline as baseline_store
-from ci_eval.compare import compare
-from ci_eval.criteria import MetricConfig, MetricSpec
+from ci_eval.gate import baseline as baseline_store
+from ci_eval.gate.compare import compare
 from ci_eval.metrics.base import CaseMetric
-from ci_eval.results import CaseRecord, RunResults, SetRecord
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec
+from ci_eval.results.file import CaseRecord, RunResults, SetRecord
 from tests.conftest import REPO
 from tests.helpers import git, run_cli, run_replay
 
@@ -202,7 +202,7 @@ def test_atomic_write_survives_a_kill_between_write_and_rename(tmp_path: Path) -
     before = target.read_text()
     script = (
         "import os, signal, sys\n"
-        "from ci_eval import baseline\n"
+        "from ci_eval.gate import baseline\n"
         "from tests.gate.test_baseline import _results\n"
         "os.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)\n"
         f"baseline.write(__import__('pathlib').Path({str(target)!r}), "

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from ci_eval import baseline as baseline_store
-from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.errors import InputError
+from ci_eval.gate import baseline as baseline_store
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.status import Status
-from ci_eval.results import CaseMetric, CaseRecord, RunRecord, RunResults, SetRecord
+from ci_eval.results.file import CaseMetric, CaseRecord, RunRecord, RunResults, SetRecord
 from tests.conftest import REPO, SAMPLES
 from tests.helpers import run_cli
 

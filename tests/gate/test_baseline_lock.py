@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from ci_eval import baseline as baseline_store
-from ci_eval import pipeline
+from ci_eval.gate import baseline as baseline_store
+from ci_eval.gate import main_history
 from ci_eval.settings import RunSettings
 from tests.gate.test_gate import results
 
@@ -32,7 +32,7 @@ def test_two_updates_at_once_are_both_recorded(
     runs = [results({"c": [1.0]}, started=f"t{i}") for i in range(2)]
     said: list[str] = []
     threads = [
-        threading.Thread(target=lambda r=r: said.append(pipeline.update_baseline(r, settings)))
+        threading.Thread(target=lambda r=r: said.append(main_history.update_baseline(r, settings)))
         for r in runs
     ]
     for t in threads:
@@ -52,7 +52,7 @@ def test_a_baseline_reached_through_a_symlink_is_updated_where_it_is(tmp_path: P
     link.symlink_to(real)
     for i in range(2):
         settings = RunSettings(baseline=str(link if i else real))  # one name, then the other
-        pipeline.update_baseline(results({"c": [1.0]}, started=f"t{i}"), settings)
+        main_history.update_baseline(results({"c": [1.0]}, started=f"t{i}"), settings)
     assert link.is_symlink()
     history = baseline_store.read(real)
     assert history is not None and len(history["pushes"]) == 2

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ci_eval import baseline as baseline_store
-from ci_eval import stats
-from ci_eval.compare import Judgement, compare
-from ci_eval.history import HALF_LIFE, CaseHistory, Cluster, clusters, since_change
-from ci_eval.noise import measure
+from ci_eval.gate import baseline as baseline_store
+from ci_eval.gate import stats
+from ci_eval.gate.compare import Judgement, compare
+from ci_eval.gate.history import HALF_LIFE, CaseHistory, Cluster, clusters, since_change
+from ci_eval.gate.noise import measure
 from tests.gate.test_gate import judged, results
 
 

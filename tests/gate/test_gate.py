@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_eval import baseline as baseline_store
-from ci_eval import stats
-from ci_eval.compare import Acceptance, Judgement, compare
-from ci_eval.criteria import MetricConfig, MetricSpec
-from ci_eval.gate import verdict
+from ci_eval.gate import baseline as baseline_store
+from ci_eval.gate import stats
+from ci_eval.gate.compare import Acceptance, Judgement, compare
+from ci_eval.gate.decision import verdict
 from ci_eval.metrics.base import CaseMetric
-from ci_eval.results import CaseRecord, RunResults, SetRecord, to_json
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec
+from ci_eval.results.file import CaseRecord, RunResults, SetRecord, to_json
 from tests.helpers import git, run_cli
 
 # --- synthetic results: cases with per-run scores of one metric (threshold 1) ---------------
@@ -379,7 +379,7 @@ def test_known_failures_are_skipped_in_junit_so_a_junit_only_ci_stays_green(
 
 
 def test_update_baseline_compares_first_then_writes(tmp_path: Path, monkeypatch: Any) -> None:
-    from ci_eval import pipeline
+    from ci_eval.gate import main_history
     from ci_eval.settings import RunSettings
 
     monkeypatch.chdir(tmp_path)
@@ -388,8 +388,8 @@ def test_update_baseline_compares_first_then_writes(tmp_path: Path, monkeypatch:
     run = results({"c": [0.0, 0.0, 0.0]}, started="pr")
     settings = RunSettings(update_baseline=True)
     # the order run() uses: compare against the stored baseline, then append
-    pipeline.apply_baseline(run, settings, env={})
-    line = pipeline.update_baseline(run, settings)
+    main_history.apply_baseline(run, settings, env={})
+    line = main_history.update_baseline(run, settings)
     assert run.comparison.regressed_cases() == {("s", "c")}
     assert "1 cases recorded" in line
     scores = baseline_store.read(path)["sets"]["s"]["cases"]["c"]["metrics"]["m"]["scores"]

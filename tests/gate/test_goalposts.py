@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval.compare import compare
+from ci_eval.gate.compare import compare
+from ci_eval.gate.items import Kind
+from ci_eval.gate.verdict import verdict
 from ci_eval.model.comparison import Judgement
-from ci_eval.verdict import Kind, verdict
 from tests.conftest import REPO
 from tests.helpers import git, run_cli
 
@@ -339,8 +340,8 @@ def test_a_custom_metrics_code_the_pr_changed_is_said(
 ) -> None:
     import sys
 
+    from ci_eval.gate.main_history import custom_code_changes
     from ci_eval.metrics.custom import register_custom
-    from ci_eval.pipeline import custom_code_changes
 
     module = f"goalpost_metric_{changed}"
     root = _custom_metric_repo(tmp_path, module, changed)

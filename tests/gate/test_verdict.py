@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ci_eval.errors import InputError
-from ci_eval.gate import EXIT_GATE, EXIT_INFRA, EXIT_OK, FAIL_ON, gate, parse_fail_on, verdict
-from ci_eval.verdict import Kind, legend
+from ci_eval.gate.decision import EXIT_GATE, EXIT_INFRA, EXIT_OK, gate, verdict
+from ci_eval.gate.items import Kind, legend
+from ci_eval.settings.parse import FAIL_ON, parse_fail_on
 from tests.factories import results
 
 ALL = tuple(FAIL_ON)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from ci_eval.dialects import WRITERS
-from ci_eval.load import LoadedEvalSet
+from ci_eval.load.evalsets import LoadedEvalSet
 from ci_eval.model import canonical_form, dump_adk
 from tests.conftest import CORPUS, corpus_files, corpus_id
 from tests.helpers import load

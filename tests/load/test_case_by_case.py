@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 
 from ci_eval.dialects import adk
-from ci_eval.load import Failed, LoadedEvalSet
+from ci_eval.load.evalsets import Failed, LoadedEvalSet
 from ci_eval.model import EvalSet, canonical_form
 from tests.helpers import load
 from tests.load.test_properties import SETTINGS, eval_sets

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ci_eval.shard import CaseFilter, case_selected, parse_cases, unmatched
+from ci_eval.run.selection import CaseFilter, case_selected, parse_cases, unmatched
 
 KNOWN = {("weather", "paris"), ("weather", "rome"), ("travel", "paris")}
 

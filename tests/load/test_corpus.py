@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval.load import Failed, LoadedEvalSet, LoadedSidecar, Skipped
+from ci_eval.load.evalsets import Failed, LoadedEvalSet, LoadedSidecar, Skipped
 from tests.conftest import CORPUS, corpus_files, corpus_id
 from tests.helpers import load
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ci_eval.discover import discover
+from ci_eval.load.discover import discover
 
 
 def _touch(root: Path, *names: str) -> None:

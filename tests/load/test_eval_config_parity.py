@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_eval.criteria import load_adk_config
 from ci_eval.errors import InputError
 from ci_eval.io.jsonpos import parse_json
+from ci_eval.load.sidecars import load_adk_config
 
 adk_config = pytest.importorskip("google.adk.evaluation.eval_config")
 

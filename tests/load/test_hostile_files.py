@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_eval.discover import discover
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.io.readfile import MAX_FILE_MB_ENV
-from ci_eval.load import Failed, LoadedEvalSet, load_all
+from ci_eval.load.discover import discover
+from ci_eval.load.evalsets import Failed, LoadedEvalSet, load_all
 from tests.helpers import load, run_cli
 
 CASE = {
@@ -193,7 +193,7 @@ def test_results_files_get_a_larger_limit_than_eval_sets(
 ) -> None:
     """ci-eval's own results file grows with the suite (130 MB at 20,000 cases): the limit
     meant for eval sets must not stop `report` on it."""
-    from ci_eval.results import RunResults, read_results, to_json, write_json_atomic
+    from ci_eval.results.file import RunResults, read_results, to_json, write_json_atomic
 
     path = tmp_path / "results.json"
     write_json_atomic(

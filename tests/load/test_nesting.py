@@ -75,7 +75,7 @@ def test_a_ci_eval_toml_nested_too_deeply_is_one_line_naming_the_file(
 
 
 def test_an_acceptance_file_nested_too_deeply_is_one_line_naming_it(tmp_path: Path) -> None:
-    from ci_eval import accept
+    from ci_eval.gate import accept
 
     path = tmp_path / "accept.toml"
     path.write_text("x = " + "[" * 5_000 + "]" * 5_000 + "\n")

@@ -12,7 +12,7 @@ from typing import Any
 
 from hypothesis import given
 
-from ci_eval.load import LoadedEvalSet
+from ci_eval.load.evalsets import LoadedEvalSet
 from ci_eval.model import EvalCase, EvalSet, Invocation, canonical_form
 from tests.helpers import load
 from tests.load.test_properties import SETTINGS, eval_sets

@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ci_eval.dialects import WRITERS
-from ci_eval.discover import Candidate
 from ci_eval.errors import InputError
-from ci_eval.load import Failed, LoadedEvalSet, SidecarFinder, Skipped, load_candidate
+from ci_eval.load.discover import Candidate
+from ci_eval.load.evalsets import Failed, LoadedEvalSet, SidecarFinder, Skipped, load_candidate
 from ci_eval.model import (
     Content,
     EvalCase,

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from ci_eval.connectors.replay import load_recordings
-from ci_eval.discover import discover_all
 from ci_eval.errors import InputError
-from ci_eval.load import LoadedEvalSet, Skipped, load_all
+from ci_eval.load.discover import discover_all
+from ci_eval.load.evalsets import LoadedEvalSet, Skipped, load_all
 from ci_eval.settings import find_config
 from tests.factories import evalset, inv
 from tests.helpers import run_cli

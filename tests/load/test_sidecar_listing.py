@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval.load import SidecarFinder
+from ci_eval.load.evalsets import SidecarFinder
 
 
 def test_a_folder_is_listed_once_for_all_its_eval_sets(

@@ -90,8 +90,8 @@ def test_every_report_and_the_baseline_are_readable_by_others(tmp_path: Path, um
 
 
 def test_a_report_in_pieces_is_written_whole_each_piece_redacted(tmp_path: Path) -> None:
-    from ci_eval import redact
     from ci_eval.io.files import write_parts_atomic
+    from ci_eval.text import redact
 
     secret = "s3cr3t-value-0123456789"
     previous = redact.install(redact.Redactor([secret]))

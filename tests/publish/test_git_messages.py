@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval import baseline, git
 from ci_eval.errors import InputError
+from ci_eval.gate import baseline
+from ci_eval.io import git
 from ci_eval.publish.github import CommentError, CommentPoster, Workflow
 
 
@@ -68,8 +69,8 @@ def test_a_repository_owned_by_another_user_names_safe_directory(
 
 
 def test_the_run_says_why_there_is_no_merge_base(repo: Path) -> None:
-    from ci_eval.pipeline import apply_baseline
-    from ci_eval.results import RunResults
+    from ci_eval.gate.main_history import apply_baseline
+    from ci_eval.results.file import RunResults
     from ci_eval.settings import RunSettings
 
     results = RunResults(sets=[], agent="a", started="now", duration_s=0)

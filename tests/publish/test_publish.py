@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval import redact
 from ci_eval.publish import ReportSettings, outputs, publish
 from ci_eval.publish.github import Workflow
 from ci_eval.settings import RunSettings, github_token
+from ci_eval.text import redact
 from tests.factories import results
 
 

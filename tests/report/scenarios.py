@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ci_eval import baseline as baseline_store
-from ci_eval.compare import compare
-from ci_eval.criteria import MetricConfig, MetricSpec
+from ci_eval.gate import baseline as baseline_store
+from ci_eval.gate.compare import compare
 from ci_eval.metrics.base import CaseMetric
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
-from ci_eval.results import (
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec
+from ci_eval.results.file import (
     CaseRecord,
     InvocationRecord,
     MetricResult,

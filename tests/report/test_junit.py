@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.metrics.base import CaseMetric, MetricResult
 from ci_eval.model import Content, Invocation, Part
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_summary
-from ci_eval.results import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
+from ci_eval.results.file import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
 from tests.conftest import SHARED
 
 SPEC = MetricSpec("response_match_score", 0.8)

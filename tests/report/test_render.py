@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.metrics.base import CaseMetric, MetricResult
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.report.markdown import render_comment, render_summary
-from ci_eval.results import (
+from ci_eval.results.file import (
     CaseRecord,
     InvocationRecord,
     RunRecord,

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from ci_eval.criteria import MetricConfig, MetricSpec
-from ci_eval.io import spill
 from ci_eval.metrics.base import CaseMetric, MetricResult
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.report.markdown import COMMENT_LIMIT, SUMMARY_LIMIT, render_comment, render_summary
-from ci_eval.results import (
+from ci_eval.results import spill
+from ci_eval.results.file import (
     CaseRecord,
     InvocationRecord,
     RunRecord,
@@ -182,7 +182,7 @@ def test_a_file_of_more_runs_than_the_limit_gives_the_same_outputs(
     hostile_run: dict[str, Path], tmp_path: Path, command: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past CI_EVAL_RUNS_IN_MEMORY case runs, the cases read keep their runs in a temporary
-    file (ci_eval.io.spill): what is written is the same."""
+    file (ci_eval.results.spill): what is written is the same."""
     held: list[str] = []
     hold = spill.RunSpill.hold
     monkeypatch.setattr(
@@ -333,7 +333,7 @@ def test_a_template_that_says_the_gate_passed_is_below_the_verdict_that_says_it_
 
 
 def test_the_sandbox_stops_a_hostile_template(tmp_path: Path) -> None:
-    from ci_eval.templates import TemplateProblem
+    from ci_eval.text.templates import TemplateProblem
 
     (tmp_path / "summary.md.j2").write_text("{{ ''.__class__.__mro__[1].__subclasses__() }}")
     with pytest.raises(TemplateProblem, match=r"summary.md.j2:1: .* is unsafe"):
@@ -341,7 +341,7 @@ def test_the_sandbox_stops_a_hostile_template(tmp_path: Path) -> None:
 
 
 def test_results_round_trip(hostile_run: dict[str, Path]) -> None:
-    from ci_eval.results import to_json
+    from ci_eval.results.file import to_json
 
     data = json.loads(hostile_run["results"].read_text())
     assert to_json(read_results(hostile_run["results"])) == data

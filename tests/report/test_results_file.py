@@ -13,13 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_eval import redact
-from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.errors import InputError
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation
-from ci_eval.model.results_stream import read_cases
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.status import Status
-from ci_eval.results import (
+from ci_eval.results.file import (
     CaseMetric,
     CaseRecord,
     InvocationRecord,
@@ -32,6 +30,8 @@ from ci_eval.results import (
     to_json,
     write_results,
 )
+from ci_eval.results.stream import read_cases
+from ci_eval.text import redact
 from tests.mutation import replace_one_value
 
 

@@ -15,7 +15,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.model import Content, IntermediateData, Invocation
 from ci_eval.model.comparison import (
     CaseJudgement,
@@ -24,9 +23,10 @@ from ci_eval.model.comparison import (
     MetricChange,
     SuiteDrop,
 )
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.results_file import SCHEMA_VERSION, adapter, case_line, record_json
 from ci_eval.model.status import CASE_STATUSES, METRIC_STATUSES, Status
-from ci_eval.results import (
+from ci_eval.results.file import (
     CaseMetric,
     CaseRecord,
     InvocationRecord,

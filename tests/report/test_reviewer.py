@@ -21,7 +21,7 @@ from benchmarks.reviewer import (
     check_verdict_line,
     views,
 )
-from ci_eval.verdict import Kind
+from ci_eval.gate.items import Kind
 from tests.report import scenarios
 
 SCENARIOS = {"reviewer": scenarios.reviewer, "large": scenarios.large, "passing": scenarios.passing}

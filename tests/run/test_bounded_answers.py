@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval.http import HttpError, HttpSettings, make_session, post_json
-from ci_eval.http_client import MAX_ANSWER
+from ci_eval.net.client import MAX_ANSWER, make_session
+from ci_eval.net.http import HttpError, HttpSettings, post_json
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli
 

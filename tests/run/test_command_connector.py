@@ -14,8 +14,8 @@ import pytest
 
 from ci_eval.connectors.base import AgentError
 from ci_eval.connectors.command import CommandConnector
-from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase, Part
+from ci_eval.net.deadline import Deadline
 
 TURN = {"user_content": {"role": "user", "parts": [{"text": "hi"}]}}
 CASE = EvalCase.model_validate({"eval_id": "c", "conversation": [TURN]})

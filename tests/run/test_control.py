@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval.compare import Judgement, compare
+from ci_eval.gate.compare import Judgement, compare
 from tests.conftest import REPO
 from tests.gate.test_correlated_noise import pushes
 from tests.gate.test_gate import judged, results

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from ci_eval.http import HttpError, HttpSettings, make_requests_session, make_session, post_json
+from ci_eval.net.client import make_session
+from ci_eval.net.http import HttpError, HttpSettings, make_requests_session, post_json
 from tests.loopback import Loopback, QuietHandler
 
 

@@ -1,5 +1,5 @@
 """The HTTP session honours the environment's proxy settings, per host, on every request,
-though it reads them once per host (ci_eval.http._Session)."""
+though it reads them once per host (ci_eval.net.http._Session)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from ci_eval.http import HttpSettings, make_session, post_json
+from ci_eval.net.client import make_session
+from ci_eval.net.http import HttpSettings, post_json
 from tests.loopback import Loopback, QuietHandler
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from ci_eval.errors import InputError
 from ci_eval.io.files import write_json_atomic
-from ci_eval.merge import merge
-from ci_eval.results import RunResults, to_json
+from ci_eval.results.file import RunResults, to_json
+from ci_eval.results.merge import merge
 from tests.factories import results
 
 

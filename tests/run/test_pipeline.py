@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval import pipeline, redact
+from ci_eval import pipeline
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.io.spill import SpilledRuns
-from ci_eval.results import read_results
+from ci_eval.gate import main_history
+from ci_eval.results.file import read_results
+from ci_eval.results.spill import SpilledRuns
+from ci_eval.run.selection import parse_cases
 from ci_eval.settings import RunSettings, check
-from ci_eval.shard import parse_cases
+from ci_eval.text import redact
 from tests.conftest import SAMPLES
 from tests.helpers import WEATHER_AGENT
 
@@ -112,7 +114,7 @@ def test_bad_gate_options_are_input_errors(
 ) -> None:
     monkeypatch.chdir(tmp_path)  # no acceptance file here
     with pytest.raises(InputError, match=why):
-        pipeline.check_gate_options(_settings(**changes))
+        main_history.check_gate_options(_settings(**changes))
 
 
 def test_a_command_agent_gets_no_tokens_but_those_passed_through() -> None:

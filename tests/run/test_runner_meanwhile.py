@@ -8,9 +8,9 @@ import threading
 import pytest
 
 from ci_eval.connectors.base import ActualTurn
-from ci_eval.deadline import Deadline
 from ci_eval.model import Content, EvalCase, Part
-from ci_eval.runner import RunOptions, run_sets
+from ci_eval.net.deadline import Deadline
+from ci_eval.run.runner import RunOptions, run_sets
 from tests.factories import loaded_set
 
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from ci_eval import pipeline
-from ci_eval.gate import EXIT_OK
+from ci_eval.gate.decision import EXIT_OK
 from ci_eval.report.markdown import render_summary
-from ci_eval.results import read_results
+from ci_eval.results.file import read_results
 from ci_eval.settings import RunSettings
 from ci_eval.simulate import NO_SIMULATOR, adk_prompts
 from ci_eval.simulate.orchestrate_story import END

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from ci_eval.llm import ChatClient
 from ci_eval.model import ConversationScenario, EvalCase
+from ci_eval.net.llm import ChatClient
 from ci_eval.simulate.adk_scenario import AdkScenarioUser
 from tests.judge_server import JudgeServer
 from tests.simulated_user import scripted_user

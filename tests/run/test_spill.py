@@ -1,4 +1,4 @@
-"""A run of many cases keeps its scored cases' runs in a temporary file (ci_eval.io.spill):
+"""A run of many cases keeps its scored cases' runs in a temporary file (ci_eval.results.spill):
 the results file and every report are the same as when they stay in memory, nothing secret is
 read back, and a file that cannot be written to loses nothing."""
 
@@ -10,15 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval import redact
-from ci_eval.criteria import MetricConfig, MetricSpec
-from ci_eval.io import spill
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.status import Status
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_summary
 from ci_eval.report.terminal import summary_lines
-from ci_eval.results import (
+from ci_eval.results import spill
+from ci_eval.results.file import (
     CaseMetric,
     CaseRecord,
     InvocationRecord,
@@ -29,7 +28,8 @@ from ci_eval.results import (
     read_results,
     write_results,
 )
-from ci_eval.score import verdict
+from ci_eval.score.scorer import case_status
+from ci_eval.text import redact
 
 
 def _invocation(answer: str, call: str = "get_weather") -> Invocation:
@@ -61,7 +61,7 @@ def _case(eval_id: str, *runs: RunRecord) -> CaseRecord:
     )
     metric.flaky = len({r.metrics[0].status for r in runs}) > 1
     case = CaseRecord(eval_id, "s.json", 3, runs=list(runs), metrics=[metric])
-    case.verdict = verdict(case.metrics, case)
+    case.verdict = case_status(case.metrics, case)
     case.flaky = metric.flaky
     return case
 

@@ -107,7 +107,7 @@ def test_the_object_in_an_answer_is_found_as_before() -> None:
 def test_a_case_and_run_makes_no_more_llm_calls_than_the_ceiling(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from ci_eval import llm
+    from ci_eval.net import llm
     from tests.judge_server import JudgeServer
 
     monkeypatch.setattr(llm, "MAX_CALLS_PER_CASE", 3)

@@ -8,20 +8,20 @@ from typing import Any
 
 import pytest
 
-from ci_eval.criteria import MetricConfig, MetricSpec
 from ci_eval.metrics import INFORMATIONAL_DEFAULTS, REGISTRY, register
 from ci_eval.metrics.base import CaseMetric, Metric, MetricFailure, ScoreContext
 from ci_eval.model import Content, Invocation, Part
-from ci_eval.results import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
-from ci_eval.score import (
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec
+from ci_eval.results.file import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
+from ci_eval.score.scorer import (
     ScoreOptions,
     Scorer,
+    case_status,
     metrics_for,
     parse_metric_option,
     parse_metric_table,
     score_case,
     score_run,
-    verdict,
 )
 
 # --- which metrics apply -------------------------------------------------------------------
@@ -209,11 +209,11 @@ def _scored() -> CaseRecord:
 def test_the_verdict_is_the_and_of_the_metrics_with_error_first(
     statuses: list[str], expected: str
 ) -> None:
-    assert verdict([_metric(s) for s in statuses], _scored()) == expected
+    assert case_status([_metric(s) for s in statuses], _scored()) == expected
 
 
 def test_an_informational_metric_never_fails_a_case() -> None:
-    assert verdict([_metric("PASSED"), _metric("FAILED", informational=True)], _scored()) == (
+    assert case_status([_metric("PASSED"), _metric("FAILED", informational=True)], _scored()) == (
         "PASSED"
     )
 
@@ -221,8 +221,8 @@ def test_an_informational_metric_never_fails_a_case() -> None:
 def test_a_skipped_or_unfinished_case_says_so_whatever_its_metrics() -> None:
     skipped = CaseRecord("c", "s.json", 1, skipped="needs a simulator")
     unfinished = CaseRecord("c", "s.json", 1, runs=[RunRecord(1, error="agent: timeout")])
-    assert verdict([_metric("PASSED")], skipped) == "SKIPPED"
-    assert verdict([_metric("PASSED")], unfinished) == "ERROR"
+    assert case_status([_metric("PASSED")], skipped) == "SKIPPED"
+    assert case_status([_metric("PASSED")], unfinished) == "ERROR"
 
 
 # --- metric settings -----------------------------------------------------------------------

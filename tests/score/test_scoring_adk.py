@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.adk import response_match, tool_trajectory
 from ci_eval.metrics.base import NotApplicable, ScoreContext
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
+from ci_eval.model.metric_spec import MetricSpec
 from tests.conftest import SHARED
 from tests.pairs import pairs
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.adk import tool_trajectory
 from ci_eval.metrics.adk_rs import final_response_match_v1, unigram_recall
 from ci_eval.metrics.base import ScoreContext
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
+from ci_eval.model.metric_spec import MetricSpec
 
 
 @pytest.mark.parametrize(

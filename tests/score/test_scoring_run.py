@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.base import ScoreContext
 from ci_eval.metrics.judge import Judge
 from ci_eval.metrics.judge_metrics import final_response_match_v2
 from ci_eval.model import Content, Invocation, Part
+from ci_eval.model.metric_spec import MetricSpec
 from ci_eval.settings import JudgeConfig
 from ci_eval.simulate import adk_prompts
 from tests.conftest import SAMPLES
@@ -317,7 +317,7 @@ def test_metrics_lists_every_metric() -> None:
 def test_a_case_past_the_llm_call_ceiling_is_an_error_saying_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ci_eval import llm
+    from ci_eval.net import llm
 
     # final_response_match_v2 asks 5 samples per invocation: 2 calls in, the ceiling stops it
     monkeypatch.setattr(llm, "MAX_CALLS_PER_CASE", 2)

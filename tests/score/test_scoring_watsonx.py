@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.base import NotApplicable, ScoreContext
 from ci_eval.metrics.judge import Judge
 from ci_eval.metrics.watsonx import (
@@ -23,6 +22,7 @@ from ci_eval.metrics.watsonx import (
     tool_call_recall,
 )
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
+from ci_eval.model.metric_spec import MetricSpec
 from ci_eval.settings import JudgeConfig
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli

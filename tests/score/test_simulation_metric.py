@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.base import NotApplicable, ScoreContext
 from ci_eval.metrics.simulation import per_turn_user_simulator_quality
 from ci_eval.model import Content, Invocation
+from ci_eval.model.metric_spec import MetricSpec
 
 START = "What's the weather like?"
 SCENARIO = {"starting_prompt": START, "conversation_plan": "Ask for the weather in Paris."}

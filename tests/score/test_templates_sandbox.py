@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval import templates
-from ci_eval.criteria import MetricConfig
+from ci_eval.model.metric_spec import MetricConfig
 from ci_eval.publish import ReportSettings, publish
 from ci_eval.report.markdown import render_summary
-from ci_eval.results import CaseRecord, RunRecord, RunResults, SetRecord
+from ci_eval.results.file import CaseRecord, RunRecord, RunResults, SetRecord
+from ci_eval.text import templates
 
 SECRET = "ghp_this_must_never_show"
 

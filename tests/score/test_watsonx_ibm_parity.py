@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from ci_eval.criteria import MetricSpec
 from ci_eval.metrics.base import ScoreContext
 from ci_eval.metrics.watsonx import (
     journey_success,
@@ -28,6 +27,7 @@ from ci_eval.metrics.watsonx import (
     tool_call_recall,
 )
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation
+from ci_eval.model.metric_spec import MetricSpec
 
 if os.environ.get("CI_EVAL_IBM_PATH"):
     sys.path.append(os.environ["CI_EVAL_IBM_PATH"])

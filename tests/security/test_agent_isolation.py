@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from ci_eval.redact import child_environment
+from ci_eval.text.redact import child_environment
 
 FILE_COMMANDS = (
     "GITHUB_ENV",
@@ -31,7 +31,7 @@ def test_ci_eval_is_undumpable_before_its_agents_start() -> None:
     # in a process of its own: the flag stays for the life of the process
     code = (
         "import ctypes, ctypes.util\n"
-        "from ci_eval.redact import undumpable, PR_GET_DUMPABLE\n"
+        "from ci_eval.text.redact import undumpable, PR_GET_DUMPABLE\n"
         "libc = ctypes.CDLL(ctypes.util.find_library('c'))\n"
         "before = libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)\n"
         "assert undumpable()\n"
@@ -42,7 +42,7 @@ def test_ci_eval_is_undumpable_before_its_agents_start() -> None:
 
 
 def test_a_run_makes_itself_undumpable_before_the_agent(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ci_eval import redact
+    from ci_eval.text import redact
     from tests.helpers import run_cli
 
     calls: list[str] = []

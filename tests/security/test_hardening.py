@@ -19,14 +19,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_eval.criteria import MetricConfig
 from ci_eval.errors import InputError
-from ci_eval.http import HttpError, HttpSettings, make_session, post_json
 from ci_eval.io.jsonpos import parse_json
+from ci_eval.model.metric_spec import MetricConfig
+from ci_eval.net.client import make_session
+from ci_eval.net.http import HttpError, HttpSettings, post_json
 from ci_eval.publish import github
 from ci_eval.report.adk_results import file_names
 from ci_eval.report.markdown import render_summary
-from ci_eval.results import RunResults, SetRecord, read_results, write_json_atomic
+from ci_eval.results.file import RunResults, SetRecord, read_results, write_json_atomic
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli
 from tests.loopback import Loopback, QuietHandler
@@ -152,7 +153,7 @@ def test_bad_options_and_output_paths_are_refused_before_the_first_agent_call(
 
 
 def test_the_action_refuses_a_bad_fail_on_before_the_run(tmp_path: Path) -> None:
-    from ci_eval.action import run_action
+    from ci_eval.cli.action_run import run_action
 
     command, marker = marker_agent(tmp_path)
     env = {

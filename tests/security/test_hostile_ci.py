@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval.inert import inert, inert_json, inert_line
 from ci_eval.report.markdown import render_comment
-from ci_eval.results import read_results
+from ci_eval.results.file import read_results
+from ci_eval.text.inert import inert, inert_json, inert_line
 from tests.ci_matchers import Match, azure, commands, github_v1, github_v2, teamcity
 from tests.helpers import run_cli
 

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ci_eval import redact
-from ci_eval.inert import strip_ansi
 from ci_eval.model import Content, Part
 from ci_eval.publish.github import Workflow, escape_data, escape_property
 from ci_eval.report.markdown import code, md
+from ci_eval.text import redact
+from ci_eval.text.inert import strip_ansi
 
 ENCODERS = {
     "plain": lambda s: s,
@@ -226,7 +226,7 @@ def test_scrubbing_by_units_redacts_what_walking_every_string_redacts() -> None:
     from ci_eval.model import Content, Invocation
     from ci_eval.model.results import MetricResult
     from ci_eval.model.status import Status
-    from ci_eval.results import CaseRecord, InvocationRecord, RunRecord
+    from ci_eval.results.file import CaseRecord, InvocationRecord, RunRecord
 
     def case(answer: str) -> CaseRecord:
         expected = Invocation(user_content=Content.from_text("hi", "user"))

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from ci_eval.inert import inert_line
-from ci_eval.report.escape import code, html, md
 from ci_eval.report.markdown import render_comment, render_summary
+from ci_eval.text.escape import code, html, md
+from ci_eval.text.inert import inert_line
 from tests.factories import results
 
 LINKS = re.compile(r"(?<![\w\u200b])#\d|GH-\d|@\w|://|\bwww\.", re.IGNORECASE)

@@ -18,17 +18,17 @@ from hypothesis import strategies as st
 from ci_eval.connectors.adk_http import AdkHttpConnector
 from ci_eval.connectors.command import CommandConnector
 from ci_eval.connectors.http import HttpConnector
-from ci_eval.criteria import MetricConfig
-from ci_eval.http import HttpSettings
 from ci_eval.io.jsonpos import parse_json
 from ci_eval.model import Content, EvalCase, Invocation, Part
+from ci_eval.model.metric_spec import MetricConfig
+from ci_eval.net.http import HttpSettings
 from ci_eval.publish import ReportSettings, publish
 from ci_eval.publish.github import Workflow, append_summary, write_outputs
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_comment, render_summary
 from ci_eval.report.terminal import summary_lines
-from ci_eval.results import (
+from ci_eval.results.file import (
     CaseRecord,
     InvocationRecord,
     RunRecord,
@@ -38,7 +38,7 @@ from ci_eval.results import (
     to_json,
     write_json_atomic,
 )
-from ci_eval.text import REPLACEMENT, has_surrogates, scrub
+from ci_eval.text.surrogates import REPLACEMENT, has_surrogates, scrub
 from tests.helpers import run_cli
 from tests.loopback import Loopback, QuietHandler
 

@@ -1,0 +1,154 @@
+"""What ``ci-eval validate`` prints: one line per eval set (dialect, counts, the config whose
+metrics apply), notes on trace mode and warnings, each problem on its own line, and what was
+skipped, counted, or listed with ``-v`` so that a set that was not read is never silent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci_eval.errors import InputError, ValidationFailed
+from ci_eval.load.discover import DEFAULT_INCLUDE, Ignored, discover_all
+from ci_eval.load.evalsets import Failed, LoadedEvalSet, LoadedSidecar, Outcome, Skipped, load_all
+from ci_eval.simulate import scenario_of
+
+TRACE_NOTE = "trace mode: recorded conversation is scored, the agent is not called"
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def simulated(outcome: LoadedEvalSet) -> int:
+    """Cases whose user turns an LLM writes (they need a simulator to run)."""
+    return sum(1 for c in outcome.eval_set.eval_cases if scenario_of(c, outcome.dialect))
+
+
+def set_line(outcome: LoadedEvalSet) -> str:
+    es = outcome.eval_set
+    metrics = outcome.metrics
+    source = " (ADK defaults)" if metrics.source == "default" else f" from {metrics.source}"
+    sim = simulated(outcome)
+    return (
+        f"{outcome.path}: ok: {outcome.dialect}, {_n(len(es.eval_cases), 'case')}"
+        + (f" ({sim} with a simulated user)" if sim else "")
+        + ", "
+        f"{_n(es.invocation_count(), 'invocation')}; metrics {metrics.describe()}{source}"
+    )
+
+
+def validate_lines(
+    outcomes: list[Outcome], ignored: list[Ignored], verbose: bool = False
+) -> Iterator[str]:
+    for outcome in outcomes:
+        if isinstance(outcome, LoadedEvalSet):
+            yield set_line(outcome)
+            cases = outcome.eval_set.eval_cases
+            traced = sum(1 for c in cases if c.trace_actuals is not None)
+            if traced:
+                yield f"{outcome.path}: {TRACE_NOTE} ({traced} of {_n(len(cases), 'case')})"
+            for warning in outcome.warnings:
+                yield f"{warning} (warning)"
+        elif isinstance(outcome, LoadedSidecar):
+            yield f"{outcome.path}: ok: {outcome.kind}; metrics {outcome.config.describe()}"
+        elif isinstance(outcome, Skipped):
+            if verbose:
+                yield f"{outcome.path}: skipped: {outcome.reason}"
+        elif isinstance(outcome, Failed):
+            error = outcome.error
+            for problem in error.problems if isinstance(error, ValidationFailed) else [error]:
+                yield str(problem)
+    if verbose:
+        for item in ignored:
+            yield f"{item.rel}: not read: {item.reason}"
+
+
+def validate_counts(outcomes: list[Outcome], ignored: list[Ignored], verbose: bool) -> str:
+    sets = [o for o in outcomes if isinstance(o, LoadedEvalSet)]
+    cases = sum(len(o.eval_set.eval_cases) for o in sets)
+    sidecars = sum(isinstance(o, LoadedSidecar) for o in outcomes)
+    skipped = sum(isinstance(o, Skipped) for o in outcomes)
+    invalid = sum(isinstance(o, Failed) for o in outcomes)
+    sim = sum(simulated(o) for o in sets)
+    line = (
+        f"{_n(len(sets), 'eval set')} ({_n(cases, 'case')}"
+        + (f", {sim} with a simulated user" if sim else "")
+        + f"), {_n(sidecars, 'sidecar')}, "
+        f"{skipped} skipped, {invalid} invalid"
+    )
+    if ignored:
+        line += f", {len(ignored)} other JSON not read"
+    if (skipped or ignored) and not verbose:
+        line += " (-v lists them)"
+    return line
+
+
+@dataclass
+class Validation:
+    """What ``ci-eval validate`` prints: ``lines`` on standard output, ``notes`` on standard
+    error, and whether every eval set is valid."""
+
+    lines: list[str]
+    notes: list[str]
+    valid: bool
+
+
+def validate(
+    paths: list[Path],
+    include: list[str] | None,
+    exclude: list[str] | None,
+    eval_config: Path | None,
+    verbose: bool,
+) -> Validation:
+    """The validate stage: discover, load, check the metric names (custom metrics of
+    ci-eval.toml included) and tally. A file that cannot be read at all raises InputError."""
+    from ci_eval import preflight
+    from ci_eval.settings import find_config, load_config
+
+    found = discover_all(paths, include, exclude)
+    outcomes = load_all(found.candidates, eval_config)
+    preflight.register_metrics(load_config(find_config(), required=False))
+    outcomes = with_metric_names_checked(outcomes)
+    lines = list(validate_lines(outcomes, found.ignored, verbose))
+    if not any(isinstance(o, LoadedEvalSet | LoadedSidecar | Failed) for o in outcomes):
+        notes = [
+            "no eval sets found (searched for "
+            + ", ".join(include or DEFAULT_INCLUDE)
+            + (", and any *.json in folders named eval*" if not include else "")
+            + ")"
+        ]
+        skipped = sum(isinstance(o, Skipped) for o in outcomes) + len(found.ignored)
+        if skipped and not verbose:
+            notes.append(f"{skipped} JSON file(s) skipped or not read; -v lists them")
+        return Validation(lines, notes, valid=False)
+    invalid = any(isinstance(o, Failed) for o in outcomes)
+    return Validation(lines, [validate_counts(outcomes, found.ignored, verbose)], not invalid)
+
+
+def with_metric_names_checked(outcomes: list[Outcome]) -> list[Outcome]:
+    """An eval set or sidecar naming a metric no registry knows is invalid (as in `run`)."""
+    from ci_eval import preflight
+
+    out: list[Outcome] = []
+    reported: set[str] = set()
+    for outcome in outcomes:
+        config = (
+            outcome.metrics
+            if isinstance(outcome, LoadedEvalSet) and outcome.metrics.source != "default"
+            else outcome.config
+            if isinstance(outcome, LoadedSidecar)
+            else None
+        )
+        problems = preflight.unknown_metrics(config, outcome.path) if config else []
+        if problems and config is not None and config.source in reported:
+            problems = [
+                InputError(
+                    f"its metrics come from {config.source}, which names unknown metrics",
+                    path=outcome.path,
+                )
+            ]
+        elif problems and config is not None:
+            reported.add(config.source)
+        out.append(Failed(outcome.path, ValidationFailed(problems)) if problems else outcome)
+    return out

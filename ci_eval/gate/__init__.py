@@ -1,0 +1,1 @@
+"""Gate: compare with main's history, judge each case, decide, and say why."""

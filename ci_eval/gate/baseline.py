@@ -1,0 +1,298 @@
+"""The stored baseline: each case's recent runs on main, grouped by the job (push) that ran
+them, per metric; the file's format is :mod:`ci_eval.gate.baseline_file`.
+
+``update`` appends one results file — one job on main — as a push: every run of every measured
+case, in order, errors included (an errored run is marked, its scores null), so a push's runs
+line up across cases and the gate can treat a job's runs of a case as one cluster and compare
+per-push suite totals. The last ``window`` runs of a case are kept. A case not measured this
+time (skipped, not started, another shard) keeps what it had; cases gone from an eval set that
+ran in full are dropped, unless a new case has the same content (its fingerprint: user turns,
+expected tool calls, expected final response), which is then the same case renamed and keeps
+its history. Per case, ``failing_since`` and ``passing_since`` name the commit where its latest
+scored run last changed from passing to failing or back. Pass or fail is judged against
+today's threshold when compared, so a threshold change re-reads the history.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from ci_eval import __version__
+from ci_eval.gate.baseline_file import (
+    DEFAULT_WINDOW,
+    FORMAT,
+    age_days,
+    dumps,
+    parse,
+    read,
+    read_at_ref,
+    write,
+)
+from ci_eval.io import git
+from ci_eval.io.git import GitError as GitError  # re-exported: read_at_ref raises it
+from ci_eval.model.status import Status
+from ci_eval.results.file import CaseRecord, RunRecord, RunResults
+
+__all__ = [
+    "DEFAULT_PATH",
+    "DEFAULT_WINDOW",
+    "FORMAT",
+    "GitError",
+    "UpdateReport",
+    "age_days",
+    "dumps",
+    "fingerprint",
+    "from_results",
+    "metrics_digest",
+    "parse",
+    "read",
+    "read_at_ref",
+    "update",
+    "write",
+]
+
+DEFAULT_PATH = ".ci-eval/baseline.json"
+RECORDED = (Status.PASSED, Status.FAILED, Status.NOT_EVALUATED, Status.ERROR)
+
+
+def metrics_digest(results: RunResults) -> str:
+    """A fingerprint of the metric configuration, to warn when it changed."""
+    config = sorted(
+        (s.eval_set_id, m.name, m.threshold, json.dumps(m.criterion, sort_keys=True))
+        for s in results.sets
+        for m in s.applied_metrics
+    )
+    return hashlib.sha256(json.dumps(config).encode()).hexdigest()[:16]
+
+
+def fingerprint(case: CaseRecord) -> str | None:
+    """The case's content, hashed: its user turns, expected tool calls and expected final
+    responses (or, for a simulated user, its scenario), as its first run recorded them; None
+    when no run did. Renaming a case leaves it unchanged; editing what it expects changes it."""
+    if case.scenario:
+        content: Any = {"scenario": case.scenario}
+    else:
+        runs = case.runs
+        if not len(runs) or not runs[0].invocations:
+            return None
+        content = []
+        for record in runs[0].invocations:
+            expected = record.expected
+            content.append(
+                [
+                    expected.user_content.text() if expected.user_content else None,
+                    [[c.name, c.args] for c in expected.tool_calls()],
+                    expected.final_response.text() if expected.final_response else None,
+                ]
+            )
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass
+class UpdateReport:
+    """What ``update`` did, for the one line it prints."""
+
+    recorded: int = 0  # cases whose history grew
+    kept: list[str] = field(default_factory=list)  # measured before, not this time: history kept
+    new: int = 0
+    dropped: list[str] = field(default_factory=list)  # no longer in an eval set that fully ran
+    renamed: list[str] = field(default_factory=list)  # "OLD -> NEW": same content, history kept
+    duplicate: bool = False  # these results were recorded already
+
+
+def _gating(case: CaseRecord) -> dict[str, float | None]:
+    """The gating metrics of the case (name → threshold)."""
+    return {
+        m.name: m.threshold
+        for m in case.metrics
+        if not m.informational and m.status != Status.ERROR
+    }
+
+
+# one run as the history keeps it: its error, its wall time, each gating metric's score
+Row = tuple[str | None, float | None, dict[str, float | None]]
+
+
+def _rows(case: CaseRecord, names: Iterable[str]) -> list[Row]:
+    """The case's runs in order, errored ones included (scores null). A metric's per-run
+    scores cover the runs the agent finished, in order; without the runs themselves (a
+    summary of them), the scores alone."""
+    names = list(names)
+    scores = {m.name: [None if v is None else float(v) for v in m.runs] for m in case.metrics}
+    count = max((len(scores.get(n) or []) for n in names), default=0)
+
+    def scored(i: int) -> dict[str, float | None]:
+        return {
+            n: (scores.get(n) or [])[i] if i < len(scores.get(n) or []) else None for n in names
+        }
+
+    runs: list[RunRecord] = list(case.runs)
+    if sum(1 for r in runs if r.error is None) != count:
+        return [(None, None, scored(i)) for i in range(count)]
+    rows: list[Row] = []
+    done = 0
+    for run in runs:
+        latency = None if run.replayed else round(run.duration_s, 3)
+        if run.error is not None:
+            rows.append((run.error, latency, dict.fromkeys(names)))
+        else:
+            rows.append((None, latency, scored(done)))
+            done += 1
+    return rows
+
+
+def _latest(entry: dict[str, Any]) -> bool | None:
+    """Did the case's latest scored run fail? None when no run was scored."""
+    metrics = entry.get("metrics") or {}
+    length = max((len(m.get("scores") or []) for m in metrics.values()), default=0)
+    for back in range(1, length + 1):
+        verdicts = [
+            m["scores"][-back] < m["threshold"]
+            for m in metrics.values()
+            if m.get("threshold") is not None
+            and len(m.get("scores") or []) >= back
+            and m["scores"][-back] is not None
+        ]
+        if verdicts:
+            return any(verdicts)
+    return None
+
+
+def _append(
+    entry: dict[str, Any], rows: list[Row], names: dict[str, float | None], seq: int, window: int
+) -> None:
+    """The case's runs of this push, appended to its aligned lists, the last ``window`` kept."""
+    old_length = len(entry.get("push") or [])
+    merged: dict[str, Any] = {}
+    for name, threshold in names.items():
+        before = (entry["metrics"].get(name) or {}).get("scores") or [None] * old_length
+        now = [row[2][name] for row in rows]
+        merged[name] = {"scores": [*before, *now][-window:], "threshold": threshold}
+    entry["metrics"] = merged  # a metric no longer applied leaves with its config
+    for key, values in (
+        ("push", [seq] * len(rows)),
+        ("error", [row[0] for row in rows]),
+        ("latency_s", [row[1] for row in rows]),
+    ):
+        entry[key] = [*(entry.get(key) or [None] * old_length), *values][-window:]
+    if "usage" in entry:  # not measured yet: kept aligned where a file has it
+        entry["usage"] = [*entry["usage"], *[None] * len(rows)][-window:]
+
+
+def update(
+    old: dict[str, Any] | None,
+    results: RunResults,
+    commit: str | None = None,
+    window: int = DEFAULT_WINDOW,
+) -> tuple[dict[str, Any], UpdateReport]:
+    """The baseline with this results file appended as one push (see the module)."""
+    from ci_eval.errors import InputError
+
+    if window < 1:
+        raise InputError("--window must be at least 1")
+    report = UpdateReport()
+    data = copy.deepcopy(old) if old else {"format": FORMAT, "sets": {}, "pushes": []}
+    pushes = data.setdefault("pushes", [])
+    previous = (data.get("provenance") or {}).get("recorded") or []
+    # which results file this is: its start (to the second) alone does not tell two runs apart
+    legacy_id = f"{results.started}|{results.agent}"  # as format 2 recorded it
+    run_id = f"{legacy_id}|{results.duration_s:.4f}"
+    commit = commit or os.environ.get("GITHUB_SHA") or git.quiet("rev-parse", "HEAD")
+    since = (commit or "unknown")[:12]
+    if results.started and (legacy_id in previous or any(p.get("id") == run_id for p in pushes)):
+        report.duplicate = True
+        return data, report
+    seq = max((p.get("seq", 0) for p in pushes), default=0) + 1
+    complete = (
+        not results.interrupted
+        and not results.settings.get("shard")
+        and not results.settings.get("cases")
+    )
+    sets = data.setdefault("sets", {})
+    present = {(s.eval_set_id, c.eval_id) for s in results.sets for c in s.cases}
+    # cases of the history this run did not have: a new case with one's content is a rename
+    absent: dict[str, list[tuple[str, str]]] = {}
+    for set_id, stored in sets.items():
+        for case_id, entry in (stored.get("cases") or {}).items():
+            if (set_id, case_id) not in present and entry.get("fingerprint"):
+                absent.setdefault(entry["fingerprint"], []).append((set_id, case_id))
+    for s in results.sets:
+        stored = sets.setdefault(s.eval_set_id, {"cases": {}, "file": s.file})
+        stored["file"] = s.file
+        cases = stored.setdefault("cases", {})
+        for case in s.cases:
+            key = f"{s.eval_set_id}:{case.eval_id}"
+            entry = cases.get(case.eval_id)
+            names = _gating(case) or {
+                name: m.get("threshold") for name, m in ((entry or {}).get("metrics") or {}).items()
+            }
+            rows = _rows(case, names) if case.status in RECORDED else []
+            if not rows:
+                if entry is not None:
+                    report.kept.append(key)
+                continue
+            mark = fingerprint(case)
+            if entry is None and mark and len(absent.get(mark, [])) == 1:
+                was_set, was_id = absent.pop(mark)[0]
+                entry = cases[case.eval_id] = sets[was_set]["cases"].pop(was_id)
+                report.renamed.append(f"{was_set}:{was_id} -> {key}")
+            if entry is None:
+                report.new += 1
+                entry = cases[case.eval_id] = {
+                    "failing_since": None,
+                    "passing_since": None,
+                    "metrics": {},
+                }
+            was_failing = _latest(entry)
+            _append(entry, rows, names, seq, window)
+            entry["fingerprint"] = mark
+            now_failing = _latest(entry)
+            if now_failing and not was_failing:
+                entry["failing_since"], entry["passing_since"] = since, None
+            elif now_failing is False and was_failing is not False:
+                entry["failing_since"], entry["passing_since"] = None, since
+            report.recorded += 1
+        if complete:
+            for case_id in sorted(set(cases) - {c.eval_id for c in s.cases}):
+                del cases[case_id]
+                report.dropped.append(f"{s.eval_set_id}:{case_id}")
+    pushes.append(
+        {
+            "seq": seq,
+            "id": run_id,
+            "commit": commit,
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "runs": results.settings.get("num_runs"),
+        }
+    )
+    referenced = {
+        seq for st in sets.values() for e in st["cases"].values() for seq in e.get("push") or []
+    }
+    data["pushes"] = [p for p in pushes if p.get("seq") in referenced]
+    data["format"] = FORMAT
+    data["window"] = window
+    data["provenance"] = {
+        "commit": commit,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "ci_eval_version": __version__,
+        "agent": results.agent,
+        "metrics_digest": metrics_digest(results),
+        # results recorded before format 3, which its pushes' ids now say
+        "recorded": previous[-window:],
+    }
+    return data, report
+
+
+def from_results(
+    results: RunResults, commit: str | None = None, window: int = DEFAULT_WINDOW
+) -> dict[str, Any]:
+    """A fresh baseline from one run."""
+    return update(None, results, commit, window)[0]

@@ -1,0 +1,216 @@
+"""One case judged against its history on main (:mod:`ci_eval.gate.history`), given how main's
+noise is correlated (:mod:`ci_eval.gate.noise`): its p-value, whether a break is confirmed, what it
+contributes to the suite-wide test. :mod:`ci_eval.gate.compare` runs the family. Pure logic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ci_eval.gate import stats
+from ci_eval.gate.history import CaseHistory, clusters, run_fails, since_change
+from ci_eval.gate.noise import Noise
+from ci_eval.model.comparison import (
+    CaseJudgement,
+    Comparison,
+    Judgement,
+    MetricChange,
+    runs_label,
+)
+from ci_eval.model.results import CaseMetric, CaseRecord
+from ci_eval.model.status import Status
+
+CONFIRM = 5  # runs, all failing, that confirm a break (reruns included)
+RARELY = 0.2  # a history failing at most this share of runs: a failure now may be news
+JUDGED = (Status.PASSED, Status.FAILED)
+
+
+def gating(case: CaseRecord) -> list[CaseMetric]:
+    return [
+        m
+        for m in case.metrics
+        if not m.informational and m.threshold is not None and m.status in JUDGED
+    ]
+
+
+def mean_of(values: list[float | None]) -> float | None:
+    scored = [v for v in values if v is not None]
+    return sum(scored) / len(scored) if scored else None
+
+
+def regressed(judgement: CaseJudgement, comparison: Comparison, tolerance: float) -> None:
+    rows = [
+        c
+        for c in comparison.changes
+        if (c.set_id, c.case_id) == (judgement.set_id, judgement.case_id)
+        and c.metric in judgement.metrics
+    ]
+    drops = [(c.before or 0.0) - (c.after or 0.0) for c in rows]
+    if tolerance and drops and max(drops) <= tolerance:
+        # said as what it is: a regression the tolerance lets through, not noise
+        judgement.judgement = Judgement.TOLERATED
+        judgement.method = f"{judgement.method}; the drop is within the tolerance {tolerance:g}"
+        return
+    judgement.judgement = Judgement.REGRESSION
+    for change in rows:
+        change.regressed = True
+
+
+@dataclass(slots=True)
+class Pending:
+    """A case with history, between the first pass (its history read) and the judgement."""
+
+    set_id: str
+    case: CaseRecord
+    base: dict[str, Any]
+    history: CaseHistory
+    now: list[bool | None]
+    failing_now: list[str]
+
+
+def read_case(
+    set_id: str, case: CaseRecord, base: dict[str, Any], comparison: Comparison, min_history: int
+) -> Pending | None:
+    """The case's per-metric changes (into ``comparison``) and its history as the gate reads
+    it; None when it has nothing to judge by (no gating metric, no history)."""
+    metrics = gating(case)
+    if not metrics:
+        return None
+    stored = base.get("metrics") or {}
+    history_per_metric = []
+    now_per_metric = []
+    failing_now: list[str] = []
+    for m in metrics:
+        history = list((stored.get(m.name) or {}).get("scores") or [])
+        now = list(m.runs)
+        history_per_metric.append((history, m.threshold))
+        now_per_metric.append((now, m.threshold))
+        h_scored = [v for v in history if v is not None]
+        n_scored = [v for v in now if v is not None]
+        failed = sum(1 for v in n_scored if v < m.threshold)
+        if failed or m.status == Status.FAILED:
+            failing_now.append(m.name)
+        h_passed = sum(1 for v in h_scored if v >= m.threshold)
+        change = MetricChange(
+            set_id,
+            case.eval_id,
+            m.name,
+            mean_of(history),
+            m.score,
+            method="history" if h_scored else None,
+            history_passed=h_passed if h_scored else None,
+            history_runs=len(h_scored) if h_scored else None,
+            failed_now=failed,
+            runs_now=len(n_scored),
+        )
+        if h_scored and len(h_scored) >= min_history and failed:
+            change.p_value = stats.surprise(
+                len(h_scored) - h_passed, h_passed, failed, len(n_scored)
+            )
+        comparison.changes.append(change)
+    fails = run_fails(history_per_metric)  # type: ignore[arg-type]
+    history = since_change(clusters(fails, base.get("push")))
+    now = run_fails(now_per_metric)  # type: ignore[arg-type]
+    if not history.runs or not any(f is not None for f in now):
+        comparison.new_cases.append((set_id, case.eval_id))  # nothing on main to judge by
+        return None
+    return Pending(set_id, case, base, history, now, failing_now)
+
+
+def _commit_of(seq: int | None, pushes: list[dict[str, Any]]) -> str | None:
+    for push in pushes:
+        if push.get("seq") == seq and push.get("commit"):
+            return str(push["commit"])[:12]
+    return None
+
+
+def judge_case(
+    pending: Pending,
+    noise: Noise,
+    comparison: Comparison,
+    tolerance: float,
+    min_history: int,
+    confirm: int,
+    first_runs: int,
+    pushes: list[dict[str, Any]],
+    rerunning: bool,
+    bar: float,
+) -> tuple[CaseJudgement, float, float | None, tuple[int, int, float, float], tuple[int, int]]:
+    """The case's judgement against its history, its p-value, its improvement p-value, its
+    predictive for the first ``first_runs`` runs (runs, mean, concentration) and its failures
+    among them."""
+    history, case = pending.history, pending.case
+    now = [f for f in pending.now if f is not None]
+    h_runs, h_failed = history.runs, history.failed
+    n_runs, n_failed = len(now), sum(now)
+    judgement = CaseJudgement(
+        pending.set_id,
+        case.eval_id,
+        Judgement.UNCHANGED,
+        h_runs,
+        h_failed,
+        n_runs,
+        n_failed,
+        "history",
+        metrics=pending.failing_now,
+        failing_since=pending.base.get("failing_since"),
+    )
+    if history.cut:
+        commit = _commit_of(history.since, pushes)
+        state = "failing" if h_failed * 2 >= h_runs else "passing"
+        judgement.method = (
+            f"history since it changed on main ({state} since "
+            + (commit or f"push {history.since}")
+            + ")"
+        )
+    # the history's runs, each push weighted by its age and by how much its runs are one
+    # cluster (a job of m runs counts as 1 + (m − 1)ρ independent ones' worth)
+    failed_w = passed_w = 0.0
+    for weight, c in zip(history.weights(), history.clusters, strict=True):
+        worth = weight / (1 + (c.runs - 1) * noise.rho)
+        failed_w += worth * c.failed
+        passed_w += worth * (c.runs - c.failed)
+    mean, concentration = stats.predictive(failed_w, passed_w, noise.rho)
+    p = stats.mixture_tail(n_failed, n_runs, mean, concentration, noise.days) if n_failed else 1.0
+    # the runs the suite-wide test counts: the first ``first_runs``, and the confirmation
+    # reruns a case failing all of them gets by the rule (see stats.rerun_dist)
+    first = min(first_runs, n_runs) if first_runs else n_runs
+    reruns = max(0, confirm - first) if rerunning and h_failed <= RARELY * h_runs else 0
+    counted, counted_runs = sum(now[:first]), first
+    if reruns and counted == first:
+        extra = now[first:]
+        if all(extra) and len(extra) < reruns:
+            reruns = 0  # its reruns were cut short (a cancelled job): the first runs alone
+        else:
+            counted, counted_runs = counted + sum(extra), n_runs
+    # the suite-wide test, where many cases' small rates add up: with the suite's own prior
+    # where main shows no swings (where it does, a bad day is the likelier account)
+    prior = noise.prior if not noise.swings else (stats.JEFFREYS, stats.JEFFREYS)
+    predictive = (first, reruns, *stats.predictive(failed_w, passed_w, noise.rho, prior))
+    first_failed = (counted, counted_runs, sum(now[:first]), first)
+    clean = h_failed == 0 and n_failed == n_runs >= confirm
+    if h_runs < min_history:
+        # too little history to know the case's noise: only a confirmed break blocks
+        judgement.method = (
+            f"short history: only {runs_label(h_runs)} on main "
+            f"(the history test needs {min_history})"
+        )
+        if clean and (noise.rho == 0 or p <= bar):
+            judgement.p_value = None
+            judgement.method += f"; failed all {runs_label(n_runs)}, reruns included"
+            regressed(judgement, comparison, tolerance)
+        elif case.status == Status.FAILED:
+            on_main = h_failed and 2 * h_failed >= h_runs
+            judgement.judgement = Judgement.KNOWN_FAILURE if on_main else Judgement.NOT_SIGNIFICANT
+        return judgement, 1.0, None, predictive, first_failed
+    improve = (
+        stats.surprise(h_runs - h_failed, h_failed, n_runs - n_failed, n_runs)
+        if n_failed < n_runs and h_failed
+        else None
+    )
+    if case.status == Status.FAILED:
+        # not (yet) a regression: a known failure if main fails it too, else noise
+        recent = [c.failed == c.runs for c in history.clusters[-3:]]
+        on_main = h_failed * 2 >= h_runs or all(recent)
+        judgement.judgement = Judgement.KNOWN_FAILURE if on_main else Judgement.NOT_SIGNIFICANT
+    return judgement, p, improve, predictive, first_failed

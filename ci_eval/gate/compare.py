@@ -1,0 +1,377 @@
+"""Compare a run with the history on main: which cases got worse, judged against their own noise.
+
+Per case, a run *fails* when any of its gating metrics (not informational, with a threshold) is
+below today's threshold. The baseline holds each case's last runs on main, push by push
+(``baseline.py``); :mod:`ci_eval.gate.history` reads a case's runs since it last changed state,
+recent pushes weighted above old ones, and :mod:`ci_eval.gate.noise` measures how main's noise is
+correlated (whole pushes swinging together, a job's runs of a case failing together). Then:
+
+1. **Per case** (:mod:`ci_eval.gate.case_judgement`): the probability of at least the observed
+   failures under the case's history — the beta-binomial posterior predictive (Jeffreys prior)
+   of one job's runs, mixed over main's days. Passed 20 of 20, failed 3 of 3 now: p = 0.00018,
+   news. Passed 12 of 20, failed 3 of 3 now: p = 0.08, the usual noise.
+2. **Across cases**: Benjamini–Hochberg over the per-case p-values, so a 200-case suite does not
+   fail because it has 200 chances to.
+3. **Across the suite**: the failed runs, each weighted by how rare a failure is for its case,
+   against their exact distribution over main's days (``stats.mixture_sum_tail``) — or, with a
+   same-day control (:mod:`ci_eval.run.control`), against the control's runs case by case — which
+   catches a broad drop no single case shows.
+
+The two families share the significance level (Bonferroni: half each), so when nothing changed
+the chance that the gate fails stays at or below ``significance``.
+
+4. **Confirmed by reruns**: a case that failed every one of its runs now — at least
+   ``confirm`` of them, confirmation reruns included (:mod:`ci_eval.gate.confirm`) — where it never
+   failed on main is a regression whatever the length of its history, unless main's jobs show
+   runs failing together (then its p-value decides). A case with fewer than ``min_history``
+   runs on main is judged by that rule alone (one failed run never blocks), and a case with no
+   history at all — new, and not a rename of a case that left (its fingerprint) — by its
+   thresholds the same way. Pure logic: no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ci_eval.gate import stats
+from ci_eval.gate.case_judgement import (
+    CONFIRM,
+    JUDGED,
+    RARELY,
+    Pending,
+    gating,
+    judge_case,
+    read_case,
+    regressed,
+)
+from ci_eval.gate.history import run_fails
+from ci_eval.gate.noise import measure
+from ci_eval.model.comparison import (
+    DEFAULT_MIN_HISTORY,
+    Acceptance,
+    CaseJudgement,
+    Comparison,
+    Judgement,
+    SuiteDrop,
+    runs_label,
+)
+from ci_eval.model.results import CaseRecord, RunResults
+from ci_eval.model.status import Status
+
+__all__ = ["CONFIRM", "RARELY", "Acceptance", "Judgement", "compare"]
+
+
+def compare(
+    results: RunResults,
+    baseline: dict[str, Any],
+    tolerance: float = 0.0,
+    significance: float = 0.05,
+    min_history: int = DEFAULT_MIN_HISTORY,
+    accepted: list[Acceptance] | None = None,
+    confirm: int = CONFIRM,
+    control: RunResults | None = None,
+) -> Comparison:
+    """``confirm``: the runs that confirm a break when all fail (fewer when the run could not
+    make that many: its runs and reruns; never fewer than 2, so one flip never blocks)."""
+    confirm = max(2, confirm)
+    provenance = baseline.get("provenance") or {}
+    comparison = Comparison(
+        provenance.get("commit"),
+        provenance.get("date"),
+        significance=significance,
+        min_history=min_history,
+    )
+    accepted = accepted or []
+    base_sets = baseline.get("sets") or {}
+    seen: set[tuple[str, str]] = set()
+    present = {(s.eval_set_id, c.eval_id) for s in results.sets for c in s.cases}
+    renamed = _renames(results, base_sets, present)
+    pending: list[Pending] = []
+    # (set, its metrics' file, metric, main's, now) → cases
+    moved: dict[tuple[str, str, str, float, float], int] = {}
+    for s in results.sets:
+        base_cases = (base_sets.get(s.eval_set_id) or {}).get("cases") or {}
+        for case in s.cases:
+            key = (s.eval_set_id, case.eval_id)
+            seen.add(key)
+            base = base_cases.get(case.eval_id)
+            if base is None and key in renamed:
+                was = renamed[key]
+                seen.add(was)
+                base = base_sets[was[0]]["cases"][was[1]]
+            if base is None:
+                comparison.new_cases.append(key)
+                if case.status in JUDGED:
+                    _judge_new(s.eval_set_id, case, comparison, confirm)
+                continue
+            _thresholds(s.eval_set_id, s.metrics.source, case, base, moved)
+            if case.status not in JUDGED:
+                continue  # ERROR, SKIPPED, NOT_EVALUATED: said elsewhere, not compared
+            read = read_case(s.eval_set_id, case, base, comparison, min_history)
+            if read is not None:
+                pending.append(read)
+    noise = measure([p.history for p in pending])
+    comparison.rho, comparison.dispersion = round(noise.rho, 4), round(noise.dispersion, 4)
+    first_runs = int(results.settings.get("num_runs") or 0)
+    # did failing cases get confirmation reruns (their runs then count as the rule made them)
+    rerunning = bool(results.settings.get("confirm_runs")) and not results.settings.get("outage")
+    pushes = list(baseline.get("pushes") or [])
+    family: list[CaseJudgement] = []  # judged on history: the multiplicity family
+    predictive: list[tuple[int, int, float, float]] = []
+    observed: list[tuple[int, int, int, int]] = []  # failed and runs the suite-wide test counts
+    improving: list[tuple[CaseJudgement, float]] = []
+    alpha = significance / 2  # half for the per-case family, half for the suite-level test
+    bar = alpha / max(1, len(pending))  # a break confirmed where runs of a job fail together
+    for item in pending:
+        judgement, history_p, improve_p, dist, first_failed = judge_case(
+            item,
+            noise,
+            comparison,
+            tolerance,
+            min_history,
+            confirm,
+            first_runs,
+            pushes,
+            rerunning,
+            bar,
+        )
+        key = (item.set_id, item.case.eval_id)
+        if key in renamed:
+            judgement.method += f" (renamed from {renamed[key][1]}: its history)"
+        comparison.cases.append(judgement)
+        if judgement.method.startswith("history"):
+            family.append(judgement)
+            judgement.p_value = history_p
+            predictive.append(dist)
+            observed.append(first_failed)
+            if improve_p is not None:
+                improving.append((judgement, improve_p))
+    for judgement, adjusted in zip(
+        family, stats.benjamini_hochberg([j.p_value or 1.0 for j in family]), strict=True
+    ):
+        judgement.adjusted = adjusted
+        # a break confirmed by reruns where main never failed blocks whatever BH makes of it
+        # (unless main's jobs show runs failing together, which one bad job would explain)
+        confirmed = (
+            judgement.history_failed == 0
+            and judgement.failed_now == judgement.runs_now >= confirm
+            and (noise.rho == 0 or (judgement.p_value or 1.0) <= bar)
+        )
+        if judgement.failed_now and (adjusted <= alpha or confirmed):
+            if adjusted > alpha:
+                judgement.method += f"; failed all {runs_label(judgement.runs_now)}"
+            regressed(judgement, comparison, tolerance)
+    for judgement, adjusted in zip(
+        [j for j, _ in improving],
+        stats.benjamini_hochberg([p for _, p in improving]),
+        strict=True,
+    ):
+        if adjusted <= alpha and judgement.judgement is Judgement.UNCHANGED:
+            judgement.judgement = Judgement.IMPROVED
+            for change in comparison.changes:
+                if (change.set_id, change.case_id) == (judgement.set_id, judgement.case_id):
+                    change.improved = (change.failed_now or 0) == 0
+    today = _control_fails(control) if control is not None else None
+    if today is not None:
+        _judge_by_control(comparison, today)
+    for judgement in comparison.cases:
+        if judgement.judgement is not Judgement.REGRESSION:
+            continue
+        for acceptance in accepted:
+            if acceptance.matches(judgement.set_id, judgement.case_id, judgement.metrics):
+                acceptance.used = True
+                judgement.judgement = Judgement.ACCEPTED
+                judgement.reason = acceptance.reason
+                break
+    # the suite-wide test over the cases not already named: a broad drop that no single case
+    # shows (when a case is named the gate fails anyway, so the level holds). Only each case's
+    # first runs count: confirmation reruns go to failing cases, which would bias the total.
+    rest = [
+        (d, o)
+        for j, d, o in zip(family, predictive, observed, strict=True)
+        if j.judgement not in (Judgement.REGRESSION, Judgement.ACCEPTED)
+    ]
+    if rest and today is not None:
+        comparison.suite = _suite_against_control(
+            [(j, o) for j, d, o in zip(family, predictive, observed, strict=True)
+             if j.judgement not in (Judgement.REGRESSION, Judgement.ACCEPTED)],
+            today,
+        )  # fmt: skip
+    elif rest:
+        failed = sum(o[0] for _, o in rest)
+        p_value, expected = stats.mixture_sum_tail(
+            [o[0] for _, o in rest], [d for d, _ in rest], noise.days
+        )
+        comparison.suite = SuiteDrop(
+            cases=len(rest),
+            runs=sum(o[1] for _, o in rest),
+            failed=failed,
+            expected=expected,
+            p_value=p_value if failed else 1.0,
+            swings=noise.swings,
+        )
+    if comparison.suite is not None:
+        comparison.suite.regressed = comparison.suite.p_value <= alpha
+        if comparison.suite.regressed:
+            broad = next((a for a in accepted if a.case == "*"), None)
+            if broad is not None:
+                broad.used = True
+                comparison.suite.accepted = broad.reason
+    for acceptance in accepted:
+        if not acceptance.used:
+            comparison.warnings.append(
+                f"accept.toml: {acceptance.case} matched no regression: remove it once main's "
+                "history has the new scores"
+            )
+    comparison.changed = [
+        f"threshold: {set_id} ({source}): {metric} {before:g} → "
+        + ("no longer applied" if after is None else f"{after:g}")
+        + f" ({n} {'case' if n == 1 else 'cases'})"
+        for (set_id, source, metric, before, after), n in moved.items()
+    ]
+    if results.settings.get("cases") or results.settings.get("shard"):
+        # a selection ran: the cases it left out are not removed (a merged run checks them)
+        comparison.warnings.append(
+            "a case selection ran (--case or --shard): cases main has that it did not run are "
+            "not counted as removed"
+        )
+        return comparison
+    for set_id, data in base_sets.items():
+        for case_id in data.get("cases") or {}:
+            if (set_id, case_id) not in seen:
+                reason = next(
+                    (
+                        a.reason
+                        for a in accepted
+                        if a.case != "*" and a.matches(set_id, case_id, [])
+                    ),
+                    None,
+                )
+                if reason is None:
+                    comparison.removed_cases.append((set_id, case_id))
+                else:
+                    comparison.removed_accepted.append(f"{set_id}:{case_id} ({reason})")
+    return comparison
+
+
+def _thresholds(
+    set_id: str, source: str, case: CaseRecord, base: dict[str, Any], moved: dict[Any, int]
+) -> None:
+    """Each gating metric whose threshold differs from the one main's history recorded, or
+    that main gated on and this run no longer applies: the pull request may change them
+    (thresholds travel with the eval sets), and the verdict says so."""
+    recorded = base.get("metrics") or {}
+    now = {m.name: m for m in case.metrics}
+    for name, entry in recorded.items():
+        was = (entry or {}).get("threshold")
+        m = now.get(name)
+        if was is None or (m is not None and (m.informational or m.threshold == was)):
+            continue
+        if m is not None and m.threshold is None:
+            continue
+        after = None if m is None else float(m.threshold)  # type: ignore[arg-type]
+        key = (set_id, source, name, float(was), after)
+        moved[key] = moved.get(key, 0) + 1
+
+
+def _renames(
+    results: RunResults, base_sets: dict[str, Any], present: set[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[str, str]]:
+    """New cases that are a case of the history under a new id: the same content (its
+    fingerprint), the old id gone from this run; only where exactly one case matches."""
+    from ci_eval.gate.baseline import fingerprint
+
+    gone: dict[str, list[tuple[str, str]]] = {}
+    for set_id, data in base_sets.items():
+        for case_id, entry in (data.get("cases") or {}).items():
+            if (set_id, case_id) not in present and entry.get("fingerprint"):
+                gone.setdefault(entry["fingerprint"], []).append((set_id, case_id))
+    if not gone:
+        return {}
+    found = {}
+    for s in results.sets:
+        known = (base_sets.get(s.eval_set_id) or {}).get("cases") or {}
+        for case in s.cases:
+            if case.eval_id in known:
+                continue
+            matches = gone.get(fingerprint(case) or "", [])
+            if len(matches) == 1:
+                found[(s.eval_set_id, case.eval_id)] = matches[0]
+    return found
+
+
+def _judge_new(set_id: str, case: CaseRecord, comparison: Comparison, confirm: int) -> None:
+    """A case with no history: by its thresholds, confirmed by reruns. It blocks, named, when
+    it failed every one of at least ``confirm`` runs; else a failure is said, not blocking."""
+    metrics = gating(case)
+    fails = [f for f in run_fails([(list(m.runs), m.threshold) for m in metrics]) if f is not None]
+    if not fails or not any(fails):
+        return
+    n_runs, n_failed = len(fails), sum(fails)
+    judgement = CaseJudgement(
+        set_id, case.eval_id, Judgement.NOT_SIGNIFICANT, 0, 0, n_runs, n_failed,
+        f"new case: no history on main; failed {n_failed} of {runs_label(n_runs)}",
+        metrics=[m.name for m in metrics if m.status == Status.FAILED],
+    )  # fmt: skip
+    if n_failed == n_runs >= confirm:
+        judgement.method = f"new case: failed its thresholds in all {runs_label(n_runs)}"
+        judgement.judgement = Judgement.REGRESSION
+    comparison.cases.append(judgement)
+
+
+def _control_fails(control: RunResults) -> dict[tuple[str, str], list[bool]]:
+    """Each case's runs in the control: did it fail (any gating metric below its threshold)?"""
+    out = {}
+    for s in control.sets:
+        for case in s.cases:
+            if case.status not in JUDGED:
+                continue
+            fails = run_fails([(list(m.runs), m.threshold) for m in gating(case)])  # type: ignore[misc]
+            out[(s.eval_set_id, case.eval_id)] = [f for f in fails if f is not None]
+    return out
+
+
+def _judge_by_control(comparison: Comparison, today: dict[tuple[str, str], list[bool]]) -> None:
+    """A regression the merge base's agent shows too, today, in at least half its runs, is not
+    the PR's doing: main fails it today (a known failure, said so)."""
+    for judgement in comparison.judged(Judgement.REGRESSION):
+        runs = today.get((judgement.set_id, judgement.case_id)) or []
+        if runs and 2 * sum(runs) >= len(runs):
+            judgement.judgement = Judgement.KNOWN_FAILURE
+            judgement.method += (
+                f"; the merge base fails it too today (same-day control: failed {sum(runs)} "
+                f"of {runs_label(len(runs))})"
+            )
+            for change in comparison.changes:
+                if (change.set_id, change.case_id) == (judgement.set_id, judgement.case_id):
+                    change.regressed = False
+
+
+def _suite_against_control(
+    rest: list[tuple[CaseJudgement, tuple[int, int, int, int]]],
+    today: dict[tuple[str, str], list[bool]],
+) -> SuiteDrop:
+    """The suite-wide test against the same-day control: per case, given how many of its runs
+    failed in the PR and the control together, which runs are the PR's is chance when the PR
+    changed nothing (hypergeometric); the PR's failures summed over the cases, exactly. A
+    provider's bad day moves both sides and cancels out. Only the PR's first runs count."""
+    dists, failed, runs, control_failed, control_runs = [], 0, 0, 0, 0
+    for judgement, (_, _, mine, n) in rest:
+        theirs = today.get((judgement.set_id, judgement.case_id))
+        if not theirs:
+            continue
+        dists.append(stats.hypergeom_dist(n + len(theirs), mine + sum(theirs), n))
+        failed += mine
+        runs += n
+        control_failed += sum(theirs)
+        control_runs += len(theirs)
+    pmf = stats.convolve(dists) if dists else [1.0]
+    return SuiteDrop(
+        cases=len(dists),
+        runs=runs,
+        failed=failed,
+        expected=stats.mean_of(pmf),
+        p_value=stats.upper_tail(pmf, failed) if failed else 1.0,
+        control_failed=control_failed,
+        control_runs=control_runs,
+    )

@@ -1,0 +1,298 @@
+"""Main's history as the gate reads it: the baseline (a file, a git ref or a data branch) as
+the base branch has it in a pull request, the acceptance entries, what the pull request changed
+of them, and the comparison of a run with it; and the update that appends a run on main."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ci_eval import __version__
+from ci_eval.errors import InputError
+from ci_eval.gate import accept as accept_file
+from ci_eval.gate import baseline as baseline_store
+from ci_eval.gate import confirm
+from ci_eval.gate.compare import Acceptance, compare
+from ci_eval.io import git
+from ci_eval.io.lock import exclusive
+from ci_eval.results.file import RunResults
+from ci_eval.settings import RunSettings, check_gate
+from ci_eval.settings.parse import parse_fail_on
+
+
+def _in_repository(path: str) -> str:
+    """The baseline's path as git names it when it lies in the working tree: its real path
+    (symlinks resolved, ``..`` and absolute paths normalised) relative to the repository's
+    root — a link to the baseline is the baseline. Else the path as given."""
+    if git.in_worktree(path) is None:
+        return path
+    # as git reads it from here (read_at_ref adds the working directory's prefix)
+    return Path(os.path.relpath(Path(path).resolve(), Path.cwd().resolve())).as_posix()
+
+
+def _own_commit(ref: str, base: str, base_sha: str) -> bool:
+    """Does ``ref`` name a commit the pull request made (HEAD, its branch: a commit the base
+    branch does not contain)? A baseline there is the PR's own: it could say anything. The base
+    branch's own commits, its tip too, are the base's."""
+    sha = git.quiet("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if sha is None:
+        return False
+    for tip in (f"origin/{base}", base, base_sha):
+        if git.quiet("rev-parse", "--verify", "--quiet", f"{tip}^{{commit}}") is None:
+            continue
+        done = git.run("merge-base", "--is-ancestor", sha, tip)
+        if done is not None and done.returncode == 0:
+            return False  # on the base branch
+    return True
+
+
+def _read_branch(settings: RunSettings) -> tuple[dict | None, str, list[str]]:
+    """The history kept on a data branch, read through git from the remote branch (fetched):
+    never a folder of the working tree, which a pull request could write."""
+    branch = settings.baseline_branch or ""
+    name = settings.baseline or "baseline.json"  # at the branch's root
+    notices = []
+    if git.quiet("remote"):
+        tracking = f"+refs/heads/{branch}:refs/remotes/origin/{branch}"
+        fetched = git.run("fetch", "--no-tags", "--depth=1", "origin", tracking)
+        if fetched is not None and fetched.returncode == 0:
+            notices.append(f"git fetch --depth=1 origin {branch}")
+    ref = next(
+        (r for r in (f"origin/{branch}", branch) if git.quiet("rev-parse", "--verify", "-q", r)),
+        None,
+    )
+    where = f"{name} on branch {branch}"
+    if ref is None:
+        return None, where, notices  # the very first run: no history yet
+    try:
+        text = git.checked("show", f"{ref}:{name}")
+    except git.GitError as exc:
+        if "does not exist" in str(exc) or "exists on disk, but not in" in str(exc):
+            return None, where, notices
+        raise InputError(f"reading {name} on branch {branch}: git failed: {exc}") from None
+    if text is None:
+        return None, where, notices
+    return baseline_store.parse(text, f"{branch}:{name}"), where, notices
+
+
+def _read_baseline(
+    settings: RunSettings, env: Mapping[str, str]
+) -> tuple[dict | None, str, list[str]]:
+    """The baseline the pull request is judged against, where it came from, and notices.
+
+    In a pull request (``GITHUB_BASE_REF``) a baseline file that is part of the repository is
+    read as it is at the merge base — never the PR's own copy, which the PR could edit; a
+    ``baseline_ref`` that names one of the PR's own commits is refused. The file is known by its
+    real path, so a link to it or a ``..`` path is the same file. A shallow clone lacks the
+    merge base: fetch it, or stop with what to do. A file outside the repository (e.g. a data
+    branch checked out into a folder, or a downloaded artifact) is read as is."""
+    if settings.baseline_branch:
+        return _read_branch(settings)
+    given = settings.baseline or baseline_store.DEFAULT_PATH
+    path = _in_repository(given)
+    base = git.pull_request_base(env)
+    if settings.baseline_ref:
+        ref = settings.baseline_ref
+        option = settings.names.name("baseline_ref")
+        if base:
+            sha, _ = git.fetch_merge_base(base)
+            if sha is not None and _own_commit(ref, base, sha):
+                raise InputError(
+                    f"{option} {ref} names a commit of this pull request, whose baseline could "
+                    f"say anything: name a commit of {base} (or leave it unset: the merge base's "
+                    "copy is read)"
+                )
+        return baseline_store.read_at_ref(ref, path, option), f"{path} at {ref}", []
+    tracked = bool(base) and git.is_tracked(path)
+    # a PR that deletes the file (or never had it in its tree) is judged by the merge base's
+    # copy too: deleting the baseline must not lower the bar either
+    if base and (tracked or not Path(given).exists() or path != given):
+        sha, done = git.fetch_merge_base(base)
+        notices = [f"shallow clone: {d} to find the merge base with {base}" for d in done]
+        if sha is None and not tracked:
+            return None, path, notices  # no file here and no merge base: nothing to judge by
+        if sha is None:
+            _, why = git.merge_base(env)
+            raise InputError(
+                f"cannot find the merge base with {base}, so the baseline cannot be read as it "
+                f"is on {base} (the pull request's own {path} is never used): check out with "
+                "`fetch-depth: 0` (actions/checkout), or give "
+                + settings.names.name("baseline_ref")
+                + (f" ({why})" if why and "git failed" in why else "")
+            )
+        where = f"{path} at the merge base {sha[:12]} with {base}"
+        data = baseline_store.read_at_ref(sha, path)
+        if data is None and tracked:
+            raise InputError(
+                f"this pull request adds {path}, which {base} does not have: a baseline the "
+                "pull request writes could say anything (keep the history in the base branch, "
+                "or on a data branch read through git)"
+            )
+        return data, where, notices
+    return baseline_store.read(Path(given)), given, []
+
+
+def check_gate_options(settings: RunSettings) -> list[Acceptance]:
+    """The gate's options and the acceptance file, checked before the first agent call."""
+    check_gate(settings)
+    return accept_file.load(
+        Path(settings.accept or accept_file.DEFAULT_PATH), required=settings.accept is not None
+    )
+
+
+@dataclass
+class LoadedBaseline:
+    data: dict | None
+    where: str
+    notices: list[str]
+    accepted: list[Acceptance]
+    # what the PR changed and is applied: acceptance entries, custom metrics' code
+    said: list[str] = field(default_factory=list)
+
+
+def load_baseline(settings: RunSettings, env: Mapping[str, str]) -> LoadedBaseline:
+    """Everything the gate reads, before the agent is called: a shallow clone without the merge
+    base fails now, not after the run."""
+    accepted = check_gate_options(settings)
+    data, where, notices = _read_baseline(settings, env)
+    said = [
+        f"accept: {line}"
+        for line in accept_file.changes(
+            _accept_path(settings), _at_merge_base(_accept_path(settings), env)
+        )
+    ]
+    return LoadedBaseline(data, where, notices, accepted, said + custom_code_changes(env))
+
+
+def custom_code_changes(env: Mapping[str, str]) -> list[str]:
+    """In a pull request, each custom metric whose file the PR changed: its code scores this
+    run (the metric's name and threshold are the base branch's; its code is the PR's)."""
+    from ci_eval.metrics.custom import source_files
+
+    out = []
+    for name, path in source_files().items():
+        if git.in_worktree(path) is None:  # an installed package's: not the PR's to change
+            continue
+        base = _at_merge_base(path, env)
+        if base is not None and base.strip() != path.read_text("utf-8").strip():
+            out.append(
+                f"custom metric {name}: its code ({_in_repository(str(path))}) changed by this "
+                "pull request, and scored this run"
+            )
+    return out
+
+
+def _accept_path(settings: RunSettings) -> Path:
+    return Path(settings.accept or accept_file.DEFAULT_PATH)
+
+
+def _at_merge_base(path: Path, env: Mapping[str, str]) -> str | None:
+    """The file as the pull request's merge base has it ("" when it has none); None outside
+    a pull request or without the merge base."""
+    base = git.pull_request_base(env)
+    if not base:
+        return None
+    sha, _ = git.fetch_merge_base(base)
+    if sha is None:
+        return None
+    return git.quiet("show", f"{sha}:{_in_repository(str(path))}") or ""
+
+
+def apply_baseline(
+    results: RunResults,
+    settings: RunSettings,
+    env: Mapping[str, str],
+    loaded: LoadedBaseline | None = None,
+    control: RunResults | None = None,
+) -> list[str]:
+    """Compare with the baseline's history (a file, or the file at a git ref) and set the
+    gate's --fail-on default. Returns notices for the terminal; warnings also go to the
+    summary."""
+    loaded = loaded or load_baseline(settings, env)
+    explicit = parse_fail_on(settings.fail_on, settings.names.name("fail_on"))
+    # judged here, always: a results file's own comparison (written by whoever ran it, e.g. a
+    # fork's job) is never trusted by `compare`
+    results.comparison = None
+    data, where, notices = loaded.data, loaded.where, list(loaded.notices)
+    if data is None:
+        results.fail_on = explicit or ("failure", "error", "not-evaluated")
+        notices.append(
+            f"no baseline at {where}: gating on thresholds only (create one with "
+            "`ci-eval baseline update RESULTS`)"
+        )
+        return notices
+    comparison = compare(
+        results,
+        data,
+        settings.tolerance,
+        settings.significance,
+        settings.min_history,
+        loaded.accepted,
+        confirm_target(results),
+        control,
+    )
+    comparison.baseline_source = where
+    comparison.changed += loaded.said
+    comparison.outage = results.settings.get("outage")
+    provenance = data.get("provenance") or {}
+    if provenance.get("metrics_digest") not in (None, baseline_store.metrics_digest(results)):
+        comparison.warnings.append(
+            "the baseline was recorded with another metric configuration: compare with care"
+        )
+    version = str(provenance.get("ci_eval_version") or "")
+    if version and version.split(".")[0] != __version__.split(".")[0]:
+        comparison.warnings.append(
+            f"the baseline was recorded by ci-eval {version} (now {__version__})"
+        )
+    age = baseline_store.age_days(data)
+    if age is not None and age > settings.baseline_max_age:
+        comparison.warnings.append(
+            f"the baseline is {age:.0f} days old (more than "
+            f"{settings.baseline_max_age:g}): consider updating it"
+        )
+    results.comparison = comparison
+    results.fail_on = explicit or ("regression", "error", "not-evaluated")
+    notices += [f"baseline warning: {w}" for w in comparison.warnings]
+    return notices
+
+
+def confirm_target(results: RunResults) -> int:
+    """The runs, all failing, that confirm a break in these results: as their run allowed
+    (its runs and confirmation reruns, as it recorded them)."""
+    recorded = results.settings
+    return confirm.target(
+        int(recorded.get("num_runs") or 1), int(recorded.get("confirm_runs") or 0)
+    )
+
+
+def update_baseline(results: RunResults, settings: RunSettings) -> str:
+    """Append this run to the baseline's history (after the comparison, which read the old
+    one). Returns the line to print."""
+    path = Path(settings.baseline or baseline_store.DEFAULT_PATH)
+    # the file a symlink names is the one updated (a write replaces what it is given), and two
+    # names of one file take one lock
+    real = path.resolve()
+    # read, append, write as one: two updates at once would each write their own and lose one
+    with exclusive(real):
+        old = baseline_store.read(real)
+        data, report = baseline_store.update(old, results, window=settings.baseline_window)
+        if report.duplicate:
+            return f"baseline {path}: these results are in its history already; nothing written"
+        try:
+            baseline_store.write(real, data)
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc.strerror or exc}", path=str(path)) from None
+    total = sum(len(s.get("cases") or {}) for s in data["sets"].values())
+    parts = [f"{report.recorded} cases recorded ({report.new} new)"]
+    if report.kept:
+        parts.append(f"{len(report.kept)} not measured this time kept their history")
+    if report.dropped:
+        parts.append(f"{len(report.dropped)} no longer in the eval sets dropped")
+    if report.renamed:  # the same content under a new id: named, as a rename is news
+        parts.append("renamed, history kept: " + ", ".join(report.renamed))
+    return (
+        f"baseline written to {path}: {total} cases, last {data['window']} runs each; "
+        + ", ".join(parts)
+    )

@@ -1,0 +1,302 @@
+"""The gate's verdict as one value every channel renders: the terminal, the job summary, the PR
+comment, the annotations, the step outputs and JUnit say the same thing in the same order.
+
+- ``line``: the decision in one line of at most :data:`LINE_LIMIT` characters — its clauses in a
+  fixed order (the decision; what blocks, counted, with at most :data:`NAMES_SHOWN` case ids;
+  what did not block, counted; notices), so later settings add a clause, never a new line;
+- ``blocking``: every case (or suite-wide finding) that fails the gate, each with before → after,
+  the history it was judged against and one line of why;
+- ``not_blocking``: failures, errors and skips that did not fail the gate — a case is in exactly
+  one of the two lists, or in neither when it simply passed;
+- ``improved`` (cases the gate's test judged better than main, nothing else), ``new`` and
+  ``removed`` cases, named; and per eval set its counts and its pass rate over all of this job's
+  runs against main's.
+
+Pure: computed from the results and their comparison, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ci_eval.errors import EXIT_GATE, EXIT_INFRA, EXIT_OK
+from ci_eval.gate.items import (
+    FAILED_ICON,
+    ID_LIMIT,
+    NAMES_SHOWN,
+    ORDER,
+    PASSED_ICON,
+    QUIET_ICON,
+    SKIPPED_ICON,
+    Item,
+    Kind,
+    SetLine,
+    case_item,
+    clip,
+    count,
+    improved_item,
+    set_line,
+    short_id,
+)
+from ci_eval.model.comparison import Judgement
+from ci_eval.model.status import Status
+from ci_eval.results.file import RunResults
+
+LINE_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    exit_code: int
+    line: str  # "gate failed: 1 regression (support:refund_policy); 1 known failure did not block"
+    blocking: list[Item] = field(default_factory=list)
+    not_blocking: list[Item] = field(default_factory=list)
+    improved: list[Item] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)  # "set:case"
+    removed: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # clauses after the counts
+    # what the pull request changed that places the bar (not applied), one line each
+    changed: list[str] = field(default_factory=list)
+    # what the pull request changed that main had and is applied (thresholds), said
+    said: list[str] = field(default_factory=list)
+    sets: list[SetLine] = field(default_factory=list)
+
+    @property
+    def icon(self) -> str:
+        return PASSED_ICON if self.passed else FAILED_ICON
+
+    def icons(self) -> set[str]:
+        """The icons a report of this verdict shows: the gate's, its items', and the sets'
+        table's (passed, does not block, skipped)."""
+        items = self.blocking + self.not_blocking + self.improved
+        return {self.icon, PASSED_ICON, QUIET_ICON, SKIPPED_ICON} | {i.icon for i in items}
+
+    def counts(self, blocking: bool) -> dict[Kind, int]:
+        """Items per kind, in clause order."""
+        items = self.blocking if blocking else self.not_blocking
+        found: dict[Kind, int] = {}
+        for kind in ORDER:
+            n = sum(1 for i in items if i.kind is kind)
+            if n:
+                found[kind] = n
+        return found
+
+    def tally(self, blocking: bool) -> str:
+        """``3 regressions, 2 errors`` (empty when there are none)."""
+        return ", ".join(count(n, k) for k, n in self.counts(blocking).items())
+
+
+# --- the line --------------------------------------------------------------------------------
+
+
+def _clauses(blocking: list[Item], quiet: list[Item], names: int, id_limit: int) -> tuple[str, str]:
+    """The blocking clause (counts, with up to ``names`` case ids) and the not-blocking one."""
+    parts = []
+    left = names
+    for kind in ORDER:
+        of_kind = [i for i in blocking if i.kind is kind]
+        if not of_kind:
+            continue
+        text = count(len(of_kind), kind)
+        if kind is Kind.NOTHING:
+            text += f" ({of_kind[0].change})"
+        keys = [short_id(i.key, id_limit) for i in of_kind if i.key]
+        if keys and left > 0:
+            shown = keys[:left]
+            left -= len(shown)
+            more = len(keys) - len(shown)
+            text += f" ({', '.join(shown)}{f' +{more} more' if more else ''})"
+        parts.append(text)
+    tally = ", ".join(
+        count(sum(1 for i in quiet if i.kind is k), k)
+        for k in ORDER
+        if any(i.kind is k for i in quiet)
+    )
+    return "; ".join(parts), (f"{tally} did not block" if tally else "")
+
+
+def _line(
+    passed: bool, head: str, blocking: list[Item], quiet: list[Item], notices: list[str]
+) -> str:
+    """At most LINE_LIMIT characters: fewer and shorter names first, then shorter notices."""
+    decision = "gate passed" if passed else "gate failed"
+    # a notice's detail (after its colon) is said in full in every report's own section
+    brief = [n.split(": ", 1)[0] for n in notices]
+    tries = ((NAMES_SHOWN, ID_LIMIT), (NAMES_SHOWN, 24), (1, 24), (0, 0))
+    for said in (notices, brief):
+        for names, id_limit in tries:
+            what, did_not = _clauses(blocking, quiet, names, id_limit)
+            parts = [p for p in (head, what, did_not, *said) if p]
+            line = f"{decision}: " + "; ".join(parts)
+            if len(line) <= LINE_LIMIT:
+                return line
+    return clip(line, LINE_LIMIT)
+
+
+def changed_of(results: RunResults) -> list[str]:
+    raw = results.settings.get("bar_changes")
+    return [c for c in raw if isinstance(c, str)] if isinstance(raw, list) else []
+
+
+def verdict(results: RunResults) -> Verdict:
+    """The gate's decision per ``fail_on``, and why. Exit 3 when errors kept cases from being
+    scored, 1 when the gate failed, 0 when it passed. Nothing evaluated never passes.
+
+    Every channel asks for it (at 20,000 cases it costs most of a second): it is kept on the
+    results while they stay as they were — the same statuses, comparison and settings, and no
+    redaction since (texts computed before a scrub may hold what it removes)."""
+    from ci_eval.text import redact
+
+    comparison = results.comparison
+    key = (
+        tuple(results.fail_on),
+        results.interrupted,
+        id(comparison),
+        None if comparison is None else (len(comparison.cases), comparison.outage),
+        redact.current().scrubs,
+        len(changed_of(results)),
+        hash(tuple(c.status for s in results.sets for c in s.cases)),
+    )
+    kept = results.__dict__.get("_verdict")
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    decision = _verdict(results)
+    results.__dict__["_verdict"] = (key, decision)
+    return decision
+
+
+def _verdict(results: RunResults) -> Verdict:
+    fail_on = set(results.fail_on)
+    comparison = results.comparison
+    judgements = comparison.by_case() if comparison is not None else {}
+    blocking: list[Item] = []
+    quiet: list[Item] = []
+    improved: list[Item] = []
+    sets = []
+    evaluated = passed_cases = total = 0
+    for s in results.sets:
+        items: dict[str, Item] = {}
+        for case in s.cases:
+            total += 1
+            status = case.status
+            evaluated += status in (Status.PASSED, Status.FAILED)
+            passed_cases += status == Status.PASSED
+            j = judgements.get((s.eval_set_id, case.eval_id))
+            item = case_item(s, case, j, fail_on, comparison)
+            if item is not None:
+                items[case.eval_id] = item
+                (blocking if item.blocking else quiet).append(item)
+            if j is not None and j.judgement is Judgement.IMPROVED and comparison is not None:
+                improved.append(improved_item(s, case, j, comparison))
+        sets.append(set_line(s, items, judgements))
+    if results.interrupted:
+        blocking.append(
+            Item(Kind.INTERRUPTED, "error" in fail_on, said="cases that did not start are errors")
+        )
+    if not evaluated:
+        blocking.append(
+            Item(
+                Kind.NOTHING,
+                True,
+                change=f"{total} {'case' if total == 1 else 'cases'}",
+                said="no case passed or failed its thresholds",
+            )
+        )
+    notices: list[str] = []
+    # what the pull request changed that moves the bar: said first, whatever the decision
+    # the results file's settings are not checked item by item: read what is text
+    changed = changed_of(results)
+    if changed:
+        notices.append(
+            "gate settings changed by this pull request (not applied): "
+            + ", ".join(c.split(": ", 1)[0] for c in changed)
+        )
+    new: list[str] = []
+    removed: list[str] = []
+    said_changes: list[str] = []  # what the pull request changed and is applied, said
+    if comparison is not None:
+        if comparison.suite_regressed:
+            suite = comparison.suite
+            assert suite is not None
+            blocking.append(
+                Item(
+                    Kind.SUITE_DROP,
+                    "regression" in fail_on,
+                    change=suite.describe(),
+                    said=suite.caveat(),
+                )
+            )
+            if suite.caveat():  # nothing on main tells a PR's drop from a provider's bad day
+                notices.append("the suite-wide drop may be the provider's: run the job again")
+        elif comparison.suite is not None and comparison.suite.regressed:
+            notices.append("the suite-wide drop is accepted")
+        # a case skipped every time is in no history: it is listed as skipped, not as new
+        skipped = {(i.set_id, i.case_id) for i in quiet if i.kind is Kind.SKIPPED}
+        new = [f"{s}:{c}" for s, c in comparison.new_cases if (s, c) not in skipped]
+        if any(i.kind is Kind.UNCONFIRMED for i in blocking):
+            notices.append("too many failed at once to confirm: run the job again")
+        # removed cases are items (a pull request can remove the cases it would fail: more
+        # than max_removed blocks); those an [[accept]] entry accepts are listed apart
+        removed = list(comparison.removed_accepted)
+        allowed = results.settings.get("max_removed") or 0
+        allowed = allowed if isinstance(allowed, int) and allowed >= 0 else 0
+        for set_id, case_id in comparison.removed_cases:
+            blocking.append(
+                Item(
+                    Kind.REMOVED,
+                    len(comparison.removed_cases) > allowed,
+                    set_id,
+                    case_id,
+                    set_id,
+                    said="in main's history, not found by this run: accept its removal with an "
+                    "[[accept]] entry in .ci-eval/accept.toml",
+                )
+            )
+        said_changes += list(comparison.changed)
+        short = comparison.short_history
+        if short:
+            notices.append(
+                f"{len(short)} {'case' if len(short) == 1 else 'cases'} with a short history "
+                f"(fewer than {comparison.min_history} runs on main)"
+            )
+    if said_changes:
+        notices.append(
+            f"changed by this pull request: {len(said_changes)} "
+            f"{'change' if len(said_changes) == 1 else 'changes'} to what main had"
+        )
+    # a blocking item that is not blocking (outside fail_on) moves to the other list
+    quiet += [i for i in blocking if not i.blocking]
+    blocking = [i for i in blocking if i.blocking]
+    quiet.sort(key=lambda i: ORDER.index(i.kind))
+    blocking.sort(key=lambda i: ORDER.index(i.kind))
+    passed = not blocking
+    if passed:
+        if comparison is not None:
+            judged = len(comparison.cases)
+            head = (
+                f"0 regressions against main's history "
+                f"({judged} {'case' if judged == 1 else 'cases'} judged)"
+            )
+        else:
+            head = f"{passed_cases} of {evaluated} {'case' if evaluated == 1 else 'cases'} passed"
+        exit_code = EXIT_OK
+    else:
+        head = ""
+        infra = any(i.kind in (Kind.ERROR, Kind.INTERRUPTED) for i in blocking)
+        exit_code = EXIT_INFRA if infra else EXIT_GATE
+    line = _line(passed, head, blocking, quiet, notices)
+    return Verdict(
+        passed,
+        exit_code,
+        line,
+        blocking,
+        quiet,
+        improved,
+        new,
+        removed,
+        notices=notices,
+        changed=changed,
+        said=said_changes,
+        sets=sets,
+    )

@@ -1,0 +1,161 @@
+"""What every reporter says about a case, computed once: why it failed, and the expected-vs-
+actual tool calls and responses of its invocations. Pure functions over results."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from json.encoder import encode_basestring  # json's C escaper, as json.dumps uses
+from typing import Any
+
+from ci_eval.model import FunctionCall, Invocation
+from ci_eval.model.results import CaseRecord, InvocationRecord, RunRecord
+from ci_eval.model.status import Status
+from ci_eval.text.inert import strip_ansi
+
+
+def fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3g}"
+
+
+def _clean(value: Any) -> Any:
+    """ANSI codes out of every string in a JSON value (json.dumps would spell them out)."""
+    if isinstance(value, str):
+        return strip_ansi(value)
+    if isinstance(value, dict):
+        return {_clean(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _arg(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``, by the same C escaper for the common kinds."""
+    kind = type(value)
+    if kind is str:
+        return encode_basestring(value)
+    if kind is int:
+        return int.__repr__(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+# characters of one agent text (a reply, a turn's tool calls) that a plain-text report shows;
+# the results file keeps them all
+TEXT_LIMIT = 4000
+
+
+def shorten(text: str, limit: int = TEXT_LIMIT) -> str:
+    """``text``, or its first ``limit`` characters and how many more there were."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (+{len(text) - limit:,} characters; the results file has them all)"
+
+
+def fmt_call(call: FunctionCall) -> str:
+    args = ", ".join(f"{k}={_arg(v)}" for k, v in _clean(call.args or {}).items())
+    return f"{strip_ansi(call.name or '')}({args})"
+
+
+@dataclass
+class InvocationDiff:
+    number: int
+    user: str
+    expected_calls: list[str]
+    actual_calls: list[str] | None  # None: the agent did not answer this turn
+    expected_response: str
+    actual_response: str | None
+    error: str | None = None
+
+    @property
+    def calls_differ(self) -> bool:
+        return self.actual_calls is not None and self.actual_calls != self.expected_calls
+
+
+def _response(inv: Invocation | None) -> str | None:
+    if inv is None:
+        return None
+    return inv.final_response.text() if inv.final_response is not None else ""
+
+
+def _diff(n: int, record: InvocationRecord) -> InvocationDiff:
+    # each read of a compacted record's invocation rebuilds it: read each once
+    expected, actual = record.expected, record.actual
+    return InvocationDiff(
+        n,
+        expected.user_content.text(),
+        [fmt_call(c) for c in expected.tool_calls()],
+        None if actual is None else [fmt_call(c) for c in actual.tool_calls()],
+        _response(expected),
+        _response(actual),
+        record.error,
+    )
+
+
+def invocation_diffs(run: RunRecord) -> list[InvocationDiff]:
+    return [_diff(n, i) for n, i in enumerate(run.invocations, 1)]
+
+
+def shown_run(case: CaseRecord) -> RunRecord | None:
+    """The run worth showing: the first errored or failing one, else the first."""
+    for run in case.runs:
+        if run.error or any(m.status in (Status.FAILED, Status.ERROR) for m in run.metrics):
+            return run
+    return case.runs[0] if case.runs else None
+
+
+def failing_metrics(case: CaseRecord) -> list[str]:
+    return [
+        f"{m.name} {fmt(m.score)} < {fmt(m.threshold)}"
+        for m in case.metrics
+        if m.status == Status.FAILED
+    ]
+
+
+def with_run(case: CaseRecord, run: RunRecord, text: str) -> str:
+    """``run 2 of 3, turn 1: …`` — which run, when there were several."""
+    if len(case.runs) < 2:
+        return text
+    label = f"run {run.run} of {len(case.runs)}"
+    if text.startswith("turn "):
+        return f"{label}, {text}"
+    return f"{label}: {text}"
+
+
+def run_outcome(run: RunRecord) -> str:
+    """PASSED, FAILED or ERROR for one run."""
+    if run.error or any(m.status == Status.ERROR for m in run.metrics):
+        return Status.ERROR
+    if any(m.status == Status.FAILED for m in run.metrics):
+        return Status.FAILED
+    return Status.PASSED
+
+
+def run_reason(run: RunRecord) -> str:
+    if run.error:
+        return run.error
+    errors = [f"{m.name}: {m.reason}" for m in run.metrics if m.status == Status.ERROR]
+    failing = [
+        f"{m.name} {fmt(m.score)} < {fmt(m.threshold)}"
+        for m in run.metrics
+        if m.status == Status.FAILED
+    ]
+    return "; ".join(errors + failing) or "passed"
+
+
+def error_reason(case: CaseRecord) -> str:
+    if case.error:
+        run = next(r for r in case.runs if r.error)
+        return with_run(case, run, case.error)
+    for m in case.metrics:
+        if m.status == Status.ERROR:
+            return f"{m.name}: {m.reason}"
+    return "error"
+
+
+def not_evaluated_reason(case: CaseRecord) -> str:
+    reasons = [
+        f"{m.name}: {m.reason}"
+        for m in case.metrics
+        if m.status == Status.NOT_EVALUATED and m.reason
+    ]
+    return "; ".join(reasons) or "no metric could be evaluated"

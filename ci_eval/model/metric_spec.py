@@ -1,0 +1,86 @@
+"""A metric to compute and a set's metrics: what a sidecar (or ADK's defaults) names, what a
+results file records of each set."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from ci_eval.model.values import RECORD, Data, Items, Number, Text
+
+ADK_DEFAULT_CRITERIA: dict[str, float] = {
+    "tool_trajectory_avg_score": 1.0,
+    "response_match_score": 0.8,
+}
+
+
+@dataclass(slots=True)
+class MetricSpec:
+    """One metric to compute: its threshold and the criterion options (snake_case keys)."""
+
+    __pydantic_config__ = RECORD  # a results file holds each set's metrics
+
+    name: Text
+    threshold: Number | None = None
+    criterion: Data = field(default_factory=dict)
+    evaluator: Text | None = None  # trpc's evaluatorName, when it differs from the metric name
+    # where the sidecar names it (path, line, col, json path), for "unknown metric" errors;
+    # not in a results file
+    origin: Annotated[
+        tuple[str, int | None, int | None, str] | None, Field(exclude=True, init=False)
+    ] = field(default=None, compare=False, repr=False)
+
+    def describe(self) -> str:
+        return self.name if self.threshold is None else f"{self.name}={self.threshold:g}"
+
+
+@dataclass
+class MetricConfig:
+    __pydantic_config__ = RECORD
+
+    metrics: Items[MetricSpec]
+    source: Text = "default"  # the sidecar's path, or "default"
+    dialect: Text = "default"  # "adk", "trpc" or "default"
+    # custom_metrics, user_simulator_config; not in a results file
+    extras: Annotated[dict[str, Any], Field(exclude=True)] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        return ", ".join(m.describe() for m in self.metrics) or "none"
+
+
+def default_config(dialect: str = "adk") -> MetricConfig:
+    """What applies without a sidecar: ADK's defaults, in the dialect's own terms where its tool
+    has other defaults (adk-rs scores its own way; Orchestrate reports its journey metrics)."""
+    if dialect == "adk-rs":
+        metrics = [
+            MetricSpec("tool_trajectory_avg_score", 1.0, {"match_type": "ADK_RS"}),
+            MetricSpec("final_response_match_v1", 0.8),
+        ]
+    elif dialect == "watsonx":
+        metrics = [
+            MetricSpec("journey_success", 1.0),
+            MetricSpec("tool_call_precision"),
+            MetricSpec("tool_call_recall"),
+            MetricSpec("journey_completion"),
+        ]
+    else:
+        metrics = [MetricSpec(name, threshold) for name, threshold in ADK_DEFAULT_CRITERIA.items()]
+    return MetricConfig(metrics=metrics, source="default", dialect="default")
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def snake_keys(value: Any) -> Any:
+    """camelCase keys to snake_case, recursively (ADK accepts either in criteria)."""
+    if isinstance(value, dict):
+        return {
+            _CAMEL.sub(r"_\1", k).lower() if isinstance(k, str) else k: snake_keys(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [snake_keys(v) for v in value]
+    return value

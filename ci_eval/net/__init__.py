@@ -1,0 +1,1 @@
+"""The network: HTTP with retries and deadlines, the fast client, the LLM chat client."""

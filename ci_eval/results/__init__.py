@@ -1,0 +1,1 @@
+"""The results file: written and read case by case, spilled, merged."""

@@ -1,0 +1,47 @@
+"""Join the results of shards (matrix jobs) into one results file: ``report`` and ``compare``
+then work on it as on a single run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ci_eval.errors import InputError
+from ci_eval.results.file import CaseRecord, RunResults, SetRecord, read_results
+
+
+def merge(paths: list[Path], keep: Callable[[CaseRecord], CaseRecord] | None = None) -> RunResults:
+    """``keep`` sees each case as it is read (``ci_eval.results.spill.PastLimit``)."""
+    if not paths:
+        raise InputError("merge needs at least one results file")
+    parts = [(p, read_results(p, keep)) for p in paths]
+    first = parts[0][1]
+    sets: dict[str, SetRecord] = {}
+    owner: dict[tuple[str, str], Path] = {}
+    for path, results in parts:
+        for s in results.sets:
+            target = sets.setdefault(
+                s.eval_set_id,
+                SetRecord(s.eval_set_id, s.file, s.dialect, s.metrics, [], s.applied_metrics),
+            )
+            for case in s.cases:
+                key = (s.eval_set_id, case.eval_id)
+                if key in owner:
+                    raise InputError(
+                        f"case {key[0]}:{key[1]} is in {owner[key]} too: were the "
+                        "shards run with different --shard totals?",
+                        path=str(path),
+                    )
+                owner[key] = path
+                target.cases.append(case)
+    for s in sets.values():
+        s.cases.sort(key=lambda c: (c.file, c.line or 0, c.eval_id))
+    return RunResults(
+        sets=sorted(sets.values(), key=lambda s: s.file),
+        agent=first.agent,
+        started=min(r.started for _, r in parts),
+        duration_s=max(r.duration_s for _, r in parts),
+        settings={**first.settings, "shard": None, "merged_from": len(parts)},
+        interrupted=any(r.interrupted for _, r in parts),
+        fail_on=first.fail_on,
+    )

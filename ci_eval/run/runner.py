@@ -1,0 +1,588 @@
+"""Replay eval cases against an agent: concurrent across cases, turns in order within one.
+
+Every (case, run) gets a fresh agent session and every turn a wall-clock deadline. An agent
+failure makes that run ERROR with the reason and never stops the others. A stop request (the
+first SIGINT/SIGTERM, see ``deadline.Cancellation``) starts no new turn; running turns get a
+short grace, then end as ``cancelled`` and the run returns at once with everything done so far:
+the workers are daemon threads, so a turn that cannot be unblocked does not hold the process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from ci_eval.connectors.base import TOO_MUCH, AgentError, AgentSession, Connector, KeptReplies
+from ci_eval.load.evalsets import LoadedEvalSet
+from ci_eval.model import EvalCase, Invocation
+from ci_eval.model.status import Status
+from ci_eval.net import llm
+from ci_eval.net.deadline import Cancellation, Deadline
+from ci_eval.results.file import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
+from ci_eval.run import selection as shard
+from ci_eval.simulate import NO_SIMULATOR, scenario_of
+from ci_eval.simulate.conversation import replay_simulated, run_simulated
+
+
+@dataclass
+class RunOptions:
+    concurrency: int = 4
+    num_runs: int = 1
+    cases: list[shard.CaseFilter] = field(default_factory=list)  # --case: none selects all
+    shard: tuple[int, int] | None = None  # (I, N): only this shard's cases
+    timeout: float = 60.0  # each turn's wall-clock deadline, seconds
+    simulator: Any = None  # ci_eval.simulate.SimulatorFactory: plays the user of scenario cases
+    # work for the main thread while the agent's turns are in flight (it only waits then):
+    # whatever the steps after the run will need and can prepare now, off the critical path
+    meanwhile: Callable[[], object] | None = None
+    # called on the main thread as each case's last run ends (its runs in order), so that the
+    # steps after the run (scoring) go on while other cases are still in flight
+    case_done: Callable[[SetRecord, CaseRecord], object] | None = None
+    # the eval sets' cases are the runner's to drop: each one goes as its runs end, so that a
+    # run holds only the cases still to run (a big eval set is mostly what a run holds)
+    release_cases: bool = False
+
+
+def _skip_reason(
+    case: EvalCase, loaded: LoadedEvalSet, connector: Connector, options: RunOptions
+) -> str | None:
+    if scenario_of(case, loaded.dialect) is None:
+        return None
+    if connector.kind == "replay":  # a recorded simulated conversation replays without one
+        recordings = getattr(connector, "recordings", {})
+        if (loaded.eval_set.eval_set_id, case.eval_id) in recordings:
+            return None
+        return "no recorded conversation to replay (the recorded run skipped it?); " + NO_SIMULATOR
+    if options.simulator is None:
+        return NO_SIMULATOR
+    return options.simulator.unavailable(case, loaded.dialect, loaded.metrics.extras)
+
+
+def _run_simulated_job(
+    connector: Connector, loaded: LoadedEvalSet, case: EvalCase, run: int, options: RunOptions
+) -> RunRecord:
+    """A case whose user an LLM plays (ci_eval.simulate), or its recorded conversation."""
+    eval_set_id = loaded.eval_set.eval_set_id
+    if connector.kind == "replay":
+        try:
+            recording = connector.open(eval_set_id, case, run).invocations  # type: ignore[attr-defined]
+        except AgentError as exc:
+            return RunRecord(run=run, error=f"cannot start a session: {exc}")
+        return replay_simulated(recording, run)
+    user = options.simulator.make(case, loaded.dialect, loaded.metrics.extras)
+    with llm.one_case():
+        return run_simulated(connector, user, eval_set_id, case, run)
+
+
+class Progress:
+    """A progress line on stderr for long runs: rewritten in place on a terminal, a line every
+    few seconds in CI logs. It counts cases, as the final line does — done, and of those how
+    many failed and how many errored once scored — and runs beside them."""
+
+    def __init__(
+        self,
+        cases: int,
+        runs: int | None = None,
+        stream: TextIO | None = None,
+        quiet_for: float = 2.0,
+        what: str = "cases",
+    ) -> None:
+        # sys.stderr now, not at import: a run in-process writes where stderr points then
+        stream = sys.stderr if stream is None else stream
+        self.cases, self.runs = cases, cases if runs is None else runs
+        self.stream, self.quiet_for, self.what = stream, quiet_for, what
+        self.cases_done = self.runs_done = self.failed = self.errors = 0
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.tty = stream.isatty()
+        self.shown = False
+        self.lock = threading.Lock()
+
+    def advance(self) -> None:
+        """A run ended."""
+        with self.lock:
+            self.runs_done += 1
+            self._show()
+
+    def case(self, status: Status | None) -> None:
+        """A case's runs ended (and, given its status, it was scored)."""
+        with self.lock:
+            self.cases_done += 1
+            self.failed += status == Status.FAILED
+            self.errors += status == Status.ERROR
+            self._show()
+
+    def _show(self) -> None:
+        now = time.monotonic()
+        elapsed = now - self.start
+        gap = 0.2 if self.tty else 5.0
+        done = self.cases_done >= self.cases and self.runs_done >= self.runs
+        if elapsed < self.quiet_for or (now - self.last < gap and not done):
+            return
+        self.last = now
+        line = (
+            f"ci-eval: {self.cases_done}/{self.cases} {self.what} done, {self.failed} failed, "
+            f"{self.errors} error{'' if self.errors == 1 else 's'} "
+            f"({self.runs_done}/{self.runs} runs), {elapsed:.1f} s"
+        )
+        self.stream.write(("\r" + line) if self.tty else line + "\n")
+        self.stream.flush()
+        self.shown = True
+
+    def finish(self) -> None:
+        if self.shown and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+CANCELLED = "cancelled"
+
+
+def _not_run(expected: list[Invocation]) -> list[InvocationRecord]:
+    return [InvocationRecord(expected=e, error="not run") for e in expected]
+
+
+def run_case(
+    connector: Connector,
+    eval_set_id: str,
+    case: EvalCase,
+    run: int,
+    timeout: float = 60.0,
+    stop: threading.Event | None = None,
+    record: RunRecord | None = None,
+    open_session: Callable[[], AgentSession] | None = None,
+) -> RunRecord:
+    """Play one run of a case, turn by turn, each by its own deadline. ``record`` (filled in
+    as turns finish) lets the caller keep the finished turns of a run it abandons;
+    ``open_session`` gives the run's session instead of ``connector.open`` (one opened ahead)."""
+    record = record if record is not None else RunRecord(run=run)
+    cancel = stop if isinstance(stop, Cancellation) else None
+    started = time.monotonic()
+    expected = case.invocations()
+    try:
+        session = (
+            open_session() if open_session is not None else connector.open(eval_set_id, case, run)
+        )
+    except AgentError as exc:
+        record.error = f"cannot start a session: {exc}"
+        record.invocations = _not_run(expected)
+        record.duration_s = time.monotonic() - started
+        return record
+    recorded, measured, kept = 0.0, False, KeptReplies()
+    try:
+        for n, exp in enumerate(expected):
+            if stop is not None and stop.is_set():  # no new turn after a stop request
+                record.error = f"turn {n + 1}: {CANCELLED}"
+                record.invocations += [
+                    InvocationRecord(expected=exp, error=CANCELLED),
+                    *_not_run(expected[n + 1 :]),
+                ]
+                break
+            t0 = time.monotonic()
+            deadline = Deadline(timeout, cancel) if cancel is not None else Deadline(timeout)
+            try:
+                turn = session.send(exp.user_content, deadline=deadline)
+            except AgentError as exc:
+                record.error = f"turn {n + 1}: {exc}"
+                record.invocations.append(
+                    InvocationRecord(
+                        expected=exp,
+                        duration_s=time.monotonic() - t0,
+                        retries=exc.retries,
+                        error=str(exc),
+                    )
+                )
+                record.invocations += _not_run(expected[n + 1 :])
+                break
+            elapsed = time.monotonic() - t0
+            if turn.recorded_duration_s is not None:
+                elapsed = turn.recorded_duration_s
+                recorded += elapsed
+            else:
+                measured = True
+            actual = turn.to_invocation(exp, elapsed)
+            if not kept.fits(actual):
+                record.error = f"turn {n + 1}: {TOO_MUCH}"
+                record.invocations.append(
+                    InvocationRecord(expected=exp, duration_s=elapsed, error=TOO_MUCH)
+                )
+                record.invocations += _not_run(expected[n + 1 :])
+                break
+            record.invocations.append(
+                InvocationRecord(
+                    expected=exp, actual=actual, duration_s=elapsed, retries=turn.retries
+                )
+            )
+    except Exception as exc:  # a connector bug must not take the other cases down
+        record.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        with contextlib.suppress(Exception):  # closing is best effort
+            session.close()
+    record.duration_s = time.monotonic() - started
+    if not measured and record.invocations and record.error is None:
+        record.duration_s = recorded  # a replay: the recorded run's time
+        record.replayed = True
+    return record
+
+
+def _abandoned(partial: RunRecord, expected: list[Invocation], started: float) -> RunRecord:
+    """What is kept of a run whose turn was still going when the run was abandoned: its
+    finished turns, the running one as cancelled, the rest not run."""
+    done = list(partial.invocations)[: len(expected)]
+    record = RunRecord(run=partial.run, error=f"turn {len(done) + 1}: {CANCELLED}")
+    record.invocations = done
+    if len(done) < len(expected):
+        record.invocations.append(InvocationRecord(expected=expected[len(done)], error=CANCELLED))
+        record.invocations += _not_run(expected[len(done) + 1 :])
+    record.duration_s = time.monotonic() - started
+    return record
+
+
+@dataclass(eq=False)
+class _Job:
+    eval_set_id: str
+    case: EvalCase | None  # None once the job has finished: the runner needs it no more
+    case_record: CaseRecord
+    run: int
+    loaded: Any = None  # the LoadedEvalSet (dialect, eval config) the case comes from
+    # set when the job starts; filled in turn by turn; None again once its case holds it
+    record: RunRecord | None = None
+    started: float = 0.0
+    finished: bool = False
+    # its agent session, when opened ahead (_Opener): set once whoever claimed it has opened it
+    opened: threading.Event | None = None
+    session: AgentSession | None = None
+    open_error: Exception | None = None
+    simulated: bool = False  # a user simulator plays the user (worked out before it runs)
+
+    def __post_init__(self) -> None:
+        self.simulated = scenario_of(self.case, self.loaded.dialect) is not None
+
+
+class _Opener:
+    """Opens the agent sessions of the jobs next in line while the workers' turns are in
+    flight, on one thread, for a connector whose ``open`` is a request to the agent (``adk
+    api_server``: a session per case, ``opens_ahead = True``): a worker starts its case's first
+    turn at once instead of after that round trip, 25 times per worker at 400 cases and
+    concurrency 16. It keeps at most ``ahead`` sessions opened and not yet taken (the next
+    wave), opens none after a stop request, and the first wave is the workers' own. Each
+    session is opened once, by whoever claims its job first: a worker whose job is unclaimed
+    opens it itself (a slow opener never holds a worker up), one being opened waits for it."""
+
+    def __init__(self, jobs: list[_Job], connector: Connector, stop: threading.Event, ahead: int):
+        self.jobs, self.connector, self.stop, self.ahead = jobs, connector, stop, ahead
+        self.cond = threading.Condition()
+        self.taken = 0  # jobs the workers have taken, in queue order
+
+    def start(self) -> None:
+        threading.Thread(target=self._loop, name="ci-eval-opener", daemon=True).start()
+
+    def _claim(self, job: _Job) -> bool:
+        with self.cond:
+            if job.opened is not None:
+                return False
+            job.opened = threading.Event()
+            return True
+
+    def _open(self, job: _Job) -> None:
+        assert job.opened is not None and job.case is not None  # unfinished: claimed first
+        try:
+            job.session = self.connector.open(job.eval_set_id, job.case, job.run)
+        except Exception as exc:  # given to the worker, which reports it as its own
+            job.open_error = exc
+        job.opened.set()
+
+    def _loop(self) -> None:
+        for index in range(self.ahead, len(self.jobs)):
+            with self.cond:
+                while index >= self.taken + self.ahead and not self.stop.is_set():
+                    self.cond.wait(0.5)
+            if self.stop.is_set():
+                return
+            job = self.jobs[index]
+            if not job.simulated and self._claim(job):
+                self._open(job)
+
+    def took(self) -> None:
+        """A worker took the next job from the queue."""
+        with self.cond:
+            self.taken += 1
+            self.cond.notify()
+
+    def session(self, job: _Job) -> AgentSession:
+        """The job's session: opened ahead, being opened (wait for it), or opened now."""
+        if self._claim(job):
+            self._open(job)
+        assert job.opened is not None
+        job.opened.wait()
+        if job.open_error is not None:
+            raise job.open_error
+        assert job.session is not None
+        return job.session
+
+    def discard(self, job: _Job) -> None:
+        """A job that will not run: close the session opened for it, if one was."""
+        if not self._claim(job):
+            assert job.opened is not None
+            job.opened.wait()
+            if job.session is not None:
+                with contextlib.suppress(Exception):  # closing is best effort
+                    job.session.close()
+
+
+def _execute(
+    jobs: list[_Job],
+    connector: Connector,
+    options: RunOptions,
+    stop: threading.Event,
+    bar: Progress,
+    t0: float,
+    finished: Callable[[_Job], None],
+) -> None:
+    """Run the jobs on daemon worker threads until all are done or the run is abandoned; then
+    every job holds its final record. ``finished`` sees each job that ends before that, on
+    the main thread, as it ends."""
+    abandoned = getattr(stop, "abandoned", None) or threading.Event()
+    pending: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+    for job in jobs:
+        pending.put(job)
+    lock = threading.Lock()
+    ended: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+    width = max(1, min(options.concurrency, len(jobs)))
+    opener = (
+        _Opener(jobs, connector, stop, width) if getattr(connector, "opens_ahead", False) else None
+    )
+
+    def finish(job: _Job, record: RunRecord) -> None:
+        with lock:
+            if job.finished:  # abandoned meanwhile: the main thread's record stands
+                return
+            job.record, job.finished, job.case = record, True, None
+        ended.put(job)
+        bar.advance()
+
+    # a worker takes a job only while fewer than ``ahead`` are taken and not yet handed on: when
+    # the main thread's work on ended jobs (scoring) is slower than the agent (a replay), the
+    # ended runs wait in the workers' stead, not by the thousand in memory
+    ahead = threading.Semaphore(2 * width + 16)
+
+    def worker() -> None:
+        while True:
+            while not ahead.acquire(timeout=0.2):
+                if abandoned.is_set():
+                    return
+            try:
+                job = pending.get_nowait()
+            except queue.Empty:
+                ahead.release()
+                return
+            if opener is not None:
+                opener.took()
+            case = job.case
+            assert case is not None  # a job is finished only once
+            if stop.is_set():
+                if opener is not None:
+                    opener.discard(job)
+                record = RunRecord(run=job.run, error="not run: the run was interrupted")
+                record.invocations = _not_run(case.invocations())
+                finish(job, record)
+                continue
+            with lock:
+                job.record, job.started = RunRecord(run=job.run), time.monotonic()
+            if job.simulated:
+                record = _run_simulated_job(connector, job.loaded, case, job.run, options)
+            else:
+                record = run_case(
+                    connector,
+                    job.eval_set_id,
+                    case,
+                    job.run,
+                    options.timeout,
+                    stop,
+                    job.record,
+                    None if opener is None else lambda job=job: opener.session(job),
+                )
+            if not record.replayed:  # when it ran, relative to the run's start: sets' wall time
+                record.started_s = job.started - t0
+            finish(job, record)
+
+    if not jobs:
+        return
+    workers = [
+        threading.Thread(target=worker, name=f"ci-eval-worker-{n}", daemon=True)
+        for n in range(width)
+    ]
+    for thread in workers:
+        thread.start()
+    if opener is not None:
+        opener.start()
+    failure: Exception | None = None
+    if options.meanwhile is not None:
+        try:
+            options.meanwhile()
+        except Exception as exc:  # raised once every job has its record, not mid-run
+            failure = exc
+    # short waits, so the main thread runs the signal handlers promptly
+    seen = 0
+    while seen < len(jobs) and not abandoned.is_set():
+        try:
+            job = ended.get(timeout=0.2)
+        except queue.Empty:
+            continue
+        seen += 1
+        if failure is None:
+            try:
+                finished(job)
+            except Exception as exc:  # raised once every job has its record, not mid-run
+                failure = exc
+        ahead.release()
+    with lock:
+        for job in jobs:
+            if job.finished:
+                continue
+            assert job.case is not None
+            expected = job.case.invocations()
+            if job.record is not None:
+                job.record = _abandoned(job.record, expected, job.started)
+                job.record.started_s = job.started - t0
+            else:
+                job.record = RunRecord(run=job.run, error="not run: the run was interrupted")
+                job.record.invocations = _not_run(expected)
+            job.finished = True
+    if failure is not None:
+        raise failure
+
+
+def run_sets(
+    sets: list[LoadedEvalSet],
+    connector: Connector,
+    options: RunOptions,
+    stop: threading.Event | None = None,
+) -> RunResults:
+    stop = stop or threading.Event()
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    t0 = time.monotonic()
+    records: list[SetRecord] = []
+    jobs: list[tuple[str, EvalCase, CaseRecord, int, LoadedEvalSet]] = []
+    # a case is done when its last job ends; the main thread then hands it on, runs in order
+    runs_left: dict[int, int] = {}  # per case (by id) with jobs
+    set_of: dict[int, SetRecord] = {}
+    for loaded in sets:
+        es = loaded.eval_set
+        set_record = SetRecord(es.eval_set_id, loaded.path, loaded.dialect, loaded.metrics)
+        for case in es.eval_cases:
+            if not shard.case_selected(options.cases, es.eval_set_id, case.eval_id) or not (
+                shard.selected(es.eval_set_id, case.eval_id, options.shard)
+            ):
+                continue
+            source = case.source
+            case_record = CaseRecord(
+                case.eval_id,
+                source.file if source else loaded.path,
+                source.line if source else None,
+                extensions=dict(case.extensions),
+                rubrics=[r.model_dump(mode="json", exclude_none=True) for r in case.rubrics]
+                if case.rubrics
+                else None,
+                scenario=scenario_of(case, loaded.dialect),
+            )
+            set_record.cases.append(case_record)
+            actuals = case.trace_actuals
+            if actuals is not None:  # trace mode: the recording is scored, no agent call
+                case_record.runs = [
+                    RunRecord(
+                        run=1,
+                        invocations=[
+                            InvocationRecord(expected=e, actual=a)
+                            for e, a in zip(case.invocations(), actuals, strict=False)
+                        ],
+                    )
+                ]
+                continue
+            reason = _skip_reason(case, loaded, connector, options)
+            if reason:
+                case_record.skipped = reason
+                continue
+            for run in range(1, options.num_runs + 1):
+                jobs.append((es.eval_set_id, case, case_record, run, loaded))
+            runs_left[id(case_record)] = options.num_runs
+            set_of[id(case_record)] = set_record
+        records.append(set_record)
+
+    bar = Progress(len(runs_left), len(jobs))
+    work = [_Job(*job) for job in jobs]
+    del jobs
+    if options.release_cases:
+        for loaded in sets:  # the jobs hold what is left to run
+            loaded.eval_set.eval_cases = []
+
+    def job_finished(job: _Job) -> None:
+        case_record = job.case_record
+        assert job.record is not None
+        case_record.runs.append(job.record)
+        job.record = None  # the case holds it now, and may let it go
+        runs_left[id(case_record)] -= 1
+        if runs_left[id(case_record)] == 0:
+            case_record.runs.sort(key=lambda r: r.run)
+            if options.case_done is not None:
+                options.case_done(set_of[id(case_record)], case_record)
+            bar.case(case_record.status)  # COMPLETED: not scored yet
+
+    _execute(work, connector, options, stop, bar, t0, job_finished)
+    late: dict[int, CaseRecord] = {}  # cases with runs not handed on: their runs in order too
+    for job in work:  # those that ended after the run was abandoned, or after a failure
+        if job.record is not None:
+            job.case_record.runs.append(job.record)
+            late[id(job.case_record)] = job.case_record
+    bar.finish()
+    for case_record in late.values():
+        case_record.runs.sort(key=lambda r: r.run)
+    return RunResults(
+        sets=records,
+        agent=connector.describe(),
+        started=started_at,
+        duration_s=time.monotonic() - t0,
+        interrupted=stop.is_set(),
+    )
+
+
+def rerun(
+    targets: list[tuple[LoadedEvalSet, EvalCase, CaseRecord]],
+    connector: Connector,
+    options: RunOptions,
+    stop: threading.Event | None = None,
+) -> int:
+    """Confirmation reruns: one more run of each target case, numbered on from its last (a
+    replay replays its next recording), marked as a confirmation and added to its runs in
+    order. Returns the runs made."""
+    stop = stop or threading.Event()
+    work = []
+    for loaded, case, record in targets:
+        record.runs = list(record.runs)  # runs kept as text (spilled) become objects again
+        run = max((r.run for r in record.runs), default=0) + 1
+        work.append(_Job(loaded.eval_set.eval_set_id, case, record, run, loaded))
+    bar = Progress(len(work), what="confirmation reruns")
+
+    def finished(job: _Job) -> None:
+        assert job.record is not None
+        bar.case(Status.ERROR if job.record.error else None)
+        job.record.confirmation = True
+        job.case_record.runs.append(job.record)
+        job.record = None
+
+    _execute(work, connector, options, stop, bar, time.monotonic(), finished)
+    for job in work:
+        if job.record is not None:
+            job.record.confirmation = True
+            job.case_record.runs.append(job.record)
+    bar.finish()
+    for _, _, record in targets:
+        record.runs.sort(key=lambda r: r.run)
+    return len(work)

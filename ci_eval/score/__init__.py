@@ -1,0 +1,1 @@
+"""Score: each case's metrics over its runs, and its status."""

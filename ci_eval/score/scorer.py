@@ -1,0 +1,321 @@
+"""Score what a run recorded: every metric per run, then per case over runs.
+
+Pure logic over plain data (no I/O besides what a judge or custom metric does). Per run each
+metric gets a score and a status (PASSED iff score ≥ threshold); per case the runs aggregate as
+ADK aggregates repeats — the mean of every per-invocation score across runs, then the threshold —
+unless ``min_pass`` asks for "at least K of N runs pass". A case's verdict is the AND over its
+metrics with ERROR dominating; informational metrics never fail it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ci_eval.metrics import INFORMATIONAL_DEFAULTS, NOT_COMPUTED, lookup
+from ci_eval.metrics.base import MetricFailure, NotApplicable, ScoreContext
+from ci_eval.model import Invocation
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec, snake_keys
+from ci_eval.model.results import (
+    CaseMetric,
+    CaseRecord,
+    MetricResult,
+    RunRecord,
+    RunResults,
+    SetRecord,
+)
+from ci_eval.model.status import Status
+from ci_eval.net import llm
+
+NO_EXPECTED = (
+    "needs an expected conversation; this case's user turns were simulated "
+    "(conversation_scenario or Orchestrate story), so there is none"
+)
+
+
+@dataclass
+class ScoreOptions:
+    overrides: list[MetricSpec] = field(default_factory=list)  # --metric: replace the set's
+    repo_defaults: list[MetricSpec] = field(default_factory=list)  # ci-eval.toml [metrics]
+    min_pass: int | None = None
+    judge: Any = None
+
+
+def metrics_for(set_record: SetRecord, options: ScoreOptions) -> tuple[list[MetricSpec], str]:
+    """The metrics that apply to a set and whose semantics they follow ("trpc" or "adk").
+
+    Command line over the set's own sidecar over the repository's ci-eval.toml over defaults;
+    a --metric that names a sidecar metric keeps that metric's criterion.
+    """
+    config: MetricConfig = set_record.metrics
+    own = (
+        config.metrics if config.source != "default" else (options.repo_defaults or config.metrics)
+    )
+    dialect = config.dialect if config.source != "default" else "adk"
+    if options.overrides:
+        by_name = {m.name: m for m in own}
+        own = [
+            MetricSpec(
+                o.name,
+                o.threshold
+                if o.threshold is not None
+                else (by_name[o.name].threshold if o.name in by_name else None),
+                o.criterion or (by_name[o.name].criterion if o.name in by_name else {}),
+                by_name[o.name].evaluator if o.name in by_name else None,
+            )
+            for o in options.overrides
+        ]
+    names = {m.name for m in own}
+    extra = [MetricSpec(n) for n in INFORMATIONAL_DEFAULTS if n not in names]
+    return [*own, *extra], dialect
+
+
+def score_run(
+    specs: list[MetricSpec],
+    dialect: str,
+    expected: list[Invocation],
+    actual: list[Invocation],
+    ctx: ScoreContext,
+) -> list[MetricResult]:
+    out = []
+    for spec in specs:
+        metric = lookup(spec.evaluator or spec.name, dialect)
+        threshold = spec.threshold
+        if metric is None:
+            out.append(
+                MetricResult(
+                    spec.name,
+                    Status.NOT_EVALUATED,
+                    threshold=threshold,
+                    reason=(
+                        f"ci-eval does not compute {spec.evaluator or spec.name!r} (a "
+                        f"{NOT_COMPUTED[spec.evaluator or spec.name]} metric)"
+                        if (spec.evaluator or spec.name) in NOT_COMPUTED
+                        else f"unknown metric {spec.evaluator or spec.name!r} "
+                        "(see `ci-eval metrics`)"
+                    ),
+                )
+            )
+            continue
+        if threshold is None and not metric.informational:
+            threshold = metric.default_threshold
+        if ctx.scenario is not None and metric.needs_expected:
+            out.append(
+                MetricResult(
+                    spec.name, Status.NOT_EVALUATED, threshold=threshold, reason=NO_EXPECTED
+                )
+            )
+            continue
+        try:
+            score, per_invocation, details = metric.scorer(expected, actual, spec, ctx)
+        except NotApplicable as exc:
+            out.append(
+                MetricResult(spec.name, Status.NOT_EVALUATED, threshold=threshold, reason=str(exc))
+            )
+            continue
+        except MetricFailure as exc:
+            out.append(MetricResult(spec.name, Status.ERROR, threshold=threshold, reason=str(exc)))
+            continue
+        except Exception as exc:  # a custom metric's bug is that metric's ERROR, not ours
+            out.append(
+                MetricResult(
+                    spec.name,
+                    Status.ERROR,
+                    threshold=threshold,
+                    reason=f"{type(exc).__name__}: {exc}",
+                )
+            )
+            continue
+        if metric.informational or threshold is None:
+            status = Status.INFO
+        else:
+            status = Status.PASSED if score >= threshold else Status.FAILED
+        out.append(
+            MetricResult(
+                spec.name,
+                status,
+                score,
+                threshold,
+                per_invocation,
+                details.pop("reason", None),
+                details,
+            )
+        )
+    return out
+
+
+def _aggregate(
+    name: str, results: list[MetricResult], min_pass: int | None, informational: bool
+) -> CaseMetric:
+    threshold = results[0].threshold
+    scored = [r for r in results if r.score is not None]
+    statuses = [r.status for r in results]
+    runs = [r.score for r in results]
+    reason = next((r.reason for r in results if r.reason), None)
+    if Status.ERROR in statuses:
+        return CaseMetric(name, Status.ERROR, None, threshold, informational, runs, reason=reason)
+    if not scored:
+        return CaseMetric(
+            name, Status.NOT_EVALUATED, None, threshold, informational, runs, reason=reason
+        )
+    # ADK: the mean of every per-invocation score across the runs, then the threshold
+    per_invocation = [s for r in scored for s in r.per_invocation if s is not None]
+    mean = (
+        sum(per_invocation) / len(per_invocation)
+        if per_invocation
+        else sum(r.score or 0.0 for r in scored) / len(scored)
+    )
+    values = [r.score for r in scored if r.score is not None]
+    passes = sum(1 for s in statuses if s == Status.PASSED)
+    fails = sum(1 for s in statuses if s == Status.FAILED)
+    metric = CaseMetric(
+        name,
+        Status.INFO,
+        mean,
+        threshold,
+        informational,
+        runs,
+        std=statistics.stdev(values) if len(values) > 1 else 0.0,
+        min=min(values),
+        reason=reason,
+        pass_rate=passes / (passes + fails) if passes + fails else None,
+        flaky=passes > 0 and fails > 0,
+    )
+    if informational or threshold is None:
+        metric.status = Status.INFO
+    elif min_pass is not None:
+        metric.status = Status.PASSED if passes >= min_pass else Status.FAILED
+    else:
+        metric.status = Status.PASSED if mean >= threshold else Status.FAILED
+    return metric
+
+
+def case_status(metrics: list[CaseMetric], case: CaseRecord) -> Status:
+    if case.skipped is not None:
+        return Status.SKIPPED
+    if case.error is not None:
+        return Status.ERROR
+    statuses = [m.status for m in metrics if not m.informational]
+    if Status.ERROR in statuses:
+        return Status.ERROR
+    if Status.FAILED in statuses:
+        return Status.FAILED
+    # a gating metric (one with a threshold) that could not be computed: the case is not
+    # known to pass, and the gate says so instead of passing it silently
+    if any(
+        m.status == Status.NOT_EVALUATED and not m.informational and m.threshold is not None
+        for m in metrics
+    ):
+        return Status.NOT_EVALUATED
+    if Status.PASSED in statuses:
+        return Status.PASSED
+    return Status.NOT_EVALUATED
+
+
+def score_case(
+    case: CaseRecord, specs: list[MetricSpec], dialect: str, set_dialect: str, options: ScoreOptions
+) -> None:
+    ctx = ScoreContext(
+        extensions=case.extensions,
+        rubrics=case.rubrics,
+        set_dialect=set_dialect,
+        judge=options.judge,
+        scenario=case.scenario,
+    )
+    completed: list[RunRecord] = [r for r in case.runs if r.error is None]
+    for run in completed:
+        if run.metrics:  # scored already: a case rescored after its confirmation reruns
+            continue
+        expected = [i.expected for i in run.invocations]
+        actual = [i.actual for i in run.invocations if i.actual is not None]
+        with llm.one_case():
+            run.metrics = score_run(specs, dialect, expected, actual, ctx)
+    case.metrics = []
+    if completed:
+        for i, spec in enumerate(specs):
+            metric = lookup(spec.evaluator or spec.name, dialect)
+            informational = metric is not None and metric.informational
+            case.metrics.append(
+                _aggregate(
+                    spec.name, [r.metrics[i] for r in completed], options.min_pass, informational
+                )
+            )
+    case.verdict = case_status(case.metrics, case)
+    case.flaky = any(m.flaky for m in case.metrics if not m.informational)
+
+
+class Scorer:
+    """Scores cases one by one as they are handed in (while a run goes on), then the rest.
+
+    ``then`` sees each case right after it is scored: the pipeline compacts it there, so a
+    run holds its scored cases' invocations as the results file will, not as objects."""
+
+    def __init__(
+        self, options: ScoreOptions, then: Callable[[CaseRecord], object] | None = None
+    ) -> None:
+        self.options, self.then = options, then
+        self._metrics: dict[int, tuple[list[MetricSpec], str]] = {}
+
+    def _metrics_of(self, set_record: SetRecord) -> tuple[list[MetricSpec], str]:
+        """The set's metrics, worked out (and recorded as applied) once per set."""
+        found = self._metrics.get(id(set_record))
+        if found is None:
+            found = self._metrics[id(set_record)] = metrics_for(set_record, self.options)
+            set_record.applied_metrics = found[0]
+        return found
+
+    def case(self, set_record: SetRecord, case: CaseRecord) -> None:
+        specs, dialect = self._metrics_of(set_record)
+        score_case(case, specs, dialect, set_record.dialect, self.options)
+        if self.then is not None:
+            self.then(case)
+
+    def rest(self, results: RunResults) -> None:
+        """Every case not scored yet, i.e. with no verdict (skipped, trace-mode, abandoned, or
+        all of them); every set's applied metrics, even a set with no case."""
+        for set_record in results.sets:
+            self._metrics_of(set_record)
+            for case in set_record.cases:
+                if case.verdict is None:
+                    self.case(set_record, case)
+
+
+def parse_metric_option(text: str, option: str = "--metric") -> MetricSpec:
+    """``NAME`` or ``NAME=THRESHOLD`` (``--metric``; ``option`` names it in messages)."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"{option} {text!r}: expected NAME or NAME=THRESHOLD")
+    if not sep:
+        return MetricSpec(name)
+    try:
+        threshold = float(value)
+    except ValueError:
+        raise ValueError(f"{option} {text!r}: the threshold must be a number") from None
+    if not math.isfinite(threshold):
+        raise ValueError(f"{option} {text!r}: the threshold must be a finite number")
+    return MetricSpec(name, threshold)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def parse_metric_table(table: dict[str, Any]) -> list[MetricSpec]:
+    """ci-eval.toml ``[metrics]``: name = threshold, or name = {threshold = …, criterion…}."""
+    specs = []
+    for name, value in table.items():
+        if isinstance(value, dict):
+            criterion = snake_keys(value)
+            threshold = criterion.pop("threshold", None)
+            if threshold is not None and not _finite(threshold):
+                raise ValueError(f"[metrics] {name}: the threshold must be a finite number")
+            specs.append(MetricSpec(name, threshold, criterion))
+        elif _finite(value):
+            specs.append(MetricSpec(name, float(value)))
+        else:
+            raise ValueError(f"[metrics] {name}: expected a threshold or a table")
+    return specs
