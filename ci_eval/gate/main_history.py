@@ -171,6 +171,8 @@ def custom_code_changes(env: Mapping[str, str]) -> list[str]:
     run (the metric's name and threshold are the base branch's; its code is the PR's)."""
     from ci_eval.metrics.custom import source_files
 
+    if not git.pull_request_base(env):  # not a pull request: no git call per custom metric
+        return []
     out = []
     for name, path in source_files().items():
         if git.in_worktree(path) is None:  # an installed package's: not the PR's to change

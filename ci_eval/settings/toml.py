@@ -12,21 +12,18 @@ from ci_eval.errors import InputError
 from ci_eval.io import tomltext
 from ci_eval.io.readfile import read_regular_file
 from ci_eval.settings.model import (
-    CI_CREDENTIALS,
     CONFIG_NAME,
     NOT_IN_TOML,
     SETTINGS,
     RunSettings,
 )
+from ci_eval.text import redact
 
 # --- ci-eval.toml ------------------------------------------------------------------------------
 
 _TABLES = ("run", "agent", "judge", "simulator", "metrics", "custom_metrics")
 # settings whose default is None but take a number
 _NUMBER_OR_NONE = {"min_pass", "max_turns", "retries", "timeout", "temperature"}
-
-# the job's credentials ci-eval withholds from agents (the runner's own GITHUB_* names are not)
-_WITHHELD = ("ACTIONS_", "INPUT_")
 
 
 def _type_ok(current: object, value: object, name: str) -> bool:
@@ -84,7 +81,7 @@ def _apply(settings: RunSettings, table: dict[str, object], where: str, path: st
 def _no_credentials(names: list[str], path: str) -> None:
     # the pull request controls ci-eval.toml: its agent would hand itself the job's token
     for name in names:
-        if name in CI_CREDENTIALS or str(name).startswith(_WITHHELD):
+        if redact.withheld(str(name)):
             raise InputError(
                 f"[agent] env names {name}, a CI credential: only the workflow passes one to "
                 "the agent (flag --agent-env or the action's input agent-env)",

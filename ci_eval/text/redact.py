@@ -377,6 +377,12 @@ _NEVER = frozenset(
 )
 
 
+def withheld(name: str) -> bool:
+    """Whether the variable ``name`` is one of the job's credentials a child agent never sees
+    unless the workflow passes it (``--agent-env``)."""
+    return bool(_CHILD_DROP.match(name))
+
+
 def child_environment(
     env: Mapping[str, str], drop: Iterable[str] = (), keep: Iterable[str] = ()
 ) -> dict[str, str]:
@@ -389,7 +395,7 @@ def child_environment(
     return {
         name: value
         for name, value in env.items()
-        if name not in _NEVER and (name in kept or not (_CHILD_DROP.match(name) or name in dropped))
+        if name not in _NEVER and (name in kept or not (withheld(name) or name in dropped))
     }
 
 
