@@ -38,9 +38,9 @@ from ci_eval.results.file import RunResults, write_results
 from ci_eval.run import control as control_run
 from ci_eval.run import selection as shard_spec
 from ci_eval.run.runner import RunOptions, rerun, run_sets
-from ci_eval.score.scorer import ScoreOptions, Scorer, parse_metric_option, parse_metric_table
-from ci_eval.settings import RunSettings, api_key
-from ci_eval.settings.parse import parse_shard
+from ci_eval.score.scorer import ScoreOptions, Scorer
+from ci_eval.settings import Plan, RunSettings, api_key
+from ci_eval.settings.parse import CaseFilter
 from ci_eval.simulate import build_simulator
 from ci_eval.text import redact
 
@@ -74,7 +74,7 @@ def load_eval_sets(settings: RunSettings) -> list[LoadedEvalSet]:
 
 
 def check_case_filters(
-    sets: list[LoadedEvalSet], filters: list[shard_spec.CaseFilter], option: str = "--case"
+    sets: list[LoadedEvalSet], filters: tuple[CaseFilter, ...], option: str = "--case"
 ) -> None:
     known = {(s.eval_set.eval_set_id, c.eval_id) for s in sets for c in s.eval_set.eval_cases}
     bad = shard_spec.unmatched(filters, known)
@@ -82,19 +82,23 @@ def check_case_filters(
         raise InputError(f"{option} {bad.text}: no such eval set or case (give SET_ID:CASE_ID)")
 
 
-def score_options(settings: RunSettings, env: Mapping[str, str] | None = None) -> ScoreOptions:
+def score_options(
+    settings: RunSettings, plan: Plan, env: Mapping[str, str] | None = None
+) -> ScoreOptions:
     """Metric overrides, the repository's metric table, custom metrics and the judge."""
-    option = settings.names.name("metric")
-    try:
-        overrides = [parse_metric_option(m, option) for m in settings.metric]
-        repo = parse_metric_table(settings.metrics)
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
     preflight.register_metrics(settings)
-    unknown = [m.name for m in overrides if lookup(m.name) is None]
+    unknown = [m.name for m in plan.metric_overrides if lookup(m.name) is None]
     if unknown:
-        raise InputError(f"{option}: unknown metric(s) {', '.join(unknown)}; see `ci-eval metrics`")
-    return ScoreOptions(overrides, repo, settings.min_pass, make_judge(settings, env))
+        raise InputError(
+            f"{settings.names.name('metric')}: unknown metric(s) {', '.join(unknown)}; "
+            "see `ci-eval metrics`"
+        )
+    return ScoreOptions(
+        list(plan.metric_overrides),
+        list(plan.metric_table),
+        settings.min_pass,
+        make_judge(settings, env),
+    )
 
 
 def make_judge(settings: RunSettings, env: Mapping[str, str] | None = None) -> Judge | None:
@@ -210,18 +214,12 @@ def confirmation_reruns(
     ]
 
 
-MAX_CONCURRENCY = 64  # cases at once, whatever the settings say (each may be a process)
-
-
-def _calls_the_agent(
-    sets: list[LoadedEvalSet], settings: RunSettings, cases: list[shard_spec.CaseFilter]
-) -> bool:
+def _calls_the_agent(sets: list[LoadedEvalSet], plan: Plan) -> bool:
     """Whether any selected case needs the agent (trace-mode cases score their recording)."""
-    part = parse_shard(settings.shard) if settings.shard else None
     return any(
         case.trace_actuals is None
-        and shard_spec.case_selected(cases, s.eval_set.eval_set_id, case.eval_id)
-        and shard_spec.selected(s.eval_set.eval_set_id, case.eval_id, part)
+        and shard_spec.case_selected(plan.cases, s.eval_set.eval_set_id, case.eval_id)
+        and shard_spec.selected(s.eval_set.eval_set_id, case.eval_id, plan.shard)
         for s in sets
         for case in s.eval_set.eval_cases
     )
@@ -261,11 +259,10 @@ def run(
         # otherwise rescan it again and again (at 20,000 cases, a third of the run); frozen
         # before the collector is back, whose first pass would walk all of it once more
         gc.freeze()
-    cases = shard_spec.parse_cases(settings.cases)
-    check_case_filters(sets, cases, settings.names.name("cases"))
-    preflight.run(settings)  # settings and output paths: before any agent call
+    plan = preflight.run(settings)  # settings and output paths: before any agent call
+    check_case_filters(sets, plan.cases, settings.names.name("cases"))
     control_run.check(settings)
-    options = score_options(settings, env)
+    options = score_options(settings, plan, env)
     simulator = build_simulator(settings.simulator, settings.judge, env)
     if not settings.metric:  # --metric replaces the sets' own metrics
         preflight.check_metric_names(sets, settings)
@@ -283,7 +280,7 @@ def run(
         child_env=child_environment(settings, env),
         env=env,
     )
-    if hasattr(connector, "verify") and _calls_the_agent(sets, settings, cases):
+    if hasattr(connector, "verify") and _calls_the_agent(sets, plan):
         try:
             connector.verify()
         except AgentError as exc:
@@ -293,20 +290,16 @@ def run(
     kept_root = getattr(connector, "warning", None)
     if kept_root and redact.current().secrets:  # root with nothing to read is no news
         notices.append(f"warning: {kept_root} (set {settings.agent.name('user')})")
-    if settings.concurrency > MAX_CONCURRENCY:  # 10,000 agent processes at once is no setting
-        notices.append(
-            f"warning: {settings.names.name('concurrency')} {settings.concurrency} is capped at "
-            f"{MAX_CONCURRENCY} cases at once"
-        )
-        settings.concurrency = MAX_CONCURRENCY
-    if settings.agent.replay_pick == "all" and settings.num_runs == 1:
+    notices += plan.notices
+    if settings.agent.replay_pick == "all" and plan.num_runs == 1:
         # one run per recording: every recording of a case is scored
-        settings.num_runs = getattr(connector, "max_recordings", lambda: 1)()
+        recordings = getattr(connector, "max_recordings", lambda: 1)()
+        plan = dataclasses.replace(plan, num_runs=recordings)
     # each case is scored as its runs end, while the others run (a judge's calls overlap the
     # agent's turns), then kept as the results file will hold it: a run's memory is its
     # cases' JSON, not their objects, and in a run of many cases their runs go to a
     # temporary file until the reports read them
-    total = sum(len(s.eval_set.eval_cases) for s in sets) * settings.num_runs
+    total = sum(len(s.eval_set.eval_cases) for s in sets) * plan.num_runs
     spill = spill_to.for_run(total, env)
     scorer = Scorer(options, then=CaseRecord.compact if spill is None else spill.hold)
     # with a baseline, a failing case may be run again before the gate decides: its eval case
@@ -319,10 +312,10 @@ def run(
         if confirming
     }
     run_options = RunOptions(
-        settings.concurrency,
-        settings.num_runs,
-        cases,
-        parse_shard(settings.shard) if settings.shard else None,
+        plan.concurrency,
+        plan.num_runs,
+        plan.cases,
+        plan.shard,
         settings.timeout,
         simulator,
         meanwhile=lambda: prepare_after_run(settings, env),
@@ -332,7 +325,7 @@ def run(
     )
     try:
         results = run_sets(sets, connector, run_options, stop=stop)
-        results.settings = run_settings(settings, simulator, confirming)
+        results.settings = run_settings(settings, plan, simulator, confirming)
         scorer.rest(results)
         if confirming and not results.interrupted:
             notices += confirmation_reruns(
@@ -358,7 +351,7 @@ def run(
         if control.interrupted:
             results.interrupted = True
     # compare first (against the baseline as it was), then write
-    notices += apply_baseline(results, settings, env, loaded, control)
+    notices += apply_baseline(results, settings, env, plan.fail_on, loaded, control)
     written = True
     if settings.results:
         try:  # the other reports are still written; the run then exits 3
@@ -373,14 +366,14 @@ def run(
     return Outcome(results, gate(results), notices, written)
 
 
-def run_settings(settings: RunSettings, simulator: object, confirming: bool) -> dict:
+def run_settings(settings: RunSettings, plan: Plan, simulator: object, confirming: bool) -> dict:
     """What the results file records of the run's settings."""
     return {
         "agent": settings.agent.kind,
-        "concurrency": settings.concurrency,
+        "concurrency": plan.concurrency,
         "timeout": settings.timeout,
         "retries": settings.retries,
-        "num_runs": settings.num_runs,
+        "num_runs": plan.num_runs,
         "min_pass": settings.min_pass,
         "shard": settings.shard,
         "simulator": None

@@ -15,7 +15,7 @@ from ci_eval.load.evalsets import LoadedEvalSet
 from ci_eval.metrics import NOT_COMPUTED, lookup
 from ci_eval.metrics.custom import register_custom
 from ci_eval.model.metric_spec import MetricConfig
-from ci_eval.settings import CONFIG_NAME, RunSettings, check
+from ci_eval.settings import CONFIG_NAME, Plan, RunSettings, check
 
 
 def _probe(directory: Path, option: str, shown: str) -> None:
@@ -60,10 +60,12 @@ def outputs(settings: RunSettings) -> None:
         output_file(settings.baseline or baseline_store.DEFAULT_PATH, name("baseline"))
 
 
-def run(settings: RunSettings) -> None:
-    """Every check that needs no agent, in the order a user would fix them."""
-    check(settings)
+def run(settings: RunSettings) -> Plan:
+    """Every check that needs no agent, in the order a user would fix them; returns the
+    settings parsed."""
+    plan = check(settings)
     outputs(settings)
+    return plan
 
 
 def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:

@@ -143,12 +143,12 @@ def compare_command(
     )
     notices: list[str] = []
     try:
-        check_gate(settings)
+        fail_on = check_gate(settings)
         preflight.output_file(output, "-o")
         preflight.output_file(junit, "--junit")
         preflight.output_file(summary, "--summary")
         results = read_results(results_file, keep=PastLimit(env))
-        notices = main_history.apply_baseline(results, settings, env)
+        notices = main_history.apply_baseline(results, settings, env, fail_on)
         if results.comparison is not None:
             notices.append(
                 "compare calls no agent: no confirmation reruns here; failing cases are judged "

@@ -19,7 +19,6 @@ from ci_eval.io import git
 from ci_eval.io.lock import exclusive
 from ci_eval.results.file import RunResults
 from ci_eval.settings import RunSettings, check_gate
-from ci_eval.settings.parse import parse_fail_on
 
 
 def _in_repository(path: str) -> str:
@@ -206,14 +205,15 @@ def apply_baseline(
     results: RunResults,
     settings: RunSettings,
     env: Mapping[str, str],
+    explicit: tuple[str, ...],
     loaded: LoadedBaseline | None = None,
     control: RunResults | None = None,
 ) -> list[str]:
     """Compare with the baseline's history (a file, or the file at a git ref) and set the
-    gate's --fail-on default. Returns notices for the terminal; warnings also go to the
+    gate's --fail-on (``explicit``: as the settings give it; empty: the default for a run with
+    or without a baseline). Returns notices for the terminal; warnings also go to the
     summary."""
     loaded = loaded or load_baseline(settings, env)
-    explicit = parse_fail_on(settings.fail_on, settings.names.name("fail_on"))
     # judged here, always: a results file's own comparison (written by whoever ran it, e.g. a
     # fork's job) is never trusted by `compare`
     results.comparison = None

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -27,6 +27,7 @@ from ci_eval.net import llm
 from ci_eval.net.deadline import Cancellation, Deadline
 from ci_eval.results.file import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
 from ci_eval.run import selection as shard
+from ci_eval.settings.parse import CaseFilter
 from ci_eval.simulate import NO_SIMULATOR, scenario_of
 from ci_eval.simulate.conversation import replay_simulated, run_simulated
 
@@ -35,7 +36,7 @@ from ci_eval.simulate.conversation import replay_simulated, run_simulated
 class RunOptions:
     concurrency: int = 4
     num_runs: int = 1
-    cases: list[shard.CaseFilter] = field(default_factory=list)  # --case: none selects all
+    cases: tuple[CaseFilter, ...] = ()  # --case: none selects all
     shard: tuple[int, int] | None = None  # (I, N): only this shard's cases
     timeout: float = 60.0  # each turn's wall-clock deadline, seconds
     simulator: Any = None  # ci_eval.simulate.SimulatorFactory: plays the user of scenario cases

@@ -5,8 +5,9 @@ on every run, on any machine)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+
+from ci_eval.settings.parse import CaseFilter
 
 
 def shard_of(eval_set_id: str, eval_id: str, total: int) -> int:
@@ -16,29 +17,6 @@ def shard_of(eval_set_id: str, eval_id: str, total: int) -> int:
 
 def selected(eval_set_id: str, eval_id: str, shard: tuple[int, int] | None) -> bool:
     return shard is None or shard_of(eval_set_id, eval_id, shard[1]) == shard[0]
-
-
-@dataclass(frozen=True)
-class CaseFilter:
-    """One ``--case``: ``SET_ID`` (every case of the set), ``SET_ID:CASE_ID`` or ``*:CASE_ID``."""
-
-    text: str
-    set_id: str
-    case_id: str | None  # None: the whole set
-
-    @classmethod
-    def parse(cls, text: str) -> CaseFilter:
-        set_id, sep, case_id = text.partition(":")
-        return cls(text, set_id, case_id if sep else None)
-
-    def matches(self, eval_set_id: str, eval_id: str) -> bool:
-        if self.case_id is None:
-            return self.set_id == eval_set_id
-        return self.case_id == eval_id and self.set_id in (eval_set_id, "*")
-
-
-def parse_cases(texts: Iterable[str]) -> list[CaseFilter]:
-    return [CaseFilter.parse(t) for t in texts]
 
 
 def case_selected(filters: Sequence[CaseFilter], eval_set_id: str, eval_id: str) -> bool:

@@ -9,7 +9,6 @@ metrics with ERROR dominating; informational metrics never fail it.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from typing import Any
 from ci_eval.metrics import INFORMATIONAL_DEFAULTS, NOT_COMPUTED, lookup
 from ci_eval.metrics.base import MetricFailure, NotApplicable, ScoreContext
 from ci_eval.model import Invocation
-from ci_eval.model.metric_spec import MetricConfig, MetricSpec, snake_keys
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.results import (
     CaseMetric,
     CaseRecord,
@@ -281,41 +280,3 @@ class Scorer:
             for case in set_record.cases:
                 if case.verdict is None:
                     self.case(set_record, case)
-
-
-def parse_metric_option(text: str, option: str = "--metric") -> MetricSpec:
-    """``NAME`` or ``NAME=THRESHOLD`` (``--metric``; ``option`` names it in messages)."""
-    name, sep, value = text.partition("=")
-    name = name.strip()
-    if not name:
-        raise ValueError(f"{option} {text!r}: expected NAME or NAME=THRESHOLD")
-    if not sep:
-        return MetricSpec(name)
-    try:
-        threshold = float(value)
-    except ValueError:
-        raise ValueError(f"{option} {text!r}: the threshold must be a number") from None
-    if not math.isfinite(threshold):
-        raise ValueError(f"{option} {text!r}: the threshold must be a finite number")
-    return MetricSpec(name, threshold)
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def parse_metric_table(table: dict[str, Any]) -> list[MetricSpec]:
-    """ci-eval.toml ``[metrics]``: name = threshold, or name = {threshold = …, criterion…}."""
-    specs = []
-    for name, value in table.items():
-        if isinstance(value, dict):
-            criterion = snake_keys(value)
-            threshold = criterion.pop("threshold", None)
-            if threshold is not None and not _finite(threshold):
-                raise ValueError(f"[metrics] {name}: the threshold must be a finite number")
-            specs.append(MetricSpec(name, threshold, criterion))
-        elif _finite(value):
-            specs.append(MetricSpec(name, float(value)))
-        else:
-            raise ValueError(f"[metrics] {name}: expected a threshold or a table")
-    return specs

@@ -2,10 +2,12 @@
 its agent is reached), then the action's inputs or the command's flags over it
 (:meth:`RunSettings.overlay`), checked once (:func:`check`) before the first agent call.
 
-``model`` holds the object, how each setting is spelled in each source, and the check;
+``model`` holds the object and how each setting is spelled in each source; ``check`` checks
+it and parses it into the frozen :class:`Plan` the stages read;
 ``toml`` reads ci-eval.toml, ``inputs`` the action's inputs, ``bar`` holds the bar's settings
 at the merge base in a pull request, and ``parse`` parses the settings that have a grammar."""
 
+from ci_eval.settings.check import Plan, check, check_gate, check_number
 from ci_eval.settings.inputs import (
     ACTION_DEFAULTS,
     ACTION_ONLY,
@@ -26,9 +28,6 @@ from ci_eval.settings.model import (
     Setting,
     SimulatorConfig,
     api_key,
-    check,
-    check_gate,
-    check_number,
     github_token,
 )
 from ci_eval.settings.toml import find_config, load_config
@@ -43,6 +42,7 @@ __all__ = [
     "AgentSettings",
     "JudgeConfig",
     "Names",
+    "Plan",
     "ReportSettings",
     "RunSettings",
     "Setting",

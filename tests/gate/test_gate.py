@@ -388,7 +388,7 @@ def test_update_baseline_compares_first_then_writes(tmp_path: Path, monkeypatch:
     run = results({"c": [0.0, 0.0, 0.0]}, started="pr")
     settings = RunSettings(update_baseline=True)
     # the order run() uses: compare against the stored baseline, then append
-    main_history.apply_baseline(run, settings, env={})
+    main_history.apply_baseline(run, settings, {}, ())
     line = main_history.update_baseline(run, settings)
     assert run.comparison.regressed_cases() == {("s", "c")}
     assert "1 cases recorded" in line

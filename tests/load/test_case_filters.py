@@ -1,12 +1,13 @@
-"""``--case`` filters: parsed once (``shard.CaseFilter``) and used alike by the check before
-the run, the agent check and the runner."""
+"""``--case`` filters: parsed once (``settings.parse.CaseFilter``) and used alike by the check
+before the run, the agent check and the runner."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ci_eval.run.selection import CaseFilter, case_selected, parse_cases, unmatched
+from ci_eval.run.selection import case_selected, unmatched
+from ci_eval.settings.parse import CaseFilter, parse_cases
 
 KNOWN = {("weather", "paris"), ("weather", "rome"), ("travel", "paris")}
 

@@ -75,7 +75,7 @@ def test_the_run_says_why_there_is_no_merge_base(repo: Path) -> None:
 
     results = RunResults(sets=[], agent="a", started="now", duration_s=0)
     # no baseline file in the repository: nothing a PR could have edited, no merge base needed
-    notices = apply_baseline(results, RunSettings(), {"GITHUB_BASE_REF": "main"})
+    notices = apply_baseline(results, RunSettings(), {"GITHUB_BASE_REF": "main"}, ())
     assert notices[0].startswith("no baseline at .ci-eval/baseline.json")
     # a committed baseline is read at the merge base; without one (and nothing to fetch from)
     # the run stops and says how to get it, never reading the PR's own copy
@@ -84,7 +84,7 @@ def test_the_run_says_why_there_is_no_merge_base(repo: Path) -> None:
     _git(repo, "add", ".")
     _git(repo, "commit", "-q", "-m", "baseline")
     with pytest.raises(InputError, match=r"cannot find the merge base with main.*fetch-depth: 0"):
-        apply_baseline(results, RunSettings(), {"GITHUB_BASE_REF": "main"})
+        apply_baseline(results, RunSettings(), {"GITHUB_BASE_REF": "main"}, ())
 
 
 def test_a_failed_pr_comment_is_one_line_without_urllib3_warnings(

@@ -16,8 +16,8 @@ from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import main_history
 from ci_eval.results.file import read_results
 from ci_eval.results.spill import SpilledRuns
-from ci_eval.run.selection import parse_cases
 from ci_eval.settings import RunSettings, check
+from ci_eval.settings.parse import parse_cases
 from ci_eval.text import redact
 from tests.conftest import SAMPLES
 from tests.helpers import WEATHER_AGENT
@@ -78,8 +78,8 @@ def test_a_case_filter_that_matches_nothing_is_refused() -> None:
 def test_bad_scoring_options_are_input_errors(changes: dict[str, object], why: str) -> None:
     settings = _settings(**changes)
     with pytest.raises(InputError, match=why):
-        check(settings)  # the settings' own check (min-pass against num-runs) comes first
-        pipeline.score_options(settings)
+        plan = check(settings)  # the settings' own check parses --metric and [metrics]
+        pipeline.score_options(settings, plan)
 
 
 def test_the_judge_needs_a_url_and_a_model_and_its_key_set(
@@ -187,3 +187,12 @@ def test_a_bad_option_stops_the_run_before_the_agent_is_called(sample_run: RunSe
     with pytest.raises(InputError, match="concurrency"):
         pipeline.run(sample_run)
     assert not Path(sample_run.results or "").exists()
+
+
+def test_a_run_reads_its_settings_parsed_and_leaves_them_as_given(sample_run: RunSettings) -> None:
+    sample_run.concurrency = 1000
+    sample_run.shard = "1/1"
+    outcome = pipeline.run(sample_run)
+    assert (sample_run.concurrency, sample_run.shard) == (1000, "1/1")  # as the user gave them
+    assert outcome.results.settings["concurrency"] == 64  # what ran: the plan's, capped
+    assert "warning: --concurrency 1000 is capped at 64 cases at once" in outcome.problems

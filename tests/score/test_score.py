@@ -18,11 +18,10 @@ from ci_eval.score.scorer import (
     Scorer,
     case_status,
     metrics_for,
-    parse_metric_option,
-    parse_metric_table,
     score_case,
     score_run,
 )
+from ci_eval.settings.parse import parse_metric_option, parse_metric_table
 
 # --- which metrics apply -------------------------------------------------------------------
 

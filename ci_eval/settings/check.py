@@ -1,0 +1,125 @@
+"""The run's settings checked once, before the first agent call, in the order a user would fix
+them, and parsed into :class:`Plan`: the frozen, typed values the stages read (the pipeline
+hands them on; no stage parses a setting's text again)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ci_eval.errors import InputError
+from ci_eval.model.metric_spec import MetricSpec
+from ci_eval.settings.model import Names, RunSettings
+from ci_eval.settings.parse import (
+    REPLAY_PICKS,
+    CaseFilter,
+    parse_cases,
+    parse_fail_on,
+    parse_metric_option,
+    parse_metric_table,
+    parse_shard,
+)
+
+MAX_CONCURRENCY = 64  # cases at once, whatever the settings say (each may be a process)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the stages read of a run's settings, parsed once by :func:`check`."""
+
+    fail_on: tuple[str, ...]  # as given; empty: the gate's default where it runs
+    shard: tuple[int, int] | None  # (I, N): only this shard's cases
+    cases: tuple[CaseFilter, ...]  # --case: none selects every case
+    metric_overrides: tuple[MetricSpec, ...]  # --metric: replaces the sets' own metrics
+    metric_table: tuple[MetricSpec, ...]  # ci-eval.toml's [metrics]
+    concurrency: int  # at most MAX_CONCURRENCY
+    num_runs: int
+    notices: tuple[str, ...] = ()  # what the check changed, said (a capped concurrency)
+
+
+def check_number(
+    names: Names,
+    key: str,
+    value: float | None,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> None:
+    """A finite number within the bounds, else an InputError naming the setting."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise names.error(key, f"must be a finite number, not {value!r}")
+    too_low = low is not None and (value <= low if low_open else value < low)
+    too_high = high is not None and (value >= high if high_open else value > high)
+    if too_low or too_high:
+        lo = "" if low is None else f"{'>' if low_open else '>='} {low:g}"
+        hi = "" if high is None else f"{'<' if high_open else '<='} {high:g}"
+        raise names.error(key, f"must be {' and '.join(x for x in (lo, hi) if x)}, not {value:g}")
+
+
+def check_gate(settings: RunSettings) -> tuple[str, ...]:
+    """The gate's settings; returns the --fail-on items."""
+    names = settings.names
+    check_number(names, "tolerance", settings.tolerance, low=0)
+    check_number(
+        names, "significance", settings.significance, low=0, high=1, low_open=True, high_open=True
+    )
+    check_number(names, "baseline_max_age", settings.baseline_max_age, low=0)
+    for key in ("min_history", "baseline_window"):
+        if getattr(settings, key) < 1:
+            raise names.error(key, "must be at least 1")
+    if settings.max_removed < 0:
+        raise names.error("max_removed", "must be 0 or more")
+    if not 0 <= settings.confirm_runs <= 20:
+        raise names.error("confirm_runs", "must be from 0 (no reruns) to 20")
+    return parse_fail_on(settings.fail_on, names.name("fail_on"))
+
+
+def check(settings: RunSettings) -> Plan:
+    """Every setting of a run, in the order a user would fix them; returns them parsed."""
+    names = settings.names
+    for key, low in (("concurrency", 1), ("num_runs", 1), ("retries", 0)):
+        if getattr(settings, key) < low:
+            raise names.error(key, f"must be at least {low}")
+    check_number(names, "timeout", settings.timeout, low=0, low_open=True)
+    check_number(names, "judge.timeout", settings.judge.timeout, low=0, low_open=True)
+    check_number(names, "judge.temperature", settings.judge.temperature, low=0)
+    if settings.min_pass is not None and not 1 <= settings.min_pass <= settings.num_runs:
+        raise names.error(
+            "min_pass",
+            f"must be between 1 and {names.name('num_runs')} ({settings.num_runs})",
+        )
+    shard = parse_shard(settings.shard, names.name("shard")) if settings.shard else None
+    if settings.agent.replay_pick not in REPLAY_PICKS:
+        raise names.error(
+            "agent.replay_pick",
+            f"{settings.agent.replay_pick!r}: choose one of " + ", ".join(REPLAY_PICKS),
+        )
+    fail_on = check_gate(settings)
+    option = names.name("metric")
+    try:
+        overrides = tuple(parse_metric_option(m, option) for m in settings.metric)
+        table = tuple(parse_metric_table(settings.metrics))
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    notices = ()
+    concurrency = settings.concurrency
+    if concurrency > MAX_CONCURRENCY:  # 10,000 agent processes at once is no setting
+        notices = (
+            f"warning: {names.name('concurrency')} {concurrency} is capped at "
+            f"{MAX_CONCURRENCY} cases at once",
+        )
+        concurrency = MAX_CONCURRENCY
+    return Plan(
+        fail_on,
+        shard,
+        parse_cases(settings.cases),
+        overrides,
+        table,
+        concurrency,
+        settings.num_runs,
+        notices,
+    )
