@@ -222,8 +222,14 @@ def test_a_registered_reporter_writes_its_file(plugin, tmp_path: Path) -> None:
 
 def test_an_unknown_report_is_an_input_error_naming_the_known_ones(plugin) -> None:
     plugin("csv_reporter", CSV_REPORTER)
-    with pytest.raises(InputError, match=r"unknown report 'tsv'; known: csv, junit"):
+    with pytest.raises(InputError, match=r"unknown report 'tsv'; known: adk-results, csv, junit, summary"):
         check_reports(ReportSettings(files={"tsv": "out.tsv"}))
+
+
+def test_every_report_written_to_a_path_is_a_registered_reporter() -> None:
+    settings = ReportSettings(junit="j.xml", summary="s.md", adk_results="adk")
+    assert settings.report_files() == {"junit": "j.xml", "summary": "s.md", "adk-results": "adk"}
+    assert set(settings.report_files()) <= set(REPORTERS)
 
 
 TEAM_METRICS = "def loud(expected, actual, criterion):\n    return 1.0\n"

@@ -2,15 +2,17 @@
 results) and, on GitHub Actions, the job summary, step outputs, annotations and the PR comment.
 Used by ``ci-eval run`` and ``ci-eval report`` alike.
 
-A report file is a ``Reporter``: a name and a pure function from the results to the file's text
-(escaping agent text for its format is its job). Adding one is a module plus one
-``register_reporter`` call; ``ReportSettings.files`` maps reporter names to paths."""
+Every report written to a path is a registered ``Reporter`` (JUnit, the Markdown summary, the
+ADK results, and any a plugin adds): a name and a pure function from the results to the file's
+text, or a folder's files (escaping agent text for its format is its job). Adding one is a
+module plus one ``register_reporter`` call; ``ReportSettings.report_files`` maps reporter names
+to paths."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval.errors import InputError
@@ -32,13 +34,34 @@ INTERRUPTED_COMMENT_S = 4.0
 
 
 @dataclass(frozen=True)
+class Page:
+    """What a report for people reads besides the results: the templates, where the whole
+    results are (the artifact, or the workflow run's page), the problems a template had
+    (filled in), and what the summary's and the comment's templates share (a cache)."""
+
+    template_dir: Path | None = None
+    artifact: str | None = None
+    link: str | None = None
+    problems: list[str] = field(default_factory=list)
+    cache: dict[object, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Reporter:
-    """A report file: ``render`` turns the (redacted) results into its text."""
+    """A report: ``render`` turns the (redacted) results into a file's text (with the
+    :class:`Page` too when ``page`` is set); ``folder`` instead gives a folder's JSON files by
+    name."""
 
     name: str
-    render: Callable[[RunResults], str]
+    render: Callable[..., str] | None = None
     # the same text in pieces, each whole as far as secrets go: written one by one
     parts: Callable[[RunResults], Iterable[str]] | None = None
+    folder: Callable[[RunResults], Mapping[str, object]] | None = None
+    page: bool = False
+    title: str = ""  # how messages name it ("the summary"); default "the NAME report"
+
+    def said(self) -> str:
+        return self.title or f"the {self.name} report"
 
 
 REPORTERS: dict[str, Reporter] = {}
@@ -49,7 +72,19 @@ def register_reporter(reporter: Reporter) -> Reporter:
     return reporter
 
 
+def _summary(results: RunResults, page: Page) -> str:
+    # jinja2 and the Markdown renderer load when a summary is asked for, not with publish
+    from ci_eval.report.markdown import render_summary
+
+    text = render_summary(
+        results, page.template_dir, page.artifact, page.problems, page.cache, page.link
+    )
+    return scrub(text)
+
+
 register_reporter(Reporter("junit", to_junit, junit_parts))
+register_reporter(Reporter("summary", _summary, page=True, title="the summary"))
+register_reporter(Reporter("adk-results", folder=to_adk_results, title="the ADK results"))
 
 
 def check_reports(settings: ReportSettings) -> None:
@@ -151,63 +186,35 @@ def publish(
     check_reports(settings)
     if not scrubbed:  # once, before anything renders: no renderer can cut a secret short
         redact.current().scrub(results, units=(CaseRecord,))
+    job_summary = env.get("GITHUB_STEP_SUMMARY") if on_actions and settings.job_summary else None
+    page = Page(
+        template_dir,
+        settings.results,
+        _details_link(env) if on_actions else None,
+        warnings,  # a template's problems are said with the other warnings
+    )
+    texts: dict[str, str] = {}  # each report rendered once (the summary: file and job summary)
+
+    def text_of(reporter: Reporter) -> str:
+        if reporter.name not in texts:
+            render = reporter.render
+            assert render is not None
+            texts[reporter.name] = render(results, page) if reporter.page else render(results)
+        return texts[reporter.name]
+
     missing = ReportsMissing()
     for name, path in settings.report_files().items():
-        reporter = REPORTERS[name]
-        if reporter.parts is not None:
-            missing.attempt(
-                f"the {name} report",
-                path,
-                lambda r=reporter, p=path: write_parts_atomic(
-                    Path(p),
-                    r.parts(results),  # type: ignore[misc]
-                ),
-            )
-        else:
-            missing.attempt(
-                f"the {name} report",
-                path,
-                lambda r=reporter, p=path: write_text_atomic(Path(p), r.render(results)),
-            )
-    summary_text = None
-    views: dict[object, object] = {}  # what the summary's and the comment's templates share
-    job_summary = env.get("GITHUB_STEP_SUMMARY") if on_actions and settings.job_summary else None
-    if settings.summary or job_summary:
-        # jinja2 and the Markdown renderer load when a summary is asked for, not with publish
-        from ci_eval.report.markdown import details_link, render_summary
-
-        summary_text = scrub(
-            render_summary(
-                results,
-                template_dir,
-                artifact=settings.results,
-                problems=warnings,
-                cache=views,
-                link=details_link(env) if on_actions else None,
-            )
+        missing.attempt(
+            REPORTERS[name].said(),
+            path,
+            lambda r=REPORTERS[name], p=path: _write(r, Path(p), results, text_of),
         )
-        if settings.summary:
-            text = summary_text
-            missing.attempt(
-                "the summary",
-                settings.summary,
-                lambda: write_text_atomic(Path(settings.summary or ""), text),
-            )
-    if settings.adk_results:
-        folder = settings.adk_results
-
-        def adk_results() -> None:
-            for name, data in to_adk_results(results).items():
-                write_json_atomic(Path(folder) / name, data)
-
-        missing.attempt("the ADK results", folder, adk_results)
     if on_actions:
-        if job_summary and summary_text is not None:
-            text = summary_text
+        if job_summary:
             missing.attempt(
                 "the job summary",
                 job_summary,
-                lambda: github.append_summary(job_summary or "", text),
+                lambda: github.append_summary(job_summary, text_of(REPORTERS["summary"])),
                 asked=False,
             )
         if env.get("GITHUB_OUTPUT"):
@@ -219,11 +226,29 @@ def publish(
             )
         github.annotate(results, workflow)
     if settings.comment:
-        warnings += _comment(results, settings, env, workflow, token, template_dir, views)
+        warnings += _comment(results, settings, env, workflow, token, template_dir, page.cache)
     if missing.lines:
         missing.warnings = warnings
         raise missing
     return warnings
+
+
+def _write(
+    reporter: Reporter, path: Path, results: RunResults, text_of: Callable[[Reporter], str]
+) -> None:
+    if reporter.folder is not None:
+        for name, data in reporter.folder(results).items():
+            write_json_atomic(path / name, data)
+    elif reporter.parts is not None:
+        write_parts_atomic(path, reporter.parts(results))
+    else:
+        write_text_atomic(path, text_of(reporter))
+
+
+def _details_link(env: Mapping[str, str]) -> str | None:
+    from ci_eval.report.markdown import details_link
+
+    return details_link(env)
 
 
 class ReportsMissing(Exception):

@@ -206,8 +206,10 @@ class ReportSettings:
     files: dict[str, str] = field(default_factory=dict)  # more reports: reporter name -> path
 
     def report_files(self) -> dict[str, str]:
-        """Every reporter's file to write: JUnit's, then the others named in ``files``."""
-        return {**({"junit": self.junit} if self.junit else {}), **self.files}
+        """Every report to write, by reporter name (``ci_eval.publish.REPORTERS``): JUnit's,
+        the summary, the ADK results' folder, then the others named in ``files``."""
+        given = {"junit": self.junit, "summary": self.summary, "adk-results": self.adk_results}
+        return {**{name: path for name, path in given.items() if path}, **self.files}
 
 
 @dataclass
