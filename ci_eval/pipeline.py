@@ -235,9 +235,9 @@ def child_environment(settings: RunSettings, env: Mapping[str, str]) -> dict[str
 
 def prepare_after_run(settings: RunSettings, env: Mapping[str, str]) -> None:
     """Import what the results file and the report stage use, while the agent's turns
-    are in flight and the main thread would only wait (``RunOptions.meanwhile``): 0.1 s or so
-    of a run's start-up off its critical path. The Markdown renderer and jinja2 only when a
-    summary or comment will be rendered."""
+    are in flight and the main thread would only wait (``RunOptions.meanwhile``): part of a
+    run's start-up off its critical path. The Markdown renderer and jinja2 only when a summary
+    or comment will be rendered."""
     import ci_eval.io.jsonwrite
     import ci_eval.publish
     import ci_eval.report.terminal
@@ -256,7 +256,7 @@ def run(
     with paused_gc():
         sets = load_eval_sets(settings)
         # what is loaded lives to the end: out of the cyclic collector's sight, which would
-        # otherwise rescan it again and again (at 20,000 cases, a third of the run); frozen
+        # otherwise rescan it again and again, at a cost that grows with the run; frozen
         # before the collector is back, whose first pass would walk all of it once more
         gc.freeze()
     plan = preflight.run(settings)  # settings and output paths: before any agent call
@@ -340,7 +340,7 @@ def run(
     finally:
         connector.close()
     del kept
-    # what the connector holds (a replay's recordings: 100 MB at 20,000 cases) goes before
+    # what the connector holds (a replay's recordings, large for a large run) goes before
     # reporting, where a run peaks
     del connector
     gc.freeze()  # the same for what the agent produced

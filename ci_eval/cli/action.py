@@ -1,7 +1,7 @@
 """``ci-eval action``: the GitHub Action's entrypoint, on the same path as ``ci-eval run``."""
 
 # no `from __future__ import annotations`: typer would compile and evaluate every option's
-# annotation string at each start (a tenth of `ci-eval --help`)
+# annotation string at each start (a cost even `ci-eval --help` pays)
 
 import typer
 

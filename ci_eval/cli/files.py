@@ -1,7 +1,7 @@
 """Commands over eval files and the metric registry: ``validate``, ``convert``, ``metrics``."""
 
 # no `from __future__ import annotations`: typer would compile and evaluate every option's
-# annotation string at each start (a tenth of `ci-eval --help`)
+# annotation string at each start (a cost even `ci-eval --help` pays)
 
 import sys
 from pathlib import Path

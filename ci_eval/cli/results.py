@@ -1,7 +1,7 @@
 """Commands over saved results: ``report``, ``compare``, ``baseline update`` and ``merge``."""
 
 # no `from __future__ import annotations`: typer would compile and evaluate every option's
-# annotation string at each start (a tenth of `ci-eval --help`)
+# annotation string at each start (a cost even `ci-eval --help` pays)
 
 from pathlib import Path
 from typing import Annotated

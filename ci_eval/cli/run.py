@@ -1,7 +1,7 @@
 """``ci-eval run``: the flags over ci-eval.toml, then the pipeline and the report stage."""
 
 # no `from __future__ import annotations`: typer would compile and evaluate every option's
-# annotation string at each start (a tenth of `ci-eval --help`)
+# annotation string at each start (a cost even `ci-eval --help` pays)
 
 from pathlib import Path
 from typing import Annotated

@@ -50,11 +50,10 @@ _RUN: TypeAdapter[list[Invocation]] = TypeAdapter(list[Invocation])
 
 class Recording(Sequence[Invocation]):
     """One recorded run's actual invocations. Held as the JSON values they were validated from,
-    marshalled (a few hundred bytes an invocation instead of a few KB of models: 100 MB less
-    at 20,000 cases), until a case's session opens, and validated from them again then, as
-    they were when loading; invocations a dialect built itself (trpc's, with extensions) are
-    held as they are. ``marshal``: the fastest exact copy of JSON values the standard library
-    has, read back only from what this process wrote."""
+    marshalled (a fraction of the memory of the models), until a case's session opens, and
+    validated from them again then, as they were when loading; invocations a dialect built
+    itself (trpc's, with extensions) are held as they are. ``marshal``: the fastest exact copy
+    of JSON values the standard library has, read back only from what this process wrote."""
 
     __slots__ = ("_count", "_invocations", "_raw")
 
@@ -193,7 +192,7 @@ def _read_recorded(file: Path) -> tuple[dict[str, Any], dict[tuple[str, str], li
     text = read_json_text(file, shown, max_results_bytes())
     try:
         # ADK's result files: each case result is made a recording as it is parsed (a
-        # 20,000-case file is never all in memory as JSON); anything unusual, the usual way
+        # large file is never all in memory as JSON); anything unusual, the usual way
         data = parse_streaming(text, {"eval_case_results": _adk_result})
         doc = JsonDocument(data=data, text=text, path=shown)
     except NotStreamable:

@@ -110,7 +110,7 @@ def _packed_case(raw: Any, rel_path: str, line: int | None) -> EvalCase:
 def _case_by_case(doc: JsonDocument, ctx: LoadContext, top: Any, raw_cases: list[Any]) -> EvalSet:
     """The usual set (no trace-mode case), validated one case at a time, each case's JSON let
     go once its model is built: the memory of one is reused for the next, instead of the
-    whole parsed file being held beside the models (at 20,000 cases, 50 MB less for the run).
+    whole parsed file being held beside the models (a large run holds much less).
     The result is what validating the whole set gives. A problem to report raises, the
     document partly let go: it is parsed again for the usual way, whose messages say where."""
     eval_set = EvalSet.model_validate({**top, "eval_cases": []})
@@ -128,7 +128,7 @@ def _case_by_case(doc: JsonDocument, ctx: LoadContext, top: Any, raw_cases: list
 def streamed(text: str, rel_path: str) -> tuple[dict[str, Any], EvalSet] | None:
     """The usual ADK set (snake_case, no trace-mode case, nothing to report), each case
     validated and packed as soon as it is parsed: the file is never all in memory as JSON
-    (at 100,000 cases that, and what it leaves fragmented, is hundreds of MB). Its top level
+    (for a large set that, and what it leaves fragmented, is a lot of memory). Its top level
     (the cases in place) for the caller to tell whether it is an ADK set, and the set; None
     for anything else, which the usual way reads (whose messages say where)."""
     if '"eval_cases"' not in text:  # trpc, camelCase, watsonx…: not parsed twice

@@ -154,7 +154,7 @@ class Item:
     test: str = ""  # the judgement in a few words: "p=0.0002", "short history", "new case"
     said: str = ""  # why, when it is known without reading the case's runs
     # why, read from the case's runs when first asked: the gate's decision needs no why, and a
-    # run of 100,000 cases keeps their runs on disk (reading them back costs)
+    # large run keeps their runs on disk (reading them back costs)
     explain: Callable[[], str] | None = field(default=None, compare=False, repr=False)
 
     @property

@@ -1,6 +1,6 @@
 """The exact statistics the regression gate needs, in pure Python (``math.lgamma``): no numpy or
-scipy at run time — they were most of the Docker image for a few dozen lines. The tests check
-every function here against scipy.
+scipy at run time — they made the Docker image much larger for a few dozen lines. The tests
+check every function here against scipy.
 
 - :func:`betabinom_pmf` / :func:`betabinom_tail`: the beta-binomial distribution, which is the
   posterior predictive of "how many of the next n runs fail" given a case's history under a

@@ -143,9 +143,9 @@ def verdict(results: RunResults) -> Verdict:
     """The gate's decision per ``fail_on``, and why. Exit 3 when errors kept cases from being
     scored, 1 when the gate failed, 0 when it passed. Nothing evaluated never passes.
 
-    Every channel asks for it (at 20,000 cases it costs most of a second): it is kept on the
-    results while they stay as they were — the same statuses, comparison and settings, and no
-    redaction since (texts computed before a scrub may hold what it removes)."""
+    Every channel asks for it (on a large run it is not cheap): it is kept on the results
+    while they stay as they were — the same statuses, comparison and settings, and no redaction
+    since (texts computed before a scrub may hold what it removes)."""
     from ci_eval.text import redact
 
     comparison = results.comparison

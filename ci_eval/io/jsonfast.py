@@ -35,7 +35,7 @@ class IntTooLong(Exception):
 def paused_gc() -> Iterator[None]:
     """The cyclic collector off while a large acyclic tree is built (a parsed file, the models
     validated from it): every few thousand allocations it would walk all that was built so far,
-    which at 20,000 cases is most of the time spent loading. Back on (if it was) afterwards."""
+    a cost that grows with the file. Back on (if it was) afterwards."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -212,7 +212,7 @@ def serializer_for(kind: type) -> Any:
     """pydantic-core's serialiser for a type, built once from its type hints (None: its hints
     cannot be resolved), writing every field, those a file leaves out too (``exclude=True``):
     what it is for is every string the object holds (redaction's search). Writing a dataclass
-    of a known shape this way takes a third of the time of having each value's type found."""
+    of a known shape this way is faster than having each value's type found."""
     try:
         from pydantic import TypeAdapter
         from pydantic_core import SchemaSerializer

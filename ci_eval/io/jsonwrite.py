@@ -1,12 +1,12 @@
-"""``json.dump(data, fp, indent=2, ensure_ascii=False)``, byte for byte, many times faster.
+"""``json.dump(data, fp, indent=2, ensure_ascii=False)``, byte for byte, faster.
 
 With ``indent`` the standard library falls back to its pure-Python encoder: a generator per
-container, a write per token. A results file of 20,000 cases took most of a run's time to write.
-Here each container is serialised by pydantic-core's Rust encoder, whose indented text is
-json's except for floats under 1e-4 (``0.00001`` for ``1e-05``), which are rewritten; what it
-cannot write (lone surrogates, unknown types, sorted keys) goes through plain recursion into a
-list of strings with the C string escaper json uses. A :class:`Lazy` array is made and written
-one item at a time, so a large document never exists whole in memory, as data or as text.
+container, a write per token. A large results file was slow to write. Here each container is
+serialised by pydantic-core's Rust encoder, whose indented text is json's except for floats
+under 1e-4 (``0.00001`` for ``1e-05``), which are rewritten; what it cannot write (lone
+surrogates, unknown types, sorted keys) goes through plain recursion into a list of strings with
+the C string escaper json uses. A :class:`Lazy` array is made and written one item at a time, so
+a large document never exists whole in memory, as data or as text.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class Raw:
 
 # Floats under 1e-4 as pydantic-core writes them (``0.00004``, ``4e-7``; json: ``4e-05``,
 # ``4e-07``), found from their literal parts (a fast search; a regex starting with a digit
-# is ten times slower) and rewritten where a number stands in indented JSON: after a key (a
+# is much slower) and rewritten where a number stands in indented JSON: after a key (a
 # quote after an even number of backslashes ends a string) or alone on a line (strings hold no
 # raw line break).
 _HINTS = (re.compile(r"0\.0000"), re.compile(r"e-"))

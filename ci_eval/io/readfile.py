@@ -28,8 +28,8 @@ def max_file_bytes() -> int:
     return int(DEFAULT_MAX_FILE_MB * 1_000_000)
 
 
-#: Results files (and the baseline) are ci-eval's own output and grow with the suite: a
-#: 20,000-case results file is about 130 MB. They get this many times the eval-set limit.
+#: Results files (and the baseline) are ci-eval's own output and grow with the suite, to
+#: many times an eval set's size. They get this many times the eval-set limit.
 RESULTS_LIMIT_FACTOR = 20
 
 

@@ -74,7 +74,7 @@ def load_function(target: str, name: str) -> Callable[..., Any]:
 def _entry_points() -> list[EntryPoint]:
     """The entry points of the ``ci_eval.metrics`` group. Most installs have none: each
     distribution's ``entry_points.txt`` is first searched for the group's name as plain text
-    (half the time of parsing them all, and this runs on every run); only when one names it
+    (cheaper than parsing them all, and this runs on every run); only when one names it
     does importlib.metadata parse them (and pick among duplicate distributions)."""
     if not any(
         ENTRY_POINT_GROUP in (d.read_text("entry_points.txt") or "") for d in distributions()

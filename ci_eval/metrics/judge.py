@@ -94,7 +94,7 @@ class Judge:
     def ask_json(self, prompt: str, sample: int = 0) -> dict[str, Any]:
         text = self.ask(prompt, sample)
         # the first "{" to the last "}", as a greedy search would find them, in linear time (a
-        # regex search retried from every "{" of 300,000 took minutes)
+        # regex search retried from every "{" is quadratic)
         start, end = text.find("{"), text.rfind("}")
         try:
             value = json.loads(text[start : end + 1]) if 0 <= start < end else None

@@ -79,7 +79,7 @@ _CHARS = _CharMap()
 
 
 # a text's tokens and counts are reused across a case's runs; a few thousand texts cover
-# that, and a run of 20,000 cases does not hold 12 MB of them to its end
+# that, and a large run does not hold all of them to its end
 @lru_cache(maxsize=1 << 12)
 def unicode_tokens(text: str) -> tuple[str, ...]:
     if text.isascii():  # NFKC leaves ASCII alone, and every word goes to rouge-score's tokenizer

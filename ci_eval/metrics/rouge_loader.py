@@ -1,7 +1,7 @@
 """rouge-score's code without the price of importing nltk.
 
-rouge-score stems with nltk's ``PorterStemmer``, and importing the ``nltk`` package costs
-seconds (it pulls in scipy, scikit-learn and pandas when they are installed). The files
+rouge-score stems with nltk's ``PorterStemmer``, and importing the ``nltk`` package is slow
+(it pulls in scipy, scikit-learn and pandas when they are installed). The files
 rouge-score needs (nltk's ``stem/porter.py``, rouge-score's ``tokenizers``, ``scoring`` and
 ``rouge_scorer``) use nothing of that: they are loaded here by path from the installed packages
 with their imports of nltk, numpy and absl answered lazily. The code that runs is the installed
@@ -34,7 +34,7 @@ class _Lazy:
 
 
 class _QuietAbslLogging(_Lazy):
-    """absl's logging, whose import costs a fifth of a second: rouge-score only logs
+    """absl's logging, whose import is slow: rouge-score only logs
     ``info("Using default tokenizer.")``, which absl drops at its default verbosity (warning);
     anything louder goes to the real absl."""
 

@@ -259,7 +259,7 @@ class Comparison:
 
     def by_case(self) -> dict[tuple[str, str], CaseJudgement]:
         """Each case's judgement by (set id, case id), looked up rather than searched for
-        (thousands of failing cases times thousands of judged ones took seconds); the first
+        (a search per failing case through all the judged ones is quadratic); the first
         one if a case is judged twice."""
         found: dict[tuple[str, str], CaseJudgement] = {}
         for c in self.cases:

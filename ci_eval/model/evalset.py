@@ -196,8 +196,8 @@ class EvalCase(_Nested):
             )
         return self
 
-    # the private attributes read from their dict: pydantic's __getattr__ for them costs 40
-    # times as much (2.7 µs), and a run reads them for every case
+    # the private attributes read from their dict: pydantic's __getattr__ for them costs far
+    # more, and a run reads them for every case
     @property
     def source(self) -> SourceRef | None:
         return self.__pydantic_private__["_source"]
@@ -221,9 +221,9 @@ class EvalCase(_Nested):
     def pack(self, raw_conversation: Any) -> None:
         """Hold the conversation as the JSON values it was validated from
         (``raw_conversation``), marshalled, until it is first read, when it is validated from
-        them again: a few hundred bytes a case instead of a few KB of models, for the cases of
-        a large set that wait their turn (100,000 cases are 600 MB of models). Reading,
-        assigning, comparing, copying or dumping the case sees the conversation as before."""
+        them again: a fraction of the memory of the models, for the cases of a large set that
+        wait their turn. Reading, assigning, comparing, copying or dumping the case sees the
+        conversation as before."""
         self._packed = marshal.dumps(raw_conversation)
         del self.__dict__["conversation"]
 

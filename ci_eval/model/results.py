@@ -75,7 +75,7 @@ class CaseMetric:
 def invocation_json(inv: Invocation) -> str:
     """An invocation as the results file holds it: compact JSON, snake_case, no null fields,
     NaN and infinities as null; lone surrogates replaced (they cannot be written)."""
-    try:  # the model's serialiser itself: model_dump_json's wrapper costs a fifth more
+    try:  # the model's serialiser itself: model_dump_json's wrapper adds its own cost
         return Invocation.__pydantic_serializer__.to_json(inv, exclude_none=True).decode()
     except PydanticSerializationError:
         from ci_eval.text.surrogates import scrub_json
@@ -277,7 +277,7 @@ class CaseRecord:
 
     def compact(self) -> CaseRecord:
         """Once scored: every run's invocations kept as their JSON text (see
-        :class:`InvocationRecord`), about a fifth of the memory of the objects; reports and
+        :class:`InvocationRecord`), a fraction of the memory of the objects; reports and
         the results file read them as before. Returns self."""
         if isinstance(self.runs, TextRuns):
             return self  # text already
@@ -340,7 +340,7 @@ class RunResults:
         return [(s, c) for s in self.sets for c in s.cases]
 
     def counts(self) -> Counter[Status]:
-        """How many cases have each status, in one pass (at 20,000 cases each pass costs)."""
+        """How many cases have each status, in one pass (on a large run each pass costs)."""
         return Counter(c.status for s in self.sets for c in s.cases)
 
     def count(self, status: Status) -> int:

@@ -6,8 +6,8 @@ Connection errors, 5xx and 429 are retried with exponential backoff and jitter, 
 too: agents' turn endpoints are not idempotent in theory, but a turn that failed with 5xx or a
 reset did not produce an answer we could score.
 
-:func:`post_json` (agents, LLMs) sends through a :class:`Client`: urllib3 directly, at half the
-CPU per request of a requests session (16 workers share one GIL), for a plain ``http://`` URL
+:func:`post_json` (agents, LLMs) sends through a :class:`Client`: urllib3 directly, at less
+CPU per request than a requests session (the workers share one GIL), for a plain ``http://`` URL
 that no proxy, ``.netrc``, cookie or redirect concerns; anything else goes through a requests
 session, which handles all of those, with the same retry policy. GitHub's calls use a requests
 session (:func:`make_requests_session`).
@@ -173,7 +173,7 @@ def make_requests_session(settings: HttpSettings, pool_size: int = 128) -> reque
     class _Session(requests.Session):
         """Reads the environment's proxy and certificate settings (``*_proxy``, ``no_proxy``,
         ``REQUESTS_CA_BUNDLE``...) once per host and arguments, not on every request: requests
-        scans the whole environment twice a request, a quarter of a turn's CPU at 16 workers.
+        scans the whole environment twice a request, a large share of a turn's CPU.
         A session lives for one run, and the environment does not change in it."""
 
         def __init__(self) -> None:
@@ -316,7 +316,7 @@ def post_json(
 
 def _body_text(response: Answer) -> str:
     """The body as text: JSON is UTF-8 (RFC 8259) unless the server says otherwise; guessing
-    the charset of a 10 MB body would cost seconds."""
+    the charset of a large body is slow."""
     if response.encoding and "charset" in response.content_type.lower():
         return response.text()
     return response.body.decode("utf-8-sig", errors="replace")

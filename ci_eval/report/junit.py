@@ -135,8 +135,8 @@ def _system_out(case: CaseRecord) -> str | None:
 
 
 # The XML is written as text, as ElementTree writes the same tree indented by two spaces
-# (``ET.indent`` then ``ET.tostring``), byte for byte: building 100,000 elements to serialise
-# them took most of the report's time at 20,000 cases. A test holds it to ElementTree's text.
+# (``ET.indent`` then ``ET.tostring``), byte for byte: on a large run, building the elements
+# only to serialise them made the report slow. A test holds it to ElementTree's text.
 _INDENT = ["\n" + "  " * level for level in range(6)]
 
 
@@ -330,8 +330,8 @@ def to_junit(results: RunResults) -> str:
 
 def junit_parts(results: RunResults) -> list[str]:
     """The JUnit file's text in pieces, a case each, whose concatenation is :func:`to_junit`:
-    a writer takes them one by one, so a run of 20,000 cases never holds its 14 MB of XML
-    several times over (joined, redacted, encoded)."""
+    a writer takes them one by one, so a large run never holds its XML several times over
+    (joined, redacted, encoded)."""
     decision = verdict(results)
     items = {(i.set_id, i.case_id): i for i in decision.blocking + decision.not_blocking}
     suites: list[list[str]] = []

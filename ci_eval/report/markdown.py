@@ -175,7 +175,7 @@ def _render(
         variables["notes"] = notes(counts, clip, where, report, shown)
         variables["details_link"] = Markup(link) if link else None
         # only a user's templates get the time limit: the built-in ones are trusted and their
-        # time grows with the number of cases (100,000 cases take longer than the limit)
+        # time grows with the number of cases (a large run can take longer than the limit)
         limit_s = None if template_dir is not None else math.inf
         text = templates.render(env, template, variables, timeout=limit_s)
         if template_dir is not None:
@@ -187,7 +187,7 @@ def _render(
         return size(attempt(budget))
 
     # Grow from nothing rather than shrink from everything: a render costs what it shows, so
-    # at 20,000 cases rendering all of them (over and over, while bisecting) cost seconds each.
+    # rendering all of a large run's cases (over and over, while bisecting) costs the most.
     # Kinds grow in the order they are kept (Budget): the same choice as leaving out the last
     # kind first.
     budget = Budget(**dict.fromkeys(KINDS, 0))

@@ -232,7 +232,7 @@ def _set_parts(
     multi = False
     skipped = 0
     keyed = []  # (table order, listed?, case)
-    for c in s.cases:  # one pass: at 20,000 cases each pass over them costs
+    for c in s.cases:  # one pass: on a large run each pass over them costs
         multi = multi or len(c.runs) > 1
         skipped += c.status == Status.SKIPPED
         for m in c.metrics:

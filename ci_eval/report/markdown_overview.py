@@ -121,7 +121,7 @@ def fixed_context(results: RunResults, decision: Verdict, marker: str | None) ->
             "min_history": comparison.min_history,
         }
     totals = dict.fromkeys(ORDER, 0)
-    for _, c in results.cases():  # one pass: at 20,000 cases each pass costs
+    for _, c in results.cases():  # one pass: on a large run each pass costs
         if c.status in totals:
             totals[c.status] += 1
     fail_on = set(results.fail_on)

@@ -65,7 +65,7 @@ def summary_lines(results: RunResults) -> list[str]:
         counts = dict.fromkeys(COUNTED, 0)
         scores: dict[str, list[float]] = {}  # per metric, its scores in case order
         case_lines = []
-        for c in s.cases:  # one pass: at 20,000 cases each pass over them costs
+        for c in s.cases:  # one pass: on a large run each pass over them costs
             status = c.status
             if status in counts:
                 counts[status] += 1

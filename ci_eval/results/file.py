@@ -59,8 +59,8 @@ def to_json(results: RunResults) -> dict[str, Any]:
 
 
 def write_results(path: Path, results: RunResults) -> None:
-    """The results file, written case by case: at 20,000 cases its data (hundreds of MB as
-    Python objects) never exists whole."""
+    """The results file, written case by case: a large run's data, as Python objects, never
+    exists whole."""
     from ci_eval.io import jsonwrite
 
     def cases(records: list[CaseRecord]) -> jsonwrite.Lazy:

@@ -1,15 +1,15 @@
 """Scored cases' runs kept in a temporary file instead of memory, for runs of many cases.
 
 Once a case is scored, the gate and the comparison read only its verdict and its metrics per
-case; its runs (invocations and per-run metrics: about 3 KB a case even as compact JSON) are
-read again only by the results file and the reports, a case at a time. A run of more than
-:data:`LIMIT` case runs writes each scored case's runs, as the results file's text of them, to
-an anonymous temporary file (unlinked at once: nothing is left behind, no other process can
-open it) and holds a few numbers per case instead: 100,000 replayed cases peak at about
-430 MB, not 750. The results file splices the text in as it is; a report reads the runs back
-as ``ci-eval report`` reads them from the results file, so its output is the same. A smaller
-run keeps them in memory (at most ~75 MB of them), as reading them back costs time; a reader
-of results files (:class:`PastLimit`) keeps the first cases up to the limit in memory.
+case; its runs (invocations and per-run metrics: large even as compact JSON) are read again
+only by the results file and the reports, a case at a time. A run of more than :data:`LIMIT`
+case runs writes each scored case's runs, as the results file's text of them, to an anonymous
+temporary file (unlinked at once: nothing is left behind, no other process can open it) and
+holds a few numbers per case instead, so a large run peaks much lower. The results file splices
+the text in as it is; a report reads the runs back as ``ci-eval report`` reads them from the
+results file, so its output is the same. A smaller run keeps them in memory (at most
+:data:`LIMIT` case runs' worth), as reading them back costs time; a reader of results files
+(:class:`PastLimit`) keeps the first cases up to the limit in memory.
 
 Redaction: the text is redacted as it is spilled, and again as it is read back if the
 redactor has learnt a secret since. The scrub before reports render (``Redactor.scrub``)

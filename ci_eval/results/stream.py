@@ -87,7 +87,7 @@ def read_cases(
 
     def scan_line(at: int) -> tuple[Any, int]:
         """The value at ``at``: a case on a line of its own, as ci-eval writes it, parsed by
-        pydantic-core (twice the C scanner's speed, and repeated strings made once); in any
+        pydantic-core (faster than the C scanner, and repeated strings made once); in any
         other layout, by the scanner."""
         if by_line[0]:
             end = find("\n", at)

@@ -271,11 +271,11 @@ class _Opener:
     """Opens the agent sessions of the jobs next in line while the workers' turns are in
     flight, on one thread, for a connector whose ``open`` is a request to the agent (``adk
     api_server``: a session per case, ``opens_ahead = True``): a worker starts its case's first
-    turn at once instead of after that round trip, 25 times per worker at 400 cases and
-    concurrency 16. It keeps at most ``ahead`` sessions opened and not yet taken (the next
-    wave), opens none after a stop request, and the first wave is the workers' own. Each
-    session is opened once, by whoever claims its job first: a worker whose job is unclaimed
-    opens it itself (a slow opener never holds a worker up), one being opened waits for it."""
+    turn at once instead of after that round trip, for every case it runs. It keeps at most
+    ``ahead`` sessions opened and not yet taken (the next wave), opens none after a stop
+    request, and the first wave is the workers' own. Each session is opened once, by whoever
+    claims its job first: a worker whose job is unclaimed opens it itself (a slow opener never
+    holds a worker up), one being opened waits for it."""
 
     def __init__(self, jobs: list[_Job], connector: Connector, stop: threading.Event, ahead: int):
         self.jobs, self.connector, self.stop, self.ahead = jobs, connector, stop, ahead

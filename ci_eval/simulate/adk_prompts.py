@@ -45,7 +45,7 @@ def _import_adk() -> Any:
 
 
 def adk_version() -> str | None:
-    """The google-adk whose prompts are used, or None. Importing google-adk takes seconds: when
+    """The google-adk whose prompts are used, or None. Importing google-adk is slow: when
     nothing has imported it yet, its presence is checked without importing it."""
     if os.environ.get(ENV, "adk") == "ci-eval":
         return None

@@ -53,7 +53,7 @@ _QUIET_TEXT = re.compile(
 )
 
 # the same for ASCII text, as what is left once the characters that need nothing are deleted:
-# a long text is checked in C several times faster than by the regex (a report's failure
+# a long text is checked in C faster than by the regex (a report's failure
 # bodies, a terminal's lines)
 _PLAIN = bytes(c for c in range(0x20, 0x7F) if c != ord("#"))
 _PLAIN_TEXT = _PLAIN + b"\t\n"

@@ -22,7 +22,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 
 def has_surrogates(text: str) -> bool:
     # ASCII holds none: a check in C instead of a regex pass over a file's text; else UTF-8
-    # refuses exactly the surrogates (a report of 14 MB: 10 ms, where the regex took 75)
+    # refuses exactly the surrogates, again in C rather than by a regex pass
     if text.isascii():
         return False
     try:

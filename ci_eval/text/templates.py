@@ -36,7 +36,7 @@ from ci_eval.io.readfile import read_regular_file
 _PACKAGED = Path(__file__).resolve().parent.parent / "_templates"
 _REPO = Path(__file__).resolve().parent.parent.parent / "templates"
 
-RENDER_TIMEOUT = 20.0  # seconds per render; the built-in templates need well under one
+RENDER_TIMEOUT = 20.0  # seconds per render; far more than the built-in templates need
 MAX_OUTPUT = 16 * 1024 * 1024  # characters per render; reports are capped far below this
 MAX_TEMPLATE_BYTES = 1_000_000
 _MAX_SEQUENCE = 1_000_000  # items or characters a `*` may build
