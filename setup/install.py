@@ -9,8 +9,9 @@ google-adk too when the ``agent`` input, or else ci-eval.toml's ``[agent] kind``
 no cache (an empty ``pip-cache``, and the cache steps skipped) when pip has none, as with
 ``PIP_NO_CACHE_DIR`` set in the job. ``install`` builds ci-eval from a copy of the action's
 source under ``RUNNER_TEMP``, so no ``build/`` or ``*.egg-info`` is left in the workspace, into
-a venv there, with every dependency at the version ``constraints.txt`` pins. A second use in the
-same job reuses that venv when it was made for the same source and extras.
+a venv there (setup-python's pip installs into it), with every dependency at the version
+``constraints.txt`` pins. A second use in the same job reuses that venv when it was made for
+the same source and extras.
 
 Both write their outputs to ``GITHUB_OUTPUT`` and say what went wrong in one ``::error`` line.
 """
@@ -147,15 +148,19 @@ def install(env: Mapping[str, str]) -> dict[str, str]:
     if marker.is_file() and marker.read_text() == wanted:
         return {"bin": str(bin_dir)}
     shutil.rmtree(root, ignore_errors=True)
-    venv.EnvBuilder(with_pip=True).create(root)
+    # no pip of its own: setup-python's pip installs into it (``--python``), which spares
+    # ensurepip's copy of pip on every cold job
+    venv.EnvBuilder(with_pip=False).create(root)
     staged = temp / "ci-eval-src"
     _stage(source, staged)
     target = f"{staged}[{extras}]" if extras else str(staged)
     python = bin_dir / ("python.exe" if os.name == "nt" else "python")
     command = [
-        str(python),
+        sys.executable,
         "-m",
         "pip",
+        "--python",
+        str(python),
         "install",
         "--disable-pip-version-check",
         "--quiet",

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import gc
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# byte code is written whatever the machine's environment says (PYTHONDONTWRITEBYTECODE): else
+# every test process, and every ci-eval and agent process the tests start, compiles ci-eval and
+# the tests afresh
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"

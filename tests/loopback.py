@@ -34,7 +34,11 @@ class Loopback:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # shutdown() waits for the loop's next poll: at the default 0.5 s, a quarter of a second
+        # per server on average, for every test that starts one
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     def start(self) -> None:
         self.thread.start()

@@ -96,6 +96,8 @@ def _run(workspace: Path, temp: Path, cache: Cache, inputs: dict[str, str], **en
         "PIP_NO_INDEX": "1",
         "PIP_FIND_LINKS": str(WHEELHOUSE),
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        # byte code is written at first import instead, as the test's job needs no more
+        "PIP_NO_COMPILE": "1",
         "GITHUB_ACTIONS": "true",
         "GITHUB_STEP_SUMMARY": str(temp / "summary.md"),
         **env,

@@ -398,7 +398,10 @@ def test_update_baseline_compares_first_then_writes(tmp_path: Path, monkeypatch:
 
 # --- the statistics, against scipy -------------------------------------------------------------
 
-scipy_stats = pytest.importorskip("scipy.stats")
+
+def _scipy_stats() -> Any:
+    """scipy.stats, imported by the tests that compare with it (not at collection)."""
+    return pytest.importorskip("scipy.stats")
 
 
 @settings(max_examples=200, deadline=None)
@@ -411,13 +414,13 @@ scipy_stats = pytest.importorskip("scipy.stats")
 def test_beta_binomial_matches_scipy(n: int, a: float, b: float, data: Any) -> None:
     k = data.draw(st.integers(0, n))
     assert stats.betabinom_pmf(k, n, a, b) == pytest.approx(
-        scipy_stats.betabinom.pmf(k, n, a, b), rel=1e-9, abs=1e-15
+        _scipy_stats().betabinom.pmf(k, n, a, b), rel=1e-9, abs=1e-15
     )
     # summed pmf: scipy's sf (1 - cdf) loses digits in tiny tails; the sum is what we compute
-    tail = sum(scipy_stats.betabinom.pmf(j, n, a, b) for j in range(k, n + 1))
+    tail = sum(_scipy_stats().betabinom.pmf(j, n, a, b) for j in range(k, n + 1))
     assert stats.betabinom_tail(k, n, a, b) == pytest.approx(tail, rel=1e-9, abs=1e-15)
     assert stats.betabinom_tail(k, n, a, b) == pytest.approx(
-        scipy_stats.betabinom.sf(k - 1, n, a, b), rel=1e-6, abs=1e-12
+        _scipy_stats().betabinom.sf(k - 1, n, a, b), rel=1e-6, abs=1e-12
     )
 
 
@@ -436,7 +439,7 @@ def test_the_suite_distribution_is_the_convolution_of_the_cases(cases: list[Any]
     expected = np.array([1.0])
     for f, p, n in cases:
         expected = np.convolve(
-            expected, scipy_stats.betabinom.pmf(np.arange(n + 1), n, f + 0.5, p + 0.5)
+            expected, _scipy_stats().betabinom.pmf(np.arange(n + 1), n, f + 0.5, p + 0.5)
         )
     assert stats.convolve(dists) == pytest.approx(list(expected), abs=1e-12)
 
@@ -445,7 +448,7 @@ def test_the_suite_distribution_is_the_convolution_of_the_cases(cases: list[Any]
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=40))
 def test_benjamini_hochberg_matches_scipy(pvalues: list[float]) -> None:
     assert stats.benjamini_hochberg(pvalues) == pytest.approx(
-        list(scipy_stats.false_discovery_control(pvalues)), abs=1e-12
+        list(_scipy_stats().false_discovery_control(pvalues)), abs=1e-12
     )
 
 

@@ -21,10 +21,17 @@ from ci_eval.model import canonical_form, dump_adk
 from tests.conftest import CORPUS, corpus_files, corpus_id
 from tests.helpers import load
 
-adk_eval_set = pytest.importorskip("google.adk.evaluation.eval_set")
-from google.adk.evaluation.agent_evaluator import AgentEvaluator  # noqa: E402
-from google.adk.evaluation.eval_config import EvalConfig  # noqa: E402
-from google.adk.evaluation.local_eval_sets_manager import load_eval_set_from_file  # noqa: E402
+
+class _Adk:
+    """google-adk's eval set module, imported by the tests that use it (not at collection)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # pytest's collection looks at every module-level object
+            raise AttributeError(name)
+        return getattr(pytest.importorskip("google.adk.evaluation.eval_set"), name)
+
+
+adk_eval_set = _Adk()
 
 ADK_DIALECTS = {"adk", "adk-legacy", "adk-legacy-evalset"}
 
@@ -42,7 +49,12 @@ def adk_reads(path: Path, dialect: str) -> Any:
     if dialect == "adk":
         return adk_eval_set.EvalSet.model_validate_json(path.read_text("utf-8"))
     if dialect == "adk-legacy":
+        from google.adk.evaluation.agent_evaluator import AgentEvaluator
+        from google.adk.evaluation.eval_config import EvalConfig
+
         return AgentEvaluator._load_eval_set_from_file(str(path), EvalConfig(criteria={}), {})
+    from google.adk.evaluation.local_eval_sets_manager import load_eval_set_from_file
+
     return load_eval_set_from_file(str(path), str(path))
 
 

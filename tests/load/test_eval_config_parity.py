@@ -14,7 +14,10 @@ from ci_eval.errors import InputError
 from ci_eval.io.jsonpos import parse_json
 from ci_eval.load.sidecars import load_adk_config
 
-adk_config = pytest.importorskip("google.adk.evaluation.eval_config")
+
+def _adk_config() -> Any:
+    return pytest.importorskip("google.adk.evaluation.eval_config")
+
 
 scalars = st.one_of(
     st.none(),
@@ -82,7 +85,7 @@ def _ours(data: Any) -> dict[str, float | None] | None:
 
 def _adk(data: Any) -> dict[str, float | None] | None:
     try:
-        config = adk_config.EvalConfig.model_validate_json(json.dumps(data))
+        config = _adk_config().EvalConfig.model_validate_json(json.dumps(data))
     except ValueError:  # pydantic's ValidationError
         return None
     return {

@@ -88,9 +88,14 @@ def test_the_run_says_why_there_is_no_merge_base(repo: Path) -> None:
 
 
 def test_a_failed_pr_comment_is_one_line_without_urllib3_warnings(
-    capfd: pytest.CaptureFixture[str],
+    capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import absl.logging  # noqa: F401  (rouge-score imports it; it gives the root logger a handler)
+
+    from ci_eval.net import http
+
+    # every retry is still made (and would warn); only their back-off is not waited out
+    monkeypatch.setattr(http._CappedRetry, "get_backoff_time", lambda self: 0.0)
 
     poster = CommentPoster("http://127.0.0.1:9", "o/r", "t0ken", Workflow())
     with pytest.raises(CommentError) as caught:

@@ -36,7 +36,7 @@ class _Bomb(http.server.BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def bomb_url() -> Iterator[str]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Bomb)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/run"
     server.shutdown()
 

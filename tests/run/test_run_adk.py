@@ -15,7 +15,13 @@ from ci_eval.connectors.replay import invocation_to_turn, load_recordings
 from tests.adk_server import AGENTS, adk_executable
 from tests.helpers import run_cli
 
-pytest.importorskip("google.adk")
+
+@pytest.fixture(autouse=True, scope="module")
+def _adk_installed() -> None:
+    """google-adk, imported by the tests that use it rather than at collection (where every
+    test process would pay for it)."""
+    pytest.importorskip("google.adk")
+
 
 REPO = Path(__file__).resolve().parents[2]
 EVALSET = REPO / "samples/evals/weather_basic.evalset.json"

@@ -16,8 +16,14 @@ from ci_eval.simulate.adk_scenario import AdkScenarioUser
 from tests.judge_server import JudgeServer
 from tests.simulated_user import scripted_user
 
-pytest.importorskip("google.adk")
-pytest.importorskip("litellm")
+
+@pytest.fixture(autouse=True, scope="module")
+def _adk_installed() -> None:
+    """google-adk, imported by the tests that use it rather than at collection (where every
+    test process would pay for it)."""
+    pytest.importorskip("google.adk")
+    pytest.importorskip("litellm")
+
 
 PLAN = "Ask for the weather. When asked which city, say Paris. Then end the conversation."
 START = "What's the weather like?"

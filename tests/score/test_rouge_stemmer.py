@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -15,13 +16,18 @@ from hypothesis import strategies as st
 from ci_eval.metrics import rouge_loader
 from tests.conftest import SHARED
 
-nltk_porter = pytest.importorskip("nltk.stem.porter")
+
+def _nltk_porter() -> Any:
+    """nltk's stemmer module (nltk imports scipy): imported by the tests, not at collection."""
+    return pytest.importorskip("nltk.stem.porter")
+
+
 DICTIONARY = Path("/usr/share/dict/words")
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _pair() -> tuple[object, object]:
-    return rouge_loader.porter_stemmer_from_file()(), nltk_porter.PorterStemmer()
+    return rouge_loader.porter_stemmer_from_file()(), _nltk_porter().PorterStemmer()
 
 
 def _words(text: str) -> set[str]:
@@ -33,7 +39,7 @@ def test_the_file_loaded_stemmer_is_a_separate_copy_of_nltks_class() -> None:
     ours, theirs = _pair()
     assert type(ours) is not type(theirs)
     assert type(ours).__name__ == "PorterStemmer"
-    assert ours.mode == theirs.mode == nltk_porter.PorterStemmer.NLTK_EXTENSIONS
+    assert ours.mode == theirs.mode == _nltk_porter().PorterStemmer.NLTK_EXTENSIONS
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="needs the corpus in ../shared")
@@ -55,12 +61,14 @@ def test_same_stems_on_a_dictionary() -> None:
     assert [ours.stem(w) for w in words] == [theirs.stem(w) for w in words]
 
 
-_pair_cached = _pair()
+@pytest.fixture(scope="module")
+def pair() -> tuple[Any, Any]:
+    return _pair()
 
 
 @given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=20))
-def test_same_stems_on_any_ascii_word(word: str) -> None:
-    ours, theirs = _pair_cached
+def test_same_stems_on_any_ascii_word(pair: tuple[Any, Any], word: str) -> None:
+    ours, theirs = pair
     assert ours.stem(word) == theirs.stem(word)
 
 

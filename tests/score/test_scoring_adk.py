@@ -21,14 +21,7 @@ from ci_eval.model.metric_spec import MetricSpec
 from tests.conftest import SHARED
 from tests.pairs import pairs
 
-pytest.importorskip("google.adk.evaluation")
-from google.adk.evaluation.eval_case import Invocation as AdkInvocation
-from google.adk.evaluation.eval_metrics import (
-    EvalMetric,
-    ToolTrajectoryCriterion,
-)
-from google.adk.evaluation.response_evaluator import ResponseEvaluator
-from google.adk.evaluation.trajectory_evaluator import TrajectoryEvaluator
+# google-adk is imported by the differential tests (on one worker), not at collection
 
 REFERENCE = SHARED / "adk-reference"
 MATCH_TYPES = ("EXACT", "IN_ORDER", "ANY_ORDER")
@@ -98,6 +91,7 @@ def test_adk_reference_edge_cases(
 
 @pytest.fixture(scope="module")
 def generated() -> dict[str, Any]:
+    AdkInvocation = pytest.importorskip("google.adk.evaluation.eval_case").Invocation
     expected, actual = pairs(20261122, PAIRS)
     return {
         "ours": (
@@ -116,6 +110,9 @@ def generated() -> dict[str, Any]:
 def test_trajectory_equals_adk_on_generated_pairs(
     generated: dict[str, Any], match_type: str, ignore_args: bool
 ) -> None:
+    from google.adk.evaluation.eval_metrics import EvalMetric, ToolTrajectoryCriterion
+    from google.adk.evaluation.trajectory_evaluator import TrajectoryEvaluator
+
     criterion = ToolTrajectoryCriterion(
         threshold=1.0, match_type=match_type, ignore_args=ignore_args
     )
@@ -139,6 +136,8 @@ def test_trajectory_equals_adk_on_generated_pairs(
 
 
 def test_rouge_equals_adk_on_generated_pairs(generated: dict[str, Any]) -> None:
+    from google.adk.evaluation.response_evaluator import ResponseEvaluator
+
     adk = ResponseEvaluator(threshold=0.8, metric_name="response_match_score").evaluate_invocations(
         generated["adk"][1], generated["adk"][0]
     )
