@@ -76,7 +76,9 @@ def to_results(cases: list[list[dict[str, float]]], started: str) -> RunResults:
             status = "PASSED" if mean >= threshold else "FAILED"
             metrics.append(CaseMetric(name, status, mean, threshold, runs=scores))
         status = "FAILED" if any(m.status == "FAILED" for m in metrics) else "PASSED"
-        records.append(CaseRecord(f"case{i:02d}", "suite.json", 1, verdict=status, metrics=metrics))
+        records.append(
+            CaseRecord(f"case{i:02d}", "suite.json", 1, scored_status=status, metrics=metrics)
+        )
     config = MetricConfig(specs, "test_config.json", "adk")
     return RunResults(
         [SetRecord("suite", "suite.json", "adk", config, records, specs)], "sim", started, 0.0

@@ -88,7 +88,7 @@ def record(cases: list[Case], scores: dict[str, list[float]], metric: str, runs:
             CaseRecord(
                 c.case_id,
                 metrics=[CaseMetric(metric, status, mean, threshold, runs=list(values))],
-                verdict=status,
+                scored_status=status,
             )
         )
     results = RunResults([SetRecord("suite", "suite.evalset.json", "adk", {}, records)])

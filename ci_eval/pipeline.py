@@ -46,7 +46,7 @@ from ci_eval.text import redact
 
 
 @dataclass
-class Outcome:
+class RunOutcome:
     results: RunResults
     exit_code: int
     problems: list[str] = field(default_factory=list)
@@ -248,7 +248,7 @@ def prepare_after_run(settings: RunSettings, env: Mapping[str, str]) -> None:
 
 def run(
     settings: RunSettings, stop: threading.Event | None = None, env: Mapping[str, str] | None = None
-) -> Outcome:
+) -> RunOutcome:
     """Evaluate: every check before the first agent call, then replay, score, compare and
     write the results file. ``env`` is the job's environment (default: the process's)."""
     env = os.environ if env is None else env
@@ -363,7 +363,7 @@ def run(
             written = False
     if settings.update_baseline:
         notices.append(update_baseline(results, settings))
-    return Outcome(results, gate(results), notices, written)
+    return RunOutcome(results, gate(results), notices, written)
 
 
 def run_settings(settings: RunSettings, plan: Plan, simulator: object, confirming: bool) -> dict:

@@ -19,13 +19,13 @@ def case(eval_id: str, status: str, reason: str | None = None, file: str = "s.js
     """A scored case whose one gating metric ``m`` has ``status`` (ERROR: the agent failed;
     SKIPPED: not run)."""
     if status == "SKIPPED":
-        return CaseRecord(eval_id, file, 1, skipped="needs a simulator", verdict=status)
+        return CaseRecord(eval_id, file, 1, skipped="needs a simulator", scored_status=status)
     if status == "ERROR":
         runs = [RunRecord(1, error="agent: HTTP 500")]
-        return CaseRecord(eval_id, file, 1, runs=runs, verdict=status)
+        return CaseRecord(eval_id, file, 1, runs=runs, scored_status=status)
     score = {"PASSED": 1.0, "FAILED": 0.0}.get(status)
     metric = CaseMetric("m", status, score, 1.0, reason=reason)
-    return CaseRecord(eval_id, file, 1, runs=[RunRecord(1)], metrics=[metric], verdict=status)
+    return CaseRecord(eval_id, file, 1, runs=[RunRecord(1)], metrics=[metric], scored_status=status)
 
 
 def results(

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from ci_eval.cli import main
 from ci_eval.load.discover import Candidate
-from ci_eval.load.evalsets import Outcome, SidecarFinder, load_candidate
+from ci_eval.load.evalsets import FileOutcome, SidecarFinder, load_candidate
 from tests.conftest import SAMPLES
 
 
-def load(path: Path, root: Path | None = None, claimed: bool = True) -> Outcome:
+def load(path: Path, root: Path | None = None, claimed: bool = True) -> FileOutcome:
     candidate = Candidate(
         path, path.as_posix(), explicit=claimed, root=root or path.parent, claimed=claimed
     )

@@ -14,7 +14,7 @@ def action() -> None:
     pipeline in $GITHUB_WORKSPACE and reports (JUnit, job summary, outputs, annotations, PR
     comment). Exit codes as for `run`.
     """
-    from ci_eval.cli.action_run import run_action
+    from ci_eval.cli.action_entry import run_action
     from ci_eval.net import deadline
     from ci_eval.net.deadline import Cancellation
     from ci_eval.publish.github import Workflow

@@ -10,7 +10,14 @@ from pathlib import Path
 
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.load.discover import DEFAULT_INCLUDE, Ignored, discover_all
-from ci_eval.load.evalsets import Failed, LoadedEvalSet, LoadedSidecar, Outcome, Skipped, load_all
+from ci_eval.load.evalsets import (
+    Failed,
+    FileOutcome,
+    LoadedEvalSet,
+    LoadedSidecar,
+    Skipped,
+    load_all,
+)
 from ci_eval.simulate import scenario_of
 
 TRACE_NOTE = "trace mode: recorded conversation is scored, the agent is not called"
@@ -39,7 +46,7 @@ def set_line(outcome: LoadedEvalSet) -> str:
 
 
 def validate_lines(
-    outcomes: list[Outcome], ignored: list[Ignored], verbose: bool = False
+    outcomes: list[FileOutcome], ignored: list[Ignored], verbose: bool = False
 ) -> Iterator[str]:
     for outcome in outcomes:
         if isinstance(outcome, LoadedEvalSet):
@@ -64,7 +71,7 @@ def validate_lines(
             yield f"{item.rel}: not read: {item.reason}"
 
 
-def validate_counts(outcomes: list[Outcome], ignored: list[Ignored], verbose: bool) -> str:
+def validate_counts(outcomes: list[FileOutcome], ignored: list[Ignored], verbose: bool) -> str:
     sets = [o for o in outcomes if isinstance(o, LoadedEvalSet)]
     cases = sum(len(o.eval_set.eval_cases) for o in sets)
     sidecars = sum(isinstance(o, LoadedSidecar) for o in outcomes)
@@ -126,11 +133,11 @@ def validate(
     return Validation(lines, [validate_counts(outcomes, found.ignored, verbose)], not invalid)
 
 
-def with_metric_names_checked(outcomes: list[Outcome]) -> list[Outcome]:
+def with_metric_names_checked(outcomes: list[FileOutcome]) -> list[FileOutcome]:
     """An eval set or sidecar naming a metric no registry knows is invalid (as in `run`)."""
     from ci_eval import preflight
 
-    out: list[Outcome] = []
+    out: list[FileOutcome] = []
     reported: set[str] = set()
     for outcome in outcomes:
         config = (

@@ -48,7 +48,8 @@ class Failed:
     error: InputError
 
 
-Outcome = LoadedEvalSet | LoadedSidecar | Skipped | Failed
+# what loading one file gave
+FileOutcome = LoadedEvalSet | LoadedSidecar | Skipped | Failed
 
 
 def _describe_unknown(data: object) -> str:
@@ -338,7 +339,7 @@ def _present(path: Path) -> bool:
 SCRUBBED_NOTE = "lone surrogates (such as \\ud83d) in the file were replaced with U+FFFD"
 
 
-def load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
+def load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> FileOutcome:
     rel = candidate.rel
     if not candidate.claimed and _lacks_markers(candidate.path):
         return Skipped(rel, "not an eval set (no key any eval-set format uses)")
@@ -346,7 +347,7 @@ def load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
         return _load_candidate(candidate, sidecars)
 
 
-def _load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> Outcome:
+def _load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> FileOutcome:
     rel = candidate.rel
     doc: JsonDocument | None = None
     try:
@@ -392,7 +393,7 @@ def _noted(error: InputError, doc: JsonDocument | None) -> InputError:
 
 def load_all(
     candidates: list[Candidate], eval_config: Path | None = None, option: str = "--eval-config"
-) -> list[Outcome]:
+) -> list[FileOutcome]:
     """Load every candidate. A bad ``eval_config`` (``--eval-config``; ``option`` names it as the
     user did) raises InputError once, before any set is read, rather than failing every set."""
     sidecars = SidecarFinder(eval_config)

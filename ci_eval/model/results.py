@@ -227,7 +227,7 @@ class TextRuns:
     text: Callable[[], str]  # the runs' text, comma-separated, as the results file holds it
 
 
-def _verdict(value: Any) -> Any:
+def _scored(value: Any) -> Any:
     # a file's status COMPLETED is a case that ran and was never scored: no verdict
     return None if value == Status.COMPLETED else value
 
@@ -248,9 +248,9 @@ class CaseRecord:
     metrics: Items[CaseMetric] = field(default_factory=list)  # per metric, once scored
     # PASSED, FAILED, ERROR, NOT_EVALUATED, SKIPPED once scored
     # read from the file's "status"; written as the derived status, which falls back on it
-    verdict: Annotated[Status | None, Field(alias="status"), BeforeValidator(_verdict), APART] = (
-        None
-    )
+    scored_status: Annotated[
+        Status | None, Field(alias="status"), BeforeValidator(_scored), APART
+    ] = None
     flaky: Flag = False
     # ADK conversation_scenario (starting_prompt, conversation_plan, user_persona): the user's
     # turns are simulated; metrics that need an expected conversation do not apply
@@ -258,9 +258,9 @@ class CaseRecord:
 
     @property
     def status(self) -> Status:
-        """The verdict once scored; before that COMPLETED, ERROR or SKIPPED."""
-        if self.verdict is not None:
-            return self.verdict
+        """The scored status; before scoring COMPLETED, ERROR or SKIPPED."""
+        if self.scored_status is not None:
+            return self.scored_status
         if self.skipped is not None:
             return Status.SKIPPED
         if any(r.error for r in self.runs) or not self.runs:

@@ -242,7 +242,7 @@ def score_case(
                     spec.name, [r.metrics[i] for r in completed], options.min_pass, informational
                 )
             )
-    case.verdict = case_status(case.metrics, case)
+    case.scored_status = case_status(case.metrics, case)
     case.flaky = any(m.flaky for m in case.metrics if not m.informational)
 
 
@@ -278,5 +278,5 @@ class Scorer:
         for set_record in results.sets:
             self._metrics_of(set_record)
             for case in set_record.cases:
-                if case.verdict is None:
+                if case.scored_status is None:
                     self.case(set_record, case)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ci_eval.cli.action_run import INPUTS, OUTPUTS
+from ci_eval.cli.action_entry import INPUTS, OUTPUTS
 from ci_eval.run.selection import shard_of
 from tests.conftest import REPO, SAMPLES
 from tests.github_server import GitHubServer
@@ -216,7 +216,7 @@ def test_a_bad_input_is_one_error_line(tmp_path: Path) -> None:
 
 
 def test_underscore_input_names_work_too(tmp_path: Path) -> None:
-    from ci_eval.cli.action_run import get_input
+    from ci_eval.cli.action_entry import get_input
 
     assert get_input({"INPUT_NUM_RUNS": "3"}, "num-runs") == "3"
     assert get_input({"INPUT_NUM-RUNS": "2", "INPUT_NUM_RUNS": "3"}, "num-runs") == "2"

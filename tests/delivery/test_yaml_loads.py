@@ -10,7 +10,7 @@ import pytest
 import yaml
 from ruamel.yaml import YAML
 
-from ci_eval.cli.action_run import INPUTS, OUTPUTS
+from ci_eval.cli.action_entry import INPUTS, OUTPUTS
 from tests.conftest import REPO
 from tests.delivery.yamlfiles import ACTIONS, YamlText, workflows, yaml_texts
 

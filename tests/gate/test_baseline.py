@@ -140,7 +140,7 @@ def _results(runs: list[float], threshold: float = 0.5) -> RunResults:
         "c",
         "f.json",
         1,
-        verdict=status,
+        scored_status=status,
         metrics=[CaseMetric("m", status, mean, threshold, runs=runs, pass_rate=passes / len(runs))],
     )
     return RunResults(
@@ -167,7 +167,7 @@ def test_new_and_removed_cases_are_reported_apart() -> None:
     base = _baseline([1])
     base["sets"]["s"]["cases"]["gone"] = copy.deepcopy(base["sets"]["s"]["cases"]["c"])
     current = _results([1])
-    current.sets[0].cases.append(CaseRecord("fresh", "f.json", 2, verdict="PASSED"))
+    current.sets[0].cases.append(CaseRecord("fresh", "f.json", 2, scored_status="PASSED"))
     result = compare(current, base)
     assert result.new_cases == [("s", "fresh")] and result.removed_cases == [("s", "gone")]
     assert not result.regressions

@@ -32,7 +32,7 @@ def _case(case_id: str, runs: list[float | None]) -> CaseRecord:
     scored = [v for v in runs if v is not None]
     status = Status.PASSED if scored and min(scored) >= 1 else Status.FAILED
     metric = CaseMetric("m", status, None, 1.0, runs=scored)
-    return CaseRecord(case_id, "s.json", 1, runs=records, metrics=[metric], verdict=status)
+    return CaseRecord(case_id, "s.json", 1, runs=records, metrics=[metric], scored_status=status)
 
 
 def _results(cases: dict[str, list[float | None]], started: str) -> RunResults:

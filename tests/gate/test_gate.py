@@ -36,12 +36,12 @@ def results(
     records = []
     for case_id, runs in cases.items():
         if case_id in errors:
-            records.append(CaseRecord(case_id, "s.json", 1, verdict="ERROR"))
+            records.append(CaseRecord(case_id, "s.json", 1, scored_status="ERROR"))
             continue
         mean = sum(runs) / len(runs)
         status = "PASSED" if mean >= 1.0 else "FAILED"
         metric = CaseMetric("m", status, mean, 1.0, runs=list(runs))
-        records.append(CaseRecord(case_id, "s.json", 1, verdict=status, metrics=[metric]))
+        records.append(CaseRecord(case_id, "s.json", 1, scored_status=status, metrics=[metric]))
     out = RunResults(
         [SetRecord("s", "s.json", "adk", MetricConfig([spec], "x", "adk"), records, [spec])],
         "agent",

@@ -66,7 +66,7 @@ def _record(case: Case, passes: list[bool], line: int, status: str | None = None
             RunRecord(n, [InvocationRecord(expected, None, 0.0, error=case.error)], case.error)
             for n in range(1, len(passes) + 1)
         ]
-        return CaseRecord(case.case_id, file, line, runs=runs, verdict="ERROR")
+        return CaseRecord(case.case_id, file, line, runs=runs, scored_status="ERROR")
     runs, per_metric = [], {s.name: [] for s in SPECS}
     for n, ok in enumerate(passes, 1):
         if ok:
@@ -95,7 +95,9 @@ def _record(case: Case, passes: list[bool], line: int, status: str | None = None
                        runs=values, pass_rate=ok / len(values), flaky=0 < ok < len(values))
         )  # fmt: skip
     verdict = status or ("PASSED" if all(m.status == "PASSED" for m in case_metrics) else "FAILED")
-    record = CaseRecord(case.case_id, file, line, runs=runs, metrics=case_metrics, verdict=verdict)
+    record = CaseRecord(
+        case.case_id, file, line, runs=runs, metrics=case_metrics, scored_status=verdict
+    )
     record.flaky = any(m.flaky for m in case_metrics)
     return record
 
@@ -106,7 +108,8 @@ def _results(plan: dict[Case, list[bool]], started: str, skipped: list[Case] = (
         by_set.setdefault(case.set_id, []).append(_record(case, passes, 5 + 12 * line))
     for case in skipped:
         by_set.setdefault(case.set_id, []).append(
-            CaseRecord(case.case_id, f"evals/{case.set_id}.evalset.json", 5, verdict="SKIPPED",
+            CaseRecord(case.case_id, f"evals/{case.set_id}.evalset.json", 5,
+                       scored_status="SKIPPED",
                        skipped="needs a user simulator: set [simulator] base_url and model")
         )  # fmt: skip
     sets = [

@@ -50,7 +50,7 @@ def _case(eval_id: str, verdict: str, runs: list[RunRecord], **kw: object) -> Ca
         "evals/x.evalset.json",
         7,
         runs,
-        verdict=verdict,
+        scored_status=verdict,
         metrics=[CaseMetric(SPEC.name, metric_status, mean, 0.8, runs=scores)] if scores else [],
         **kw,
     )

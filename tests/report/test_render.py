@@ -218,7 +218,7 @@ def hostile_results() -> RunResults:
                 10 + i,
                 [run] if status != "SKIPPED" else [],
                 skipped=HOSTILE if status == "SKIPPED" else None,
-                verdict=status,
+                scored_status=status,
                 metrics=[CaseMetric(spec.name, status, score, 0.8, runs=[score])]
                 if score is not None
                 else [],

@@ -255,7 +255,7 @@ def _results(cases: int, failing_every: int = 3) -> RunResults:
                 record.file,
                 10 + i,
                 [run],
-                verdict=status,
+                scored_status=status,
                 metrics=[CaseMetric("response_match_score", status, score, 0.8, runs=[score])],
             )
         )

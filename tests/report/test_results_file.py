@@ -57,7 +57,9 @@ def _case(eval_id: str = "c1", answer: str = "sunny", actual: bool = True) -> Ca
         metrics=[MetricResult("m", Status.PASSED, 1.0, 0.5, [1.0], details={"k": [1, 2]})],
     )
     metric = CaseMetric("m", Status.PASSED, 1.0, 0.5, runs=[1.0], std=0.0)
-    return CaseRecord(eval_id, "s.json", 3, runs=[run], metrics=[metric], verdict=Status.PASSED)
+    return CaseRecord(
+        eval_id, "s.json", 3, runs=[run], metrics=[metric], scored_status=Status.PASSED
+    )
 
 
 def _results(cases: list[CaseRecord]) -> RunResults:

@@ -243,7 +243,7 @@ def _fields(kind: type) -> tuple[set[str], set[str]]:
 SPLICED = {
     InvocationRecord: {"stored_expected", "stored_actual"},
     RunRecord: {"invocations"},
-    CaseRecord: {"runs", "verdict"},
+    CaseRecord: {"runs", "scored_status"},
     SetRecord: {"cases"},
     RunResults: {"sets", "comparison"},
 }
@@ -280,7 +280,7 @@ def test_a_case_is_one_line_with_its_derived_status_and_error() -> None:
     assert "\n" not in line
     written = json.loads(line)
     assert written["status"] == "ERROR" and written["error"] == "agent down"
-    assert written["runs"][0]["retries"] == 0 and "verdict" not in written
+    assert written["runs"][0]["retries"] == 0 and "scored_status" not in written
 
 
 # --- refused with its place, never an internal error ------------------------------------------

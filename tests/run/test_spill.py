@@ -61,7 +61,7 @@ def _case(eval_id: str, *runs: RunRecord) -> CaseRecord:
     )
     metric.flaky = len({r.metrics[0].status for r in runs}) > 1
     case = CaseRecord(eval_id, "s.json", 3, runs=list(runs), metrics=[metric])
-    case.verdict = case_status(case.metrics, case)
+    case.scored_status = case_status(case.metrics, case)
     case.flaky = metric.flaky
     return case
 

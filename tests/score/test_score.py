@@ -136,14 +136,14 @@ def test_runs_aggregate_as_adk_does_the_mean_then_the_threshold(scripted: list[A
     [metric] = case.metrics
     assert metric.score == pytest.approx(1.6 / 3) and metric.status == "PASSED"
     assert (metric.runs, metric.pass_rate, metric.flaky) == ([1.0, 0.0, 0.6], 2 / 3, True)
-    assert case.verdict == "PASSED" and case.flaky
+    assert case.scored_status == "PASSED" and case.flaky
 
 
 def test_min_pass_asks_for_k_of_n_passing_runs(scripted: list[Any]) -> None:
     scripted += [1.0, 0.0, 0.6]
     case = _case(3)
     score_case(case, [MetricSpec("scripted", 0.5)], "adk", "adk", ScoreOptions(min_pass=3))
-    assert case.metrics[0].status == "FAILED" and case.verdict == "FAILED"
+    assert case.metrics[0].status == "FAILED" and case.scored_status == "FAILED"
 
 
 def test_one_erroring_run_makes_the_metric_an_error(scripted: list[Any]) -> None:
@@ -151,7 +151,7 @@ def test_one_erroring_run_makes_the_metric_an_error(scripted: list[Any]) -> None
     case = _case(2)
     score_case(case, [MetricSpec("scripted", 0.5)], "adk", "adk", ScoreOptions())
     assert (case.metrics[0].status, case.metrics[0].reason) == ("ERROR", "judge: down")
-    assert case.verdict == "ERROR"
+    assert case.scored_status == "ERROR"
 
 
 def test_a_run_the_agent_did_not_finish_is_not_scored(scripted: list[Any]) -> None:
@@ -160,7 +160,7 @@ def test_a_run_the_agent_did_not_finish_is_not_scored(scripted: list[Any]) -> No
     case.runs[1].error = "agent: HTTP 500"
     score_case(case, [MetricSpec("scripted", 0.5)], "adk", "adk", ScoreOptions())
     assert case.metrics[0].runs == [1.0]  # one scorer call: the other run is not scored
-    assert case.verdict == "ERROR"  # and the case says it could not be run
+    assert case.scored_status == "ERROR"  # and the case says it could not be run
 
 
 # --- cases scored as they are handed in, then the rest -------------------------------------
@@ -175,9 +175,11 @@ def test_the_scorer_scores_the_cases_handed_in_and_then_only_the_rest(
     sets = [_set([MetricSpec("scripted", 0.5)])]
     sets[0].cases = [first, second]
     after: list[tuple[str, str | None]] = []
-    scorer = Scorer(ScoreOptions(), then=lambda case: after.append((case.eval_id, case.verdict)))
+    scorer = Scorer(
+        ScoreOptions(), then=lambda case: after.append((case.eval_id, case.scored_status))
+    )
     scorer.case(sets[0], first)
-    assert after == [("first", "PASSED")] and second.verdict is None
+    assert after == [("first", "PASSED")] and second.scored_status is None
     scorer.rest(RunResults(sets=sets, agent="a", started="t", duration_s=0.0))
     assert after == [("first", "PASSED"), ("second", "FAILED")]
     assert [m.name for m in sets[0].applied_metrics][:1] == ["scripted"]

@@ -153,7 +153,7 @@ def test_bad_options_and_output_paths_are_refused_before_the_first_agent_call(
 
 
 def test_the_action_refuses_a_bad_fail_on_before_the_run(tmp_path: Path) -> None:
-    from ci_eval.cli.action_run import run_action
+    from ci_eval.cli.action_entry import run_action
 
     command, marker = marker_agent(tmp_path)
     env = {

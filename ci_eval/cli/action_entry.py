@@ -54,7 +54,7 @@ def workdir(env: Mapping[str, str]) -> Path:
 
 def run_action(
     env: Mapping[str, str], stop: threading.Event | None = None
-) -> tuple[pipeline.Outcome, ReportSettings]:
+) -> tuple[pipeline.RunOutcome, ReportSettings]:
     from ci_eval.connectors import no_agent_message
 
     os.chdir(workdir(env))
