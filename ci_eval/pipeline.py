@@ -7,7 +7,7 @@ import dataclasses
 import gc
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from ci_eval.gate.main_history import (
 from ci_eval.io.jsonfast import paused_gc
 from ci_eval.load.discover import discover
 from ci_eval.load.evalsets import Failed, LoadedEvalSet, load_all
-from ci_eval.metrics import adk_judges, lookup
+from ci_eval.metrics import adk_code, adk_judges, lookup
 from ci_eval.metrics.judge import Judge
 from ci_eval.model import EvalCase
 from ci_eval.model.comparison import Comparison
@@ -83,11 +83,19 @@ def check_case_filters(
 
 
 def score_options(
-    settings: RunSettings, plan: Plan, env: Mapping[str, str] | None = None
+    settings: RunSettings,
+    plan: Plan,
+    env: Mapping[str, str] | None = None,
+    sets: Sequence[LoadedEvalSet] = (),
 ) -> ScoreOptions:
-    """Metric overrides, the repository's metric table, custom metrics and the judge."""
+    """Metric overrides, the repository's metric table, custom metrics (the eval configs'
+    code_config ones too) and the judge."""
     preflight.register_metrics(settings)
-    unknown = [m.name for m in plan.metric_overrides if lookup(m.name) is None]
+    preflight.register_code_metrics(sets)  # the eval configs' own metric code
+    code = {spec.name for s in sets for spec, _ in adk_code.code_metrics(s.metrics)}
+    unknown = [
+        m.name for m in plan.metric_overrides if lookup(m.name) is None and m.name not in code
+    ]
     if unknown:
         raise InputError(
             f"{settings.names.name('metric')}: unknown metric(s) {', '.join(unknown)}; "
@@ -262,7 +270,7 @@ def run(
     plan = preflight.run(settings)  # settings and output paths: before any agent call
     check_case_filters(sets, plan.cases, settings.names.name("cases"))
     control_run.check(settings)
-    options = score_options(settings, plan, env)
+    options = score_options(settings, plan, env, sets)
     simulator = build_simulator(settings.simulator, settings.judge, env)
     if not settings.metric:  # --metric replaces the sets' own metrics
         preflight.check_metric_names(sets, settings)
@@ -291,6 +299,7 @@ def run(
     if kept_root and redact.current().secrets:  # root with nothing to read is no news
         notices.append(f"warning: {kept_root} (set {settings.agent.name('user')})")
     notices += plan.notices
+    notices += [f"warning: {n}" for n in preflight.metrics_needing_elsewhere(sets, plan)]
     if settings.agent.replay_pick == "all" and plan.num_runs == 1:
         # one run per recording: every recording of a case is scored
         recordings = getattr(connector, "max_recordings", lambda: 1)()
@@ -337,6 +346,8 @@ def run(
                 scorer,
                 stop,
             )
+        # a replay's recordings explain some scores: an eval set edited since, another ADK
+        notices += getattr(connector, "notices", lambda _: [])(results)
     finally:
         connector.close()
     del kept
@@ -379,7 +390,8 @@ def run_settings(settings: RunSettings, plan: Plan, simulator: object, confirmin
         "simulator": None
         if simulator is None
         else {"model": simulator.client.model, "max_turns": simulator.config.max_turns},  # type: ignore[attr-defined]
-        # whose prompt templates the ADK judges and the ADK user simulator used
+        # whose code and prompts scored ADK's judged metrics (the ADK user simulator's
+        # instructions: each simulated run's simulation.instructions)
         "adk_prompts": adk_judges.source(),
         "cases": settings.cases,
         "confirm_runs": settings.confirm_runs if confirming else 0,

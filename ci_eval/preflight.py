@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import baseline as baseline_store
 from ci_eval.load.evalsets import LoadedEvalSet
-from ci_eval.metrics import NOT_COMPUTED, lookup
+from ci_eval.metrics import NEEDS, NOT_COMPUTED, adk_code, lookup
 from ci_eval.metrics.custom import register_custom
 from ci_eval.model.metric_spec import MetricConfig
 from ci_eval.settings import CONFIG_NAME, Plan, RunSettings, check
@@ -75,22 +76,16 @@ def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
 
     dialect = config.dialect if config.dialect in ("adk", "trpc") else None
     problems = []
+    code = {spec.name for spec, _ in adk_code.code_metrics(config)}  # register_code_metrics'
     for spec in config.metrics:
         name = spec.evaluator or spec.name
-        if lookup(name, dialect) is not None or name in NOT_COMPUTED:
+        if lookup(name, dialect) is not None or name in NOT_COMPUTED or spec.name in code:
             continue
         known = sorted({key.split("/")[-1] for key in REGISTRY})
-        custom = (config.extras.get("custom_metrics") or {}) if config.extras else {}
-        hint = (
-            " (an ADK custom_metrics entry: register its function in ci-eval.toml "
-            "[custom_metrics] so ci-eval can compute it)"
-            if name in custom
-            else ""
-        )
         path, line, col, json_path = spec.origin or (where, None, None, None)
         problems.append(
             InputError(
-                f"unknown metric {name!r}{hint}; known: {', '.join(known)}",
+                f"unknown metric {name!r}; known: {', '.join(known)}",
                 path=path,
                 line=line,
                 col=col,
@@ -103,6 +98,25 @@ def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
 def register_metrics(settings: RunSettings) -> None:
     """Custom metrics from ci-eval.toml and installed packages, before names are checked."""
     register_custom(settings.custom_metrics)
+
+
+def code_metric_problems(config: MetricConfig) -> list[InputError]:
+    """The ADK eval config's custom_metrics with a code_config, registered (their functions
+    imported by google-adk, after :func:`register_metrics`); what keeps one from running."""
+    return adk_code.register_config(config)
+
+
+def register_code_metrics(sets: Iterable[LoadedEvalSet]) -> None:
+    """Every eval config's code_config metrics, before any agent call: a function google-adk
+    cannot load, or no google-adk to load it, is exit 2, not a run of ERROR metrics."""
+    problems: list[InputError] = []
+    seen: set[str] = set()
+    for s in sets:
+        if s.metrics.source not in seen:
+            seen.add(s.metrics.source)
+            problems += code_metric_problems(s.metrics)
+    if problems:
+        raise ValidationFailed(problems)
 
 
 def check_metric_names(sets: list[LoadedEvalSet], settings: RunSettings) -> None:
@@ -125,3 +139,41 @@ def check_metric_names(sets: list[LoadedEvalSet], settings: RunSettings) -> None
             )
     if problems:
         raise ValidationFailed(problems)
+
+
+def needs_elsewhere(config: MetricConfig, where: str) -> list[str]:
+    """A line per metric ``config`` names that needs what ci-eval does not call (Vertex AI's
+    evaluation service), said before any agent call: its cases will be NOT_EVALUATED whatever
+    the agent does, and the gate fails on that by default."""
+    dialect = config.dialect if config.dialect in ("adk", "trpc") else None
+    lines = []
+    for spec in config.metrics:
+        name = spec.evaluator or spec.name
+        need = NEEDS.get(name)
+        if need is None or lookup(name, dialect) is not None:  # a custom metric of that name
+            continue
+        path, line, col, json_path = spec.origin or (where, None, None, None)
+        said = InputError(
+            f"{name} needs {need}: its cases will be NOT_EVALUATED, which fails the gate "
+            "unless --fail-on leaves out not-evaluated",
+            path=path,
+            line=line,
+            col=col,
+            json_path=json_path,
+        )
+        lines.append(str(said))
+    return lines
+
+
+def metrics_needing_elsewhere(sets: list[LoadedEvalSet], plan: Plan) -> list[str]:
+    """:func:`needs_elsewhere` for a run: each set's config once (--metric, which replaces
+    them, names only metrics ci-eval computes)."""
+    if plan.metric_overrides:
+        return []
+    lines: list[str] = []
+    seen: set[str] = set()
+    for s in sets:
+        if s.metrics.source not in seen and s.metrics.source != "default":
+            seen.add(s.metrics.source)
+            lines += needs_elsewhere(s.metrics, s.metrics.source)
+    return lines

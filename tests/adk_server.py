@@ -15,6 +15,7 @@ import requests
 
 REPO = Path(__file__).resolve().parent.parent
 AGENTS = REPO / "samples/agents"
+TEST_AGENTS = REPO / "tests/data/adk_agents"  # agents only the tests need (metered_agent)
 
 
 def adk_executable() -> Path:
@@ -29,10 +30,14 @@ def free_port() -> int:
 
 @contextmanager
 def adk_api_server(workdir: Path) -> Iterator[str]:
-    """Serve a copy of the sample agents: api_server keeps sessions (and folders for unknown
-    apps) on disk beside the agents, which must not land in the repository."""
+    """Serve a copy of the sample agents and the tests' own: api_server keeps sessions (and
+    folders for unknown apps) on disk beside the agents, which must not land in the
+    repository."""
     agents = workdir / "agents"
-    shutil.copytree(AGENTS, agents, ignore=shutil.ignore_patterns("__pycache__", ".adk"))
+    for source in (AGENTS, TEST_AGENTS):
+        shutil.copytree(
+            source, agents, ignore=shutil.ignore_patterns("__pycache__", ".adk"), dirs_exist_ok=True
+        )
     log = workdir / "server.log"
     port = free_port()
     url = f"http://127.0.0.1:{port}"

@@ -42,8 +42,17 @@ def test_templates_ship_in_the_wheel() -> None:
     config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert config["package-dir"]["ci_eval._templates"] == "templates"
     assert "ci_eval._templates" in config["packages"]
-    for name in ("summary.md.j2", "comment.md.j2", "judge/final_response_match_v2.j2"):
+    for name in ("summary.md.j2", "comment.md.j2", "judge/watsonx_keyword_match.j2"):
         assert (REPO / "templates" / name).is_file()
+
+
+def test_adks_judge_prompts_ship_in_the_wheel() -> None:
+    data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert data["package-data"]["ci_eval.metrics"] == ["adk_judge_prompts/*"]
+    shipped = REPO / "ci_eval" / "metrics" / "adk_judge_prompts"
+    assert {"NOTICE.md", "final_response_match_v2.txt", "pre_built_personas.json"} <= {
+        p.name for p in shipped.iterdir()
+    }
 
 
 def test_every_package_ships_in_the_wheel() -> None:

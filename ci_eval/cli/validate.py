@@ -18,6 +18,7 @@ from ci_eval.load.evalsets import (
     Skipped,
     load_all,
 )
+from ci_eval.model.metric_spec import MetricConfig
 from ci_eval.simulate import scenario_of
 
 TRACE_NOTE = "trace mode: recorded conversation is scored, the agent is not called"
@@ -45,9 +46,20 @@ def set_line(outcome: LoadedEvalSet) -> str:
     )
 
 
+def _needs_elsewhere(config: MetricConfig, where: str, said: set[str]) -> Iterator[str]:
+    """Metrics that need a service ci-eval does not call, once per config that names them."""
+    from ci_eval import preflight
+
+    if config.source != "default" and config.source not in said:
+        said.add(config.source)
+        for line in preflight.needs_elsewhere(config, where):
+            yield f"{line} (warning)"
+
+
 def validate_lines(
     outcomes: list[FileOutcome], ignored: list[Ignored], verbose: bool = False
 ) -> Iterator[str]:
+    said: set[str] = set()
     for outcome in outcomes:
         if isinstance(outcome, LoadedEvalSet):
             yield set_line(outcome)
@@ -57,8 +69,10 @@ def validate_lines(
                 yield f"{outcome.path}: {TRACE_NOTE} ({traced} of {_n(len(cases), 'case')})"
             for warning in outcome.warnings:
                 yield f"{warning} (warning)"
+            yield from _needs_elsewhere(outcome.metrics, outcome.path, said)
         elif isinstance(outcome, LoadedSidecar):
             yield f"{outcome.path}: ok: {outcome.kind}; metrics {outcome.config.describe()}"
+            yield from _needs_elsewhere(outcome.config, outcome.path, said)
         elif isinstance(outcome, Skipped):
             if verbose:
                 yield f"{outcome.path}: skipped: {outcome.reason}"
@@ -134,7 +148,8 @@ def validate(
 
 
 def with_metric_names_checked(outcomes: list[FileOutcome]) -> list[FileOutcome]:
-    """An eval set or sidecar naming a metric no registry knows is invalid (as in `run`)."""
+    """An eval set or sidecar naming a metric no registry knows, or a custom_metrics function
+    google-adk cannot load (or no google-adk to load it), is invalid (as in `run`)."""
     from ci_eval import preflight
 
     out: list[FileOutcome] = []
@@ -147,11 +162,20 @@ def with_metric_names_checked(outcomes: list[FileOutcome]) -> list[FileOutcome]:
             if isinstance(outcome, LoadedSidecar)
             else None
         )
-        problems = preflight.unknown_metrics(config, outcome.path) if config else []
+        problems = (
+            preflight.code_metric_problems(config) + preflight.unknown_metrics(config, outcome.path)
+            if config
+            else []
+        )
         if problems and config is not None and config.source in reported:
             problems = [
                 InputError(
-                    f"its metrics come from {config.source}, which names unknown metrics",
+                    f"its metrics come from {config.source}, which names "
+                    + (
+                        "unknown metrics"
+                        if all(p.message.startswith("unknown metric") for p in problems)
+                        else "metrics that cannot run here"
+                    ),
                     path=outcome.path,
                 )
             ]

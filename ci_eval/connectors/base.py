@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from ci_eval.connectors import usage as reported
 from ci_eval.io.jsonfast import MAX_NESTING, TooDeep, check_nesting
 from ci_eval.model import (
     Content,
@@ -18,6 +19,7 @@ from ci_eval.model import (
     Invocation,
     Part,
 )
+from ci_eval.model.usage import Usage
 from ci_eval.net.deadline import Deadline
 from ci_eval.text import redact
 
@@ -48,6 +50,8 @@ class ActualTurn:
     events: list[Any] | None = None
     author: str | None = None
     recorded_duration_s: float | None = None  # replay: how long the recorded turn took
+    # what the agent's own model calls spent, as it reported them (None: it did not say)
+    usage: Usage | None = None
 
     def to_invocation(self, expected: Invocation, duration: float) -> Invocation:
         """The actual invocation this turn makes of ``expected`` (its id and user content)."""
@@ -189,4 +193,8 @@ def events_to_turn(events: list[Any], user_author: str = "user") -> ActualTurn:
             candidates.append(("", []))
     turn.intermediate_responses = [c for i, c in enumerate(candidates) if i != final_index and c[1]]
     turn.events = events
+    try:
+        turn.usage = reported.from_events(events, user_author)
+    except reported.MalformedUsage as exc:
+        raise AgentError(f"malformed event {exc}") from None
     return turn

@@ -11,9 +11,17 @@ Reply::
     {"final_response": "It is sunny in Paris, 22 degrees.",
      "tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}, "id": "optional"}],
      "tool_results": [{"name": "get_weather", "response": {"temp_c": 22}, "id": "optional"}],
-     "intermediate_responses": [{"author": "sub_agent", "text": "…"}]}
+     "intermediate_responses": [{"author": "sub_agent", "text": "…"}],
+     "usage": {"input_tokens": 1200, "output_tokens": 85, "cached_tokens": 1024, "model_calls": 2}}
 
-or ``{"events": [ADK events]}`` for agents that already speak ADK's event JSON.
+or ``{"events": [ADK events]}`` for agents that already speak ADK's event JSON (their
+``usageMetadata`` counted as ADK counts it, unless the reply has a ``usage`` object too).
+
+``usage`` is optional, and so is each of its counts (absent or null: not reported, which is
+not zero): what the agent's own model calls spent in the turn. Each count is a non-negative
+integer (tokens at most 10^12, model calls at most 10^5); anything else makes the reply
+malformed, the turn's error naming the field (``usage.input_tokens: …``), as for any other
+field of the reply.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn, shallow_enough
+from ci_eval.connectors.usage import UsageReply
 from ci_eval.model import Content, EvalCase, FunctionCall, FunctionResponse, Part
 
 
@@ -55,6 +64,7 @@ class Reply(_Edge):
     intermediate_responses: list[_Intermediate] = Field(default_factory=list)
     events: list[Any] | None = None
     author: str | None = None  # who answered (the simulated user sees "author: text")
+    usage: UsageReply | None = None  # what the agent's own model calls spent
 
 
 def request(
@@ -84,8 +94,12 @@ def parse_reply(data: Any) -> ActualTurn:
         err = exc.errors()[0]
         where = ".".join(str(k) for k in err["loc"])
         raise AgentError(f"malformed reply: {where}: {err['msg']}") from None
+    usage = reply.usage.to_usage() if reply.usage is not None else None
     if reply.events is not None:
-        return events_to_turn(reply.events)
+        turn = events_to_turn(reply.events)
+        if usage is not None:  # the agent's own account wins over what its events carry
+            turn.usage = usage
+        return turn
     return ActualTurn(
         final_response=(
             Content(role="model", parts=[Part(text=reply.final_response)])
@@ -107,4 +121,5 @@ def parse_reply(data: Any) -> ActualTurn:
             (i.author, [Part(text=i.text)]) for i in reply.intermediate_responses
         ],
         author=reply.author,
+        usage=usage,
     )

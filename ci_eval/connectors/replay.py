@@ -28,6 +28,8 @@ from typing import Any, overload
 
 from pydantic import TypeAdapter, ValidationError
 
+from ci_eval.connectors import recorded
+from ci_eval.connectors import usage as reported
 from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.dialects import trpc
 from ci_eval.errors import InputError
@@ -42,10 +44,13 @@ from ci_eval.model import (
     InvocationEvents,
     PlainInvocation,
 )
+from ci_eval.model.results import RunResults
+from ci_eval.model.usage import Usage
 from ci_eval.net.deadline import Deadline
 from ci_eval.settings.parse import REPLAY_PICKS
 
 _RUN: TypeAdapter[list[Invocation]] = TypeAdapter(list[Invocation])
+_USAGE: TypeAdapter[Usage | None] = TypeAdapter(Usage | None)
 
 
 class Recording(Sequence[Invocation]):
@@ -55,19 +60,25 @@ class Recording(Sequence[Invocation]):
     itself (trpc's, with extensions) are held as they are. ``marshal``: the fastest exact copy
     of JSON values the standard library has, read back only from what this process wrote."""
 
-    __slots__ = ("_count", "_invocations", "_raw")
+    __slots__ = ("_count", "_invocations", "_raw", "recorded", "usage")
 
     def __init__(self, invocations: list[Invocation]) -> None:
         self._count = len(invocations)
         self._invocations: list[Invocation] | None = invocations
         self._raw = b""
+        # per invocation, the usage a ci-eval results file recorded beside it (ADK's
+        # recordings carry theirs in the invocation's events)
+        self.usage: list[Usage | None] = []
+        # an ADK recording's expected invocations, recorded score and writer (see recorded)
+        self.recorded: recorded.Recorded | None = None
 
     @classmethod
-    def from_raw(cls, raw: list[Any]) -> Recording:
+    def from_raw(cls, raw: list[Any], usage: list[Usage | None] | None = None) -> Recording:
         """A recording of the JSON values ``raw``, each already validated as an Invocation."""
         recording = cls([])
         recording._count, recording._invocations = len(raw), None
         recording._raw = marshal.dumps(raw)
+        recording.usage = usage or []
         return recording
 
     def invocations(self) -> list[Invocation]:
@@ -92,17 +103,25 @@ class Recording(Sequence[Invocation]):
         return iter(self.invocations())
 
 
-def invocation_to_turn(inv: Invocation) -> ActualTurn:
+def invocation_to_turn(inv: Invocation, usage: Usage | None = None) -> ActualTurn:
+    """A recorded invocation as the turn it was; its usage, ``usage`` when the recording kept
+    it beside the invocation, else what its ADK events carry."""
     turn = ActualTurn(
         final_response=inv.final_response,
         tool_uses=inv.tool_calls(),
         recorded_duration_s=inv.duration,  # reports keep the recorded time, not ~0 s
+        usage=usage,
     )
     data = inv.intermediate_data
     if isinstance(data, IntermediateData):
         turn.tool_responses = list(data.tool_responses)
         turn.intermediate_responses = list(data.intermediate_responses)
     elif isinstance(data, InvocationEvents):
+        if usage is None:
+            try:
+                turn.usage = reported.from_invocation_events(data.invocation_events)
+            except reported.MalformedUsage as exc:
+                raise AgentError(f"the recorded invocation's {exc}") from None
         for event in data.invocation_events:
             parts = (event.content.parts if event.content else None) or []
             turn.tool_responses += [p.function_response for p in parts if p.function_response]
@@ -140,7 +159,9 @@ def _adk_result(result: Any, offset: int = 0) -> _AdkResult:
     raw = [p["actual_invocation"] for p in result.get("eval_metric_result_per_invocation") or []]
     for inv in raw:  # validated as Invocation is (the plain model is enough, and faster)
         PlainInvocation.model_validate(inv)
-    return _AdkResult(set_id, eval_id, Recording.from_raw(raw))
+    recording = Recording.from_raw(raw)
+    recording.recorded = recorded.of_adk_result(result)
+    return _AdkResult(set_id, eval_id, recording)
 
 
 def _adk_runs(data: dict[str, Any], path: str) -> dict[tuple[str, str], list[Recording]]:
@@ -160,7 +181,9 @@ def _adk_runs(data: dict[str, Any], path: str) -> dict[tuple[str, str], list[Rec
             raise InputError(
                 f"case {key[1]!r}: unreadable actual invocation ({exc})", path=path
             ) from None
-        runs.setdefault(key, []).append(Recording.from_raw(raw))
+        recording = Recording.from_raw(raw)
+        recording.recorded = recorded.of_adk_result(result)
+        runs.setdefault(key, []).append(recording)
     return runs
 
 
@@ -172,18 +195,30 @@ def _ci_eval_runs(data: dict[str, Any], path: str) -> dict[tuple[str, str], list
             for run in case.get("runs") or []:
                 if run.get("error"):
                     continue
-                raw = []
+                raw, usage = [], []
                 try:  # each in turn, as the first problem is the one reported
                     for inv in run.get("invocations") or []:
                         if inv.get("actual"):
                             raw.append(inv["actual"])
                             Invocation.model_validate(raw[-1])
+                            usage.append(_recorded_usage(inv.get("usage"), key[1], path))
                 except ValidationError as exc:
                     raise InputError(
                         f"case {key[1]!r}: unreadable actual invocation ({exc})", path=path
                     ) from None
-                runs.setdefault(key, []).append(Recording.from_raw(raw))
+                runs.setdefault(key, []).append(Recording.from_raw(raw, usage))
     return runs
+
+
+def _recorded_usage(value: Any, case: str, path: str) -> Usage | None:
+    try:
+        return _USAGE.validate_python(value)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(k) for k in err["loc"])
+        raise InputError(
+            f"case {case!r}: unreadable usage ({where}: {err['msg']})", path=path
+        ) from None
 
 
 def _read_recorded(file: Path) -> tuple[dict[str, Any], dict[tuple[str, str], list[Recording]]]:
@@ -205,6 +240,7 @@ def _read_recorded(file: Path) -> tuple[dict[str, Any], dict[tuple[str, str], li
     try:
         if "eval_case_results" in data:
             found = _adk_runs(data, doc.path)
+            recorded.tell(found.values(), doc.path, isinstance(doc.data, str), data)
         elif "evalCaseResults" in data:
             found = {
                 key: [Recording(run) for run in runs]
@@ -279,6 +315,8 @@ class ReplayConnector:
     kind: str = "replay"
     pick: str = "newest"
     recordings: dict[tuple[str, str], list[Recording]] = field(default_factory=dict)
+    # what the recordings' own facts tell as cases open (see recorded)
+    checks: recorded.Checks = field(default_factory=recorded.Checks, repr=False)
 
     def __post_init__(self) -> None:
         self.recordings = load_recordings(self.paths, self.pick)
@@ -293,14 +331,30 @@ class ReplayConnector:
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _ReplaySession:
         runs = self.recordings.get((eval_set_id, case.eval_id))
         if not runs:
-            raise AgentError(f"no recorded result for {eval_set_id}:{case.eval_id}")
-        if self.pick == "all":
-            if run > len(runs):
-                raise AgentError(
-                    f"run {run}: {eval_set_id}:{case.eval_id} has only {len(runs)} recording(s)"
-                )
-            return _ReplaySession(runs[run - 1].invocations())
-        return _ReplaySession(runs[min(run, len(runs)) - 1].invocations())
+            raise AgentError(
+                self.checks.missing(self.paths, self.recordings, eval_set_id, case.eval_id)
+            )
+        if self.pick == "all" and run > len(runs):
+            raise AgentError(
+                f"run {run}: {eval_set_id}:{case.eval_id} has only {len(runs)} recording(s)"
+            )
+        recording = self._replayed(runs, run)
+        self.checks.compare(eval_set_id, case, recording.recorded)
+        return _ReplaySession.of(recording)
+
+    def _replayed(self, runs: list[Recording], run: int) -> Recording:
+        return runs[run - 1] if self.pick == "all" else runs[min(run, len(runs)) - 1]
+
+    def facts(self, eval_set_id: str, eval_id: str, run: int) -> recorded.Recorded | None:
+        """What the recording run ``run`` of a case replays said of itself (None: nothing)."""
+        runs = self.recordings.get((eval_set_id, eval_id))
+        if not runs or (self.pick == "all" and run > len(runs)):
+            return None
+        return self._replayed(runs, run).recorded
+
+    def notices(self, results: RunResults) -> list[str]:
+        """What the recordings explain of the run's scores, once they are scored."""
+        return self.checks.notices(results, self.facts)
 
     def close(self) -> None:
         return None
@@ -309,11 +363,27 @@ class ReplayConnector:
 @dataclass
 class _ReplaySession:
     invocations: list[Invocation]
+    usage: list[Usage | None] = field(default_factory=list)  # beside them, when recorded so
+
+    @classmethod
+    def of(cls, recording: Recording) -> _ReplaySession:
+        return cls(recording.invocations(), list(recording.usage))
 
     def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
         if not self.invocations:
             raise AgentError("the recording has fewer turns than the eval case")
-        return invocation_to_turn(self.invocations.pop(0))
+        return invocation_to_turn(
+            self.invocations.pop(0), self.usage.pop(0) if self.usage else None
+        )
+
+    def recorded_usage(self) -> list[Usage | None]:
+        """Each invocation's usage as its turn would carry it (a conversation replayed whole,
+        as a simulated case's is)."""
+        usage = self.usage + [None] * (len(self.invocations) - len(self.usage))
+        return [
+            invocation_to_turn(inv, given).usage
+            for inv, given in zip(self.invocations, usage, strict=True)
+        ]
 
     def close(self) -> None:
         return None

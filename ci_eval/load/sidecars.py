@@ -139,35 +139,55 @@ def load_adk_config(doc: JsonDocument, rel_path: str) -> MetricConfig:
         raise _config_errors(exc, doc) from None
     metrics = []
     criteria_raw = doc.data.get("criteria") if isinstance(doc.data.get("criteria"), dict) else {}
+    custom = raw.custom_metrics or {}
     for name, value in raw.criteria.items():
+        # a custom_metrics function (metrics.adk_code) gets its criterion as google-adk gives
+        # it, keys as written; ci-eval's own metrics read theirs in snake_case
+        evaluator = custom[name].code_config.name if name in custom else None
         if isinstance(value, _AdkCriterion):
-            criterion = snake_keys(criteria_raw.get(name, {}))
+            criterion = dict(criteria_raw.get(name, {}))
+            criterion = criterion if evaluator else snake_keys(criterion)
             criterion.pop("threshold", None)
             metrics.append(
                 MetricSpec(
                     name,
                     value.threshold,
                     criterion,
+                    evaluator,
                     origin=_origin(doc, rel_path, ["criteria", name]),
                 )
             )
         else:
             metrics.append(
-                MetricSpec(name, float(value), origin=_origin(doc, rel_path, ["criteria", name]))
+                MetricSpec(
+                    name,
+                    float(value),
+                    evaluator=evaluator,
+                    origin=_origin(doc, rel_path, ["criteria", name]),
+                )
             )
     extras: dict[str, Any] = {}
-    if raw.custom_metrics:
-        extras["custom_metrics"] = _raw_field(doc.data, "custom_metrics")
     if raw.user_simulator_config:
-        extras["user_simulator_config"] = raw.user_simulator_config
-    return MetricConfig(metrics, rel_path, "adk", snake_keys(extras))
-
-
-def _raw_field(data: dict[str, Any], name: str) -> Any:
-    for key in (name, to_camel(name)):
-        if key in data:
-            return data[key]
-    return None
+        extras["user_simulator_config"] = snake_keys(raw.user_simulator_config)
+    if custom:
+        # each entry as written (google-adk validates it again) and where its function is named
+        key = "custom_metrics" if "custom_metrics" in doc.data else "customMetrics"
+        entries = doc.data[key]
+        extras["custom_metrics"] = {name: entries[name] for name in custom}
+        extras["custom_metrics_at"] = {
+            name: _origin(
+                doc,
+                rel_path,
+                [
+                    key,
+                    name,
+                    "code_config" if "code_config" in entries[name] else "codeConfig",
+                    "name",
+                ],
+            )
+            for name in custom
+        }
+    return MetricConfig(metrics, rel_path, "adk", extras)
 
 
 def _config_errors(exc: ValidationError, doc: JsonDocument) -> ValidationFailed:

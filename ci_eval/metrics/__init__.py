@@ -8,6 +8,7 @@ from __future__ import annotations
 from ci_eval.metrics import (  # noqa: F401  (each registers its metrics; adk's first)
     adk,
     adk_rs,
+    adk_usage,
     judge_metrics,
     simulation,
     trpc,
@@ -15,11 +16,22 @@ from ci_eval.metrics import (  # noqa: F401  (each registers its metrics; adk's 
 )
 from ci_eval.metrics.registry import (
     INFORMATIONAL_DEFAULTS,
+    NEEDS,
     NOT_COMPUTED,
     REGISTRY,
     lookup,
+    not_computed_reason,
     register,
     reset,
 )
 
-__all__ = ["INFORMATIONAL_DEFAULTS", "NOT_COMPUTED", "REGISTRY", "lookup", "register", "reset"]
+__all__ = [
+    "INFORMATIONAL_DEFAULTS",
+    "NEEDS",
+    "NOT_COMPUTED",
+    "REGISTRY",
+    "lookup",
+    "not_computed_reason",
+    "register",
+    "reset",
+]

@@ -11,6 +11,7 @@ from ci_eval.model import Invocation
 from ci_eval.model.metric_spec import MetricSpec
 from ci_eval.model.results import CaseMetric as CaseMetric  # re-exported: the results model
 from ci_eval.model.results import MetricResult as MetricResult
+from ci_eval.model.usage import Usage
 
 if TYPE_CHECKING:
     from ci_eval.metrics.judge import Judge
@@ -33,6 +34,8 @@ class ScoreContext:
     set_dialect: str = "adk"
     judge: Judge | None = None  # when one is configured
     scenario: dict[str, Any] | None = None  # a simulated case's brief (starting prompt, plan)
+    # the run's usage per actual invocation, as the agent reported it (None: it did not say)
+    usage: list[Usage | None] = field(default_factory=list)
 
 
 # expected invocations, actual invocations, the spec (threshold + criterion), context →
@@ -55,3 +58,8 @@ class Metric:
     origin: str = "ADK"  # whose numbers it reproduces
     # compares with the expected conversation: does not apply where the user was simulated
     needs_expected: bool = True
+    # False where the metric's score is not the mean of its per-invocation scores (ADK's rubric
+    # metrics average every rubric verdict; its user-simulator metric counts a turn without a
+    # verdict as failed): a case then takes the mean of its runs' scores, so one run's case
+    # score is the metric's own, as `adk eval` reports it
+    score_is_invocation_mean: bool = True

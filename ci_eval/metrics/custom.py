@@ -10,6 +10,9 @@ the expected and actual invocations (ADK ``Invocation`` models, one per turn) an
 criterion, and returns the score — a float — or ``(score, per_invocation_scores)`` or a dict
 ``{"score": …, "per_invocation": […], "details": {…}}``. ci-eval compares the score with the
 threshold; an exception makes that metric ERROR for that case, never the run.
+
+A function written for google-adk, named by an ADK eval config's ``custom_metrics`` with a
+``code_config``, runs as google-adk runs it instead: :mod:`ci_eval.metrics.adk_code`.
 """
 
 from __future__ import annotations
@@ -55,12 +58,18 @@ def _wrap(fn: Callable[..., Any], name: str) -> Any:
     return scorer
 
 
+def repository_importable() -> None:
+    """The repository's own modules importable by their dotted path from its root (the
+    working directory), as pytest finds them from its rootdir."""
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+
+
 def load_function(target: str, name: str) -> Callable[..., Any]:
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         raise InputError(f"custom metric {name}: expected 'module:function', got {target!r}")
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))  # a repo's own modules, as pytest would find them
+    repository_importable()
     try:
         module = importlib.import_module(module_name)
         fn = getattr(module, attr)
@@ -97,8 +106,14 @@ _SOURCES: dict[str, Path] = {}
 
 
 def source_files() -> dict[str, Path]:
-    """The file each of this run's ``[custom_metrics]`` functions is defined in."""
+    """The file each of this run's custom metric functions is defined in: ``[custom_metrics]``'s
+    and the eval configs' ``code_config`` ones (``metrics.adk_code``)."""
     return dict(_SOURCES)
+
+
+def add_source(name: str, path: Path) -> None:
+    """The metric ``name`` of this run is computed by code in ``path``."""
+    _SOURCES[name] = path
 
 
 def register_custom(table: dict[str, str]) -> None:

@@ -1,6 +1,7 @@
 """An LLM judge over any OpenAI-compatible chat-completions endpoint (OpenAI, Azure, vLLM,
-Ollama, LiteLLM, Gemini's OpenAI endpoint). Identical calls are made once per run; prompts are
-Jinja templates in ``templates/judge/`` (override with ``--template-dir``)."""
+Ollama, LiteLLM, Gemini's OpenAI endpoint). Identical calls are made once per run. ADK's judged
+metrics send google-adk's own prompts (``adk_judges``); watsonx's text goals send Jinja
+templates in ``templates/judge/`` (override with ``--template-dir``)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from ci_eval.metrics.base import MetricFailure
 from ci_eval.settings import JudgeConfig
 
 # a judge's answer: longer is not a verdict (a model's longest output is a few ten thousand
-# characters), and the label parsers ADK ships (run on it when google-adk is installed) take
-# time that grows with the square of an answer made to defeat them
+# characters), and ADK's label patterns (which ci-eval runs as ADK wrote them) take time that
+# grows with the square of an answer made to defeat them
 MAX_ANSWER_CHARS = 100_000
 # runs of whitespace, quotes or brackets: ADK's label patterns nest a quantifier over each,
 # and a long run costs them a power of its length; three of them read the same to every parser

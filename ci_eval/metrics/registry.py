@@ -16,13 +16,9 @@ NOT_COMPUTED: dict[str, str] = {
         (
             "response_evaluation_score",
             "safety_v1",
-            "per_turn_user_simulator_quality_v1",
             "multi_turn_task_success_v1",
             "multi_turn_trajectory_quality_v1",
             "multi_turn_tool_use_quality_v1",
-            "rubric_based_multi_turn_trajectory_quality_v1",
-            "inference_call_count_v1",
-            "token_usage_v1",
         ),
         "google-adk",
     ),
@@ -40,6 +36,31 @@ NOT_COMPUTED: dict[str, str] = {
         "trpc-agent-go",
     ),
 }
+
+
+# what an uncomputed metric needs that ci-eval does not have, said wherever the metric is named
+VERTEX_AI = "Vertex AI's evaluation service, which ci-eval does not call"
+NEEDS: dict[str, str] = dict.fromkeys(
+    (
+        "response_evaluation_score",
+        "safety_v1",
+        "multi_turn_task_success_v1",
+        "multi_turn_trajectory_quality_v1",
+        "multi_turn_tool_use_quality_v1",
+    ),
+    VERTEX_AI,
+)
+
+
+def not_computed_reason(name: str) -> str | None:
+    """Why a metric the source tools define is NOT_EVALUATED here; None for any other name."""
+    tool = NOT_COMPUTED.get(name)
+    if tool is None:
+        return None
+    need = NEEDS.get(name)
+    return f"ci-eval does not compute {name!r} (a {tool} metric)" + (
+        f": it needs {need}" if need else ""
+    )
 
 
 def register(metric: Metric, dialect: str | None = None) -> Metric:
@@ -73,4 +94,10 @@ def lookup(name: str, dialect: str | None = None) -> Metric | None:
     return qualified[0] if len(qualified) == 1 else None
 
 
-INFORMATIONAL_DEFAULTS = ("tool_call_count_v1", "invocation_duration_v1")
+# ADK's efficiency metrics, reported for every set as google-adk 2.13 appends them, in its order
+INFORMATIONAL_DEFAULTS = (
+    "tool_call_count_v1",
+    "inference_call_count_v1",
+    "token_usage_v1",
+    "invocation_duration_v1",
+)

@@ -105,10 +105,16 @@ def shown_run(case: CaseRecord) -> RunRecord | None:
 
 def failing_metrics(case: CaseRecord) -> list[str]:
     return [
-        f"{m.name} {fmt(m.score)} < {fmt(m.threshold)}"
-        for m in case.metrics
-        if m.status == Status.FAILED
+        _against(m.name, m.score, m.threshold) for m in case.metrics if m.status == Status.FAILED
     ]
+
+
+def _against(name: str, score: float | None, threshold: float | None) -> str:
+    """A failing metric against its threshold: ``score < threshold``, or the other side when
+    the metric's own verdict failed it there (an ADK custom metric's cost over its limit)."""
+    if score is not None and threshold is not None and score >= threshold:
+        return f"{name} {fmt(score)} {'>' if score > threshold else '='} {fmt(threshold)}"
+    return f"{name} {fmt(score)} < {fmt(threshold)}"
 
 
 def with_run(case: CaseRecord, run: RunRecord, text: str) -> str:
@@ -135,9 +141,7 @@ def run_reason(run: RunRecord) -> str:
         return run.error
     errors = [f"{m.name}: {m.reason}" for m in run.metrics if m.status == Status.ERROR]
     failing = [
-        f"{m.name} {fmt(m.score)} < {fmt(m.threshold)}"
-        for m in run.metrics
-        if m.status == Status.FAILED
+        _against(m.name, m.score, m.threshold) for m in run.metrics if m.status == Status.FAILED
     ]
     return "; ".join(errors + failing) or "passed"
 
@@ -154,8 +158,10 @@ def error_reason(case: CaseRecord) -> str:
 
 def not_evaluated_reason(case: CaseRecord) -> str:
     reasons = [
-        f"{m.name}: {m.reason}"
+        (m.informational, f"{m.name}: {m.reason}")
         for m in case.metrics
         if m.status == Status.NOT_EVALUATED and m.reason
     ]
-    return "; ".join(reasons) or "no metric could be evaluated"
+    # an informational metric never decides a case: its reason only when no other is given
+    said = [why for informational, why in reasons if not informational] or [w for _, w in reasons]
+    return "; ".join(said) or "no metric could be evaluated"

@@ -25,6 +25,7 @@ from ci_eval.model.comparison import Comparison
 from ci_eval.model.evalset import Invocation
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.status import Status
+from ci_eval.model.usage import Usage
 from ci_eval.model.values import (
     APART,
     RECORD,
@@ -132,6 +133,9 @@ class InvocationRecord:
     duration_s: Seconds | None = None
     retries: Annotated[Count, BeforeValidator(lambda v: 0 if v is None else v)] = 0
     error: Text | None = None
+    # what the agent's own model calls spent in this turn, as it reported them (None: it did
+    # not say); never a judge's or a simulated user's
+    usage: Usage | None = None
 
     def __init__(
         self,
@@ -140,12 +144,14 @@ class InvocationRecord:
         duration_s: float | None = None,
         retries: int = 0,
         error: str | None = None,
+        usage: Usage | None = None,
     ) -> None:
         self.stored_expected = expected
         self.stored_actual = actual
         self.duration_s = duration_s
         self.retries = retries
         self.error = error
+        self.usage = usage
 
     @property
     def expected(self) -> Invocation:
@@ -187,10 +193,11 @@ class InvocationRecord:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, InvocationRecord):
             return NotImplemented
-        return (self.duration_s, self.retries, self.error) == (
+        return (self.duration_s, self.retries, self.error, self.usage) == (
             other.duration_s,
             other.retries,
             other.error,
+            other.usage,
         ) and (self.expected, self.actual) == (other.expected, other.actual)
 
 

@@ -73,10 +73,11 @@ def _run_simulated_job(
     eval_set_id = loaded.eval_set.eval_set_id
     if connector.kind == "replay":
         try:
-            recording = connector.open(eval_set_id, case, run).invocations  # type: ignore[attr-defined]
+            session: Any = connector.open(eval_set_id, case, run)
+            usage = session.recorded_usage()
         except AgentError as exc:
-            return RunRecord(run=run, error=f"cannot start a session: {exc}")
-        return replay_simulated(recording, run)
+            return RunRecord(run=run, error=str(exc))  # a replay has no session: it says why
+        return replay_simulated(session.invocations, run, usage)
     user = options.simulator.make(case, loaded.dialect, loaded.metrics.extras)
     with llm.one_case():
         return run_simulated(connector, user, eval_set_id, case, run)
@@ -172,7 +173,8 @@ def run_case(
             open_session() if open_session is not None else connector.open(eval_set_id, case, run)
         )
     except AgentError as exc:
-        record.error = f"cannot start a session: {exc}"
+        # a replay opens no session: what it lacks is a recording, which its message says
+        record.error = str(exc) if connector.kind == "replay" else f"cannot start a session: {exc}"
         record.invocations = _not_run(expected)
         record.duration_s = time.monotonic() - started
         return record
@@ -217,9 +219,7 @@ def run_case(
                 record.invocations += _not_run(expected[n + 1 :])
                 break
             record.invocations.append(
-                InvocationRecord(
-                    expected=exp, actual=actual, duration_s=elapsed, retries=turn.retries
-                )
+                InvocationRecord(exp, actual, elapsed, turn.retries, usage=turn.usage)
             )
     except Exception as exc:  # a connector bug must not take the other cases down
         record.error = f"{type(exc).__name__}: {exc}"

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ci_eval.metrics import INFORMATIONAL_DEFAULTS, NOT_COMPUTED, lookup
+from ci_eval.metrics import INFORMATIONAL_DEFAULTS, lookup, not_computed_reason
 from ci_eval.metrics.base import MetricFailure, NotApplicable, ScoreContext
 from ci_eval.model import Invocation
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
@@ -89,13 +89,8 @@ def score_run(
                     spec.name,
                     Status.NOT_EVALUATED,
                     threshold=threshold,
-                    reason=(
-                        f"ci-eval does not compute {spec.evaluator or spec.name!r} (a "
-                        f"{NOT_COMPUTED[spec.evaluator or spec.name]} metric)"
-                        if (spec.evaluator or spec.name) in NOT_COMPUTED
-                        else f"unknown metric {spec.evaluator or spec.name!r} "
-                        "(see `ci-eval metrics`)"
-                    ),
+                    reason=not_computed_reason(spec.evaluator or spec.name)
+                    or f"unknown metric {spec.evaluator or spec.name!r} (see `ci-eval metrics`)",
                 )
             )
             continue
@@ -128,8 +123,11 @@ def score_run(
                 )
             )
             continue
+        own = details.pop("status", None)  # the metric's own verdict: an ADK custom metric's
         if metric.informational or threshold is None:
             status = Status.INFO
+        elif own is not None:
+            status = own
         else:
             status = Status.PASSED if score >= threshold else Status.FAILED
         out.append(
@@ -147,7 +145,11 @@ def score_run(
 
 
 def _aggregate(
-    name: str, results: list[MetricResult], min_pass: int | None, informational: bool
+    name: str,
+    results: list[MetricResult],
+    min_pass: int | None,
+    informational: bool,
+    by_runs: bool = False,
 ) -> CaseMetric:
     threshold = results[0].threshold
     scored = [r for r in results if r.score is not None]
@@ -160,14 +162,15 @@ def _aggregate(
         return CaseMetric(
             name, Status.NOT_EVALUATED, None, threshold, informational, runs, reason=reason
         )
-    # ADK: the mean of every per-invocation score across the runs, then the threshold
+    # ADK: the mean of every per-invocation score across the runs, then the threshold (the
+    # mean of the runs' scores for a metric whose score is no mean of its invocations')
     per_invocation = [s for r in scored for s in r.per_invocation if s is not None]
+    values = [r.score for r in scored if r.score is not None]
     mean = (
         sum(per_invocation) / len(per_invocation)
-        if per_invocation
+        if per_invocation and not by_runs
         else sum(r.score or 0.0 for r in scored) / len(scored)
     )
-    values = [r.score for r in scored if r.score is not None]
     passes = sum(1 for s in statuses if s == Status.PASSED)
     fails = sum(1 for s in statuses if s == Status.FAILED)
     metric = CaseMetric(
@@ -188,8 +191,29 @@ def _aggregate(
     elif min_pass is not None:
         metric.status = Status.PASSED if passes >= min_pass else Status.FAILED
     else:
-        metric.status = Status.PASSED if mean >= threshold else Status.FAILED
+        metric.status = _verdict(scored, mean, threshold)
     return metric
+
+
+def _verdict(scored: list[MetricResult], mean: float, threshold: float) -> Status:
+    """PASSED iff the mean reaches the threshold, in the direction the runs' verdicts show.
+
+    A metric's verdict is score ≥ threshold, which this then is — unless the metric gives its
+    own (an ADK custom metric: a cost may pass below its threshold). Those read as google-adk
+    reads them: one run keeps its verdict, as ``adk eval`` does; over several, the direction
+    their verdicts agree on (else higher is better), as ADK's AgentEvaluator infers it."""
+    decided = (Status.PASSED, Status.FAILED)
+    if len(scored) == 1 and scored[0].score == mean and scored[0].status in decided:
+        return scored[0].status
+    if all(r.status == Status.INFO for r in scored):  # the metric said it only informs
+        return Status.INFO
+    directions = {
+        (r.score > threshold) == (r.status == Status.PASSED)
+        for r in scored
+        if r.score is not None and r.score != threshold and r.status in decided
+    }
+    higher = directions.pop() if len(directions) == 1 else True
+    return Status.PASSED if (mean >= threshold if higher else mean <= threshold) else Status.FAILED
 
 
 def case_status(metrics: list[CaseMetric], case: CaseRecord) -> Status:
@@ -230,8 +254,9 @@ def score_case(
             continue
         expected = [i.expected for i in run.invocations]
         actual = [i.actual for i in run.invocations if i.actual is not None]
+        usage = [i.usage for i in run.invocations if i.stored_actual is not None]
         with llm.one_case():
-            run.metrics = score_run(specs, dialect, expected, actual, ctx)
+            run.metrics = score_run(specs, dialect, expected, actual, replace(ctx, usage=usage))
     case.metrics = []
     if completed:
         for i, spec in enumerate(specs):
@@ -239,7 +264,11 @@ def score_case(
             informational = metric is not None and metric.informational
             case.metrics.append(
                 _aggregate(
-                    spec.name, [r.metrics[i] for r in completed], options.min_pass, informational
+                    spec.name,
+                    [r.metrics[i] for r in completed],
+                    options.min_pass,
+                    informational,
+                    by_runs=metric is not None and not metric.score_is_invocation_mean,
                 )
             )
     case.scored_status = case_status(case.metrics, case)

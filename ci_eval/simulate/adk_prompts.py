@@ -1,18 +1,19 @@
-"""The words ADK's simulator and its quality judge use: read from the installed google-adk when
-there is one (its template functions, its conversation summary and its label parser, called at
-run time, never copied), else ci-eval's own templates in ``templates/simulator/``.
+"""The words ADK's user simulator uses: read from the installed google-adk when there is one
+(its template functions and its conversation summary, called at run time, never copied), else
+ci-eval's own templates in ``templates/simulator/``. (The simulator's quality judge,
+``per_turn_user_simulator_quality_v1``, uses the copy of ADK's prompts ci-eval ships:
+``ci_eval.metrics.adk_user_judge``.)
 
-``source()`` says which is in use; the results record it.
+``source()`` says which is in use; each simulated run records it.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import re
 from typing import Any
 
-ENV = "CI_EVAL_JUDGE_PROMPTS"  # "ci-eval" forces ci-eval's own templates even with google-adk
+ENV = "CI_EVAL_JUDGE_PROMPTS"  # "ci-eval": ci-eval's own simulator templates even with google-adk
 STOP_SIGNAL = "</finished>"  # ADK's _STOP_SIGNAL; read from the package when installed
 USER = "user"
 
@@ -31,17 +32,10 @@ def _import_adk() -> Any:
         from google.adk.evaluation.simulation import (
             llm_backed_user_simulator,
             llm_backed_user_simulator_prompts,
-            per_turn_user_simulator_quality_prompts,
-            per_turn_user_simulator_quality_v1,
         )
     except Exception:  # not installed, or an ADK too old/new to import: our own templates
         return None
-    return (
-        llm_backed_user_simulator,
-        llm_backed_user_simulator_prompts,
-        per_turn_user_simulator_quality_prompts,
-        per_turn_user_simulator_quality_v1,
-    )
+    return llm_backed_user_simulator, llm_backed_user_simulator_prompts
 
 
 def adk_version() -> str | None:
@@ -160,75 +154,3 @@ def user_simulator_prompt(
     if custom_instructions is not None:
         return _render_string(custom_instructions, **values)
     return render("simulator/adk_user.j2", **values)
-
-
-def history_of(invocations: list[dict[str, Any]]) -> str:
-    """``per_turn_user_simulator_quality_v1._format_conversation_history``."""
-    modules = _adk()
-    if modules:
-        from google.adk.evaluation.eval_case import Invocation
-
-        return modules[3]._format_conversation_history(
-            [Invocation.model_validate(i) for i in invocations]
-        )
-    lines = []
-    for inv in invocations:
-        user = inv.get("user_content") or {}
-        if user.get("parts"):
-            lines.append(f"user: {_text(user)}")
-        final = inv.get("final_response")
-        if final is not None:
-            lines.append(f"{final.get('role')}: {_text(final)}")
-    return "\n\n".join(lines)
-
-
-def _text(content: dict[str, Any]) -> str:
-    return "\n".join(p["text"] for p in content.get("parts") or [] if p.get("text"))
-
-
-def per_turn_prompt(
-    plan: str,
-    history: str,
-    generated: str,
-    stop: str,
-    scenario: dict[str, Any],
-) -> str:
-    """What ADK's per-turn user simulator quality judge is asked about one user turn."""
-    modules = _adk()
-    if modules:
-        return modules[2].get_per_turn_user_simulator_quality_prompt(
-            conversation_plan=plan,
-            conversation_history=history,
-            generated_user_response=generated,
-            stop_signal=stop,
-            user_persona=adk_persona(scenario),
-        )
-    return render(
-        "judge/per_turn_user_simulator_quality_v1.j2",
-        conversation_plan=plan,
-        conversation_history=history,
-        generated_user_response=generated,
-        stop_signal=stop,
-    )
-
-
-_IS_VALID = re.compile(r'"is_valid":\s*\[*[\n\s]*"*([^"\]]*)"*[\n\s]*\]*\s*[,\n\}]')
-
-
-def parse_label(text: str) -> bool | None:
-    """The judge's verdict on one turn: True valid, False invalid, None not found."""
-    modules = _adk()
-    if modules:
-        from google.adk.evaluation.llm_as_judge_utils import Label
-
-        label = modules[3]._parse_llm_response(text)
-        return {Label.VALID: True, Label.INVALID: False}.get(label)
-    match = _IS_VALID.search(text)
-    if match is None:
-        return None
-    label = match.group(1).strip("}").replace(",", "").strip().lower()
-    if label in ("invalid", "almost", "false", "partially_valid", "partially valid", "partially"):
-        return False
-    if label in ("valid", "true"):
-        return True
-    return None

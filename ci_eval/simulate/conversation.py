@@ -16,6 +16,7 @@ from typing import Any
 
 from ci_eval.connectors.base import TOO_MUCH, ActualTurn, AgentError, Connector, KeptReplies
 from ci_eval.model import Content, Invocation, Part
+from ci_eval.model.usage import Usage
 from ci_eval.results.file import InvocationRecord, RunRecord
 from ci_eval.simulate.base import Event, SimulatorError, Status, UserSimulator
 
@@ -130,6 +131,7 @@ def run_simulated(
                     actual=actual,
                     duration_s=elapsed,
                     retries=turn.retries,
+                    usage=turn.usage,
                 )
             )
             events.append(
@@ -156,16 +158,20 @@ def run_simulated(
     return record
 
 
-def replay_simulated(recording: list[Invocation], run: int) -> RunRecord:
+def replay_simulated(
+    recording: list[Invocation], run: int, usage: list[Usage | None] | None = None
+) -> RunRecord:
     """A recorded simulated conversation scored again: its user turns and agent replies as they
-    were, no simulator and no agent."""
+    were (with the agent's usage per turn, when recorded), no simulator and no agent."""
     record = RunRecord(run=run)
     record.simulation = {"kind": "replay", "user_turns": len(recording), "llm_calls": 0}
+    usage = usage or [None] * len(recording)
     record.invocations = [
         InvocationRecord(
             expected=Invocation(invocation_id=inv.invocation_id, user_content=inv.user_content),
             actual=inv,
+            usage=used,
         )
-        for inv in recording
+        for inv, used in zip(recording, usage, strict=True)
     ]
     return record

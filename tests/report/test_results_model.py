@@ -26,6 +26,7 @@ from ci_eval.model.comparison import (
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.results_file import SCHEMA_VERSION, adapter, case_line, record_json
 from ci_eval.model.status import CASE_STATUSES, METRIC_STATUSES, Status
+from ci_eval.model.usage import Usage
 from ci_eval.results.file import (
     CaseMetric,
     CaseRecord,
@@ -46,6 +47,7 @@ DATA = REPO / "tests" / "data"
 RECORDS = (
     MetricResult,
     CaseMetric,
+    Usage,
     InvocationRecord,
     RunRecord,
     CaseRecord,
@@ -81,6 +83,7 @@ def _invocation(question: str, answer: str | None) -> Invocation:
     )
 
 
+usages = st.builds(Usage, maybe(count), maybe(count), maybe(count), maybe(count))
 invocations = st.builds(
     InvocationRecord,
     st.builds(_invocation, text, maybe(text)),
@@ -88,6 +91,7 @@ invocations = st.builds(
     maybe(seconds),
     count,
     maybe(text),
+    maybe(usages),
 )
 metric_results = st.builds(
     MetricResult,
@@ -262,6 +266,7 @@ def _sample(kind: type) -> Any:
     return {
         MetricResult: MetricResult("m", Status.PASSED),
         CaseMetric: CaseMetric("m", Status.PASSED, 1, 1),
+        Usage: Usage(1200, 85, 1024, 2),
         InvocationRecord: InvocationRecord(_invocation("q", "a")),
         RunRecord: RunRecord(1),
         CaseRecord: CaseRecord("c", "f.json", 1),
@@ -323,6 +328,18 @@ def test_the_crafted_suite_is_refused_with_its_json_path(
         done.stderr
     )
     assert "internal error" not in done.stderr
+
+
+def test_a_negative_usage_count_is_refused_with_its_json_path(
+    tmp_path: Path, compared: dict[str, Any]
+) -> None:
+    crafted = json.loads(json.dumps(compared))
+    crafted["sets"][0]["cases"][0]["runs"][0]["invocations"][0]["usage"] = {"input_tokens": -1}
+    done = _report(tmp_path, crafted)
+    assert done.returncode == 2
+    assert "$.sets[0].cases[0].runs[0].invocations[0].usage.input_tokens: must not be negative" in (
+        done.stderr
+    )
 
 
 def test_a_suite_missing_fields_names_the_first_one(

@@ -138,7 +138,10 @@ def test_replay_without_a_recording_for_a_case_is_an_error(tmp_path: Path) -> No
         str(SAMPLES / "evals/weather_basic.evalset.json"), replay=str(recorded), cwd=tmp_path
     )
     assert proc.returncode == 3
-    assert "no recorded result for weather_basic:paris_weather" in proc.stdout
+    assert f"ERROR weather_basic:paris_weather: no recording of this case in {recorded}\n" in (
+        proc.stdout
+    )
+    assert "cannot start a session" not in proc.stdout
 
 
 def test_case_filter_and_unknown_filter(tmp_path: Path) -> None:

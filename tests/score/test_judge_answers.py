@@ -1,6 +1,7 @@
 """A judge's answer is read in linear time and within a cap: 90,000 "{" are no verdict, said
 at once (a regex search retried from every "{" took minutes, and held the GIL through
-SIGTERM); a JSON object nested deeper than Python's parser goes is no verdict either."""
+SIGTERM); a JSON object nested deeper than Python's parser goes is no verdict either; answers
+made to defeat ADK's label patterns are read as ADK reads them, and end."""
 
 from __future__ import annotations
 
@@ -12,6 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ci_eval.metrics.adk_judge_labels import (
+    response_match_verdict,
+    rubric_verdicts,
+    sentence_labels,
+    sentences,
+    user_turn_verdict,
+)
 from ci_eval.metrics.base import MetricFailure
 from ci_eval.metrics.judge import MAX_ANSWER_CHARS, Judge, tame
 from ci_eval.settings import JudgeConfig
@@ -79,10 +87,30 @@ def _ends(work: Callable[[], object]) -> object:
     ids=["spaces", "brackets", "quotes"],
 )
 def test_an_answer_made_to_defeat_adks_label_pattern_is_no_verdict_and_ends(answer: str) -> None:
-    from ci_eval.simulate.adk_prompts import parse_label
-
     judge = _judge(answer)
-    assert _ends(lambda: parse_label(judge.ask("p"))) is None
+    assert _ends(lambda: user_turn_verdict(judge.ask("p"))) is None
+    assert _ends(lambda: response_match_verdict(judge.ask("p").replace("is_valid", "x"))) is None
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "sentence:\nlabel:\nrationale:\nsupporting_excerpt:" * 2_000,
+        "sentence:" * 11_000,
+        "<sentence>" * 9_000,
+        "ID: x\nProperty: p\n" * 5_000,
+    ],
+    ids=["blocks-never-closed", "sentences", "tags", "properties"],
+)
+def test_an_answer_made_to_defeat_adks_hallucination_and_rubric_patterns_ends(
+    answer: str,
+) -> None:
+    """ADK's validator pattern retries five lazy groups from every "sentence:": ci-eval finds
+    the same blocks from the words' positions, once."""
+    text = _judge(answer).ask("p")
+    assert _ends(lambda: sentence_labels(text)) == []
+    assert _ends(lambda: sentences(text)) == []
+    assert _ends(lambda: rubric_verdicts(text)) == []
 
 
 @settings(max_examples=300, deadline=None)

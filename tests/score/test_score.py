@@ -59,8 +59,14 @@ def test_metric_options_replace_the_sets_keeping_a_named_metrics_criterion() -> 
 
 
 def test_the_informational_metrics_are_always_added_once() -> None:
-    specs, _ = metrics_for(_set([MetricSpec("tool_call_count_v1")]), ScoreOptions())
-    assert [s.name for s in specs] == ["tool_call_count_v1", "invocation_duration_v1"]
+    """ADK's four efficiency metrics, in google-adk's order, after the set's own."""
+    specs, _ = metrics_for(_set([MetricSpec("token_usage_v1")]), ScoreOptions())
+    assert [s.name for s in specs] == [
+        "token_usage_v1",
+        "tool_call_count_v1",
+        "inference_call_count_v1",
+        "invocation_duration_v1",
+    ]
 
 
 # --- a metric per run ----------------------------------------------------------------------
@@ -112,7 +118,10 @@ def test_an_unknown_or_uncomputed_metric_is_not_evaluated_with_the_reason() -> N
     unknown, uncomputed = score_run(specs, "adk", [], [], ScoreContext())
     assert unknown.status == uncomputed.status == "NOT_EVALUATED"
     assert unknown.reason == "unknown metric 'no_such' (see `ci-eval metrics`)"
-    assert uncomputed.reason == "ci-eval does not compute 'safety_v1' (a google-adk metric)"
+    assert uncomputed.reason == (
+        "ci-eval does not compute 'safety_v1' (a google-adk metric): it needs Vertex AI's "
+        "evaluation service, which ci-eval does not call"
+    )
 
 
 def test_a_simulated_case_has_no_expected_conversation_to_compare() -> None:

@@ -4,7 +4,6 @@ chat-completions server, custom metrics, and the metrics listing."""
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,6 @@ from ci_eval.metrics.judge_metrics import final_response_match_v2
 from ci_eval.model import Content, Invocation, Part
 from ci_eval.model.metric_spec import MetricSpec
 from ci_eval.settings import JudgeConfig
-from ci_eval.simulate import adk_prompts
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli, run_sample_agent
 from tests.judge_server import JudgeServer
@@ -149,7 +147,8 @@ def _inv(text: str, expected: str) -> tuple[Invocation, Invocation]:
 def test_judge_majority_vote_and_one_call_per_identical_prompt(
     prompts: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same votes through ADK's own evaluator (google-adk installed) and ci-eval's template."""
+    """ADK's prompt and votes, whatever CI_EVAL_JUDGE_PROMPTS says (it picks the simulator's
+    instructions only) and whether google-adk is installed or not."""
     monkeypatch.setenv("CI_EVAL_JUDGE_PROMPTS", prompts)
 
     # samples 1 and 3 say valid, sample 2 invalid: the majority is valid
@@ -167,9 +166,8 @@ def test_judge_majority_vote_and_one_call_per_identical_prompt(
         assert (score, per) == (1.0, [1.0, 1.0])
         assert len(server.prompts) == 3  # the second, identical invocation was not re-asked
         assert set(server.auth) == {"Bearer sk-test"}
-        assert "Sunny in Paris." in server.prompts[0]  # the prompt got the reference
-        ours = "Reference answer:" in server.prompts[0]
-        assert ours == (prompts == "ci-eval" or adk_prompts.adk_version() is None)
+        assert '"Reference response": Sunny in Paris.,' in server.prompts[0]  # ADK's words
+        assert server.prompts[0].startswith("You are an expert rater for an AI agent.")
 
 
 def test_judge_errors_are_that_metrics_error_not_the_runs(tmp_path: Path) -> None:
@@ -220,18 +218,14 @@ def test_llm_metrics_without_a_judge_are_not_evaluated(tmp_path: Path) -> None:
     assert metric["status"] == "NOT_EVALUATED" and "needs an LLM judge" in metric["reason"]
 
 
-RUBRIC_ANSWERS = {
-    # ci-eval's template asks for JSON; ADK's rubric evaluators parse Property/Verdict lines
-    "ci-eval": json.dumps(
-        {"rubrics": [{"id": "polite", "verdict": "yes"}, {"id": "short", "verdict": "no"}]}
-    ),
-    "adk": "ID: polite\nProperty: Is polite.\nRationale: r\nVerdict: yes\n\n"
-    "ID: short\nProperty: Is short.\nRationale: r\nVerdict: no\n",
-}
+# ADK's rubric evaluators read Property/Verdict lines, matched to the rubrics by their IDs
+RUBRIC_ANSWER = (
+    "ID: polite\nProperty: Is polite.\nRationale: r\nVerdict: yes\n\n"
+    "ID: short\nProperty: Is short.\nRationale: r\nVerdict: no\n"
+)
 
 
-@pytest.mark.parametrize("prompts", ["adk", "ci-eval"])
-def test_rubric_metric_through_the_judge(tmp_path: Path, prompts: str) -> None:
+def test_rubric_metric_through_the_judge(tmp_path: Path) -> None:
     (tmp_path / "ci-eval.toml").write_text(
         "[metrics.rubric_based_final_response_quality_v1]\nthreshold = 0.5\n"
         'rubrics = [{rubric_id = "polite", rubric_content = {text_property = "Is polite."}},'
@@ -239,13 +233,7 @@ def test_rubric_metric_through_the_judge(tmp_path: Path, prompts: str) -> None:
         '[judge]\nbase_url = "{URL}"\nmodel = "m"\n'
     )
 
-    if prompts == "adk":
-        pytest.importorskip("google.adk")
-
-    def answer(prompt: str, n: int) -> str:
-        return RUBRIC_ANSWERS[prompts]
-
-    with JudgeServer(answer) as server:
+    with JudgeServer(lambda prompt, n: RUBRIC_ANSWER) as server:
         config = tmp_path / "ci-eval.toml"
         config.write_text(config.read_text().replace("{URL}", server.url))
         out = tmp_path / "r.json"
@@ -254,7 +242,6 @@ def test_rubric_metric_through_the_judge(tmp_path: Path, prompts: str) -> None:
             "--results",
             str(out),
             cwd=tmp_path,
-            env={**os.environ, "CI_EVAL_JUDGE_PROMPTS": prompts},
         )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [metric] = _cases(out)["paris_weather"]["metrics"][:1]
@@ -263,6 +250,8 @@ def test_rubric_metric_through_the_judge(tmp_path: Path, prompts: str) -> None:
         0.5,
         "PASSED",
     )
+    # ADK's default: 5 samples of each turn's prompt (identical prompts asked once per sample)
+    assert len(server.prompts) == 5 * len(set(server.prompts))
 
 
 def test_custom_metric_from_the_config(tmp_path: Path) -> None:
