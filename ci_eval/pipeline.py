@@ -30,6 +30,7 @@ from ci_eval.load.discover import discover
 from ci_eval.load.evalsets import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import adk_code, adk_judges, lookup
 from ci_eval.metrics.judge import Judge
+from ci_eval.metrics.pr_code import PullRequestCode
 from ci_eval.model import EvalCase
 from ci_eval.model.comparison import Comparison
 from ci_eval.model.results import CaseRecord
@@ -90,8 +91,10 @@ def score_options(
 ) -> ScoreOptions:
     """Metric overrides, the repository's metric table, custom metrics (the eval configs'
     code_config ones too) and the judge."""
-    preflight.register_metrics(settings)
-    preflight.register_code_metrics(sets)  # the eval configs' own metric code
+    # repository code a pull request changed is not imported into the job's process
+    guard = PullRequestCode(os.environ if env is None else env, settings.trust_pr_config)
+    preflight.register_metrics(settings, guard)
+    preflight.register_code_metrics(sets, guard)  # the eval configs' own metric code
     code = {spec.name for s in sets for spec, _ in adk_code.code_metrics(s.metrics)}
     unknown = [
         m.name for m in plan.metric_overrides if lookup(m.name) is None and m.name not in code

@@ -15,6 +15,7 @@ from ci_eval.gate import baseline as baseline_store
 from ci_eval.load.evalsets import LoadedEvalSet
 from ci_eval.metrics import NEEDS, NOT_COMPUTED, adk_code, lookup
 from ci_eval.metrics.custom import register_custom
+from ci_eval.metrics.pr_code import PullRequestCode
 from ci_eval.model.metric_spec import MetricConfig
 from ci_eval.settings import CONFIG_NAME, Plan, RunSettings, check
 
@@ -95,18 +96,23 @@ def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
     return problems
 
 
-def register_metrics(settings: RunSettings) -> None:
-    """Custom metrics from ci-eval.toml and installed packages, before names are checked."""
-    register_custom(settings.custom_metrics)
+def register_metrics(settings: RunSettings, guard: PullRequestCode | None = None) -> None:
+    """Custom metrics from ci-eval.toml and installed packages, before names are checked; code
+    a pull request changed is not imported (``guard``)."""
+    register_custom(settings.custom_metrics, guard)
 
 
-def code_metric_problems(config: MetricConfig) -> list[InputError]:
+def code_metric_problems(
+    config: MetricConfig, guard: PullRequestCode | None = None
+) -> list[InputError]:
     """The ADK eval config's custom_metrics with a code_config, registered (their functions
     imported by google-adk, after :func:`register_metrics`); what keeps one from running."""
-    return adk_code.register_config(config)
+    return adk_code.register_config(config, guard)
 
 
-def register_code_metrics(sets: Iterable[LoadedEvalSet]) -> None:
+def register_code_metrics(
+    sets: Iterable[LoadedEvalSet], guard: PullRequestCode | None = None
+) -> None:
     """Every eval config's code_config metrics, before any agent call: a function google-adk
     cannot load, or no google-adk to load it, is exit 2, not a run of ERROR metrics."""
     problems: list[InputError] = []
@@ -114,7 +120,7 @@ def register_code_metrics(sets: Iterable[LoadedEvalSet]) -> None:
     for s in sets:
         if s.metrics.source not in seen:
             seen.add(s.metrics.source)
-            problems += code_metric_problems(s.metrics)
+            problems += code_metric_problems(s.metrics, guard)
     if problems:
         raise ValidationFailed(problems)
 

@@ -194,7 +194,8 @@ TrustPrConfigOpt = Annotated[
         "--trust-pr-config",
         help="In a pull request, apply its ci-eval.toml's gate settings (baseline, fail_on, "
         "significance, which cases run, templates, the judge's endpoint...) instead of the "
-        "merge base's. Only for repositories that trust every pull request's config.",
+        "merge base's, and run custom metric code it added or changed. Only for repositories "
+        "that trust every pull request's config.",
     ),
 ]
 ControlUrlOpt = Annotated[

@@ -4,6 +4,7 @@ skipped, counted, or listed with ``-v`` so that a set that was not read is never
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from ci_eval.load.evalsets import (
     Skipped,
     load_all,
 )
+from ci_eval.metrics.pr_code import PullRequestCode
 from ci_eval.model.metric_spec import MetricConfig
 from ci_eval.simulate import scenario_of
 
@@ -129,8 +131,10 @@ def validate(
 
     found = discover_all(paths, include, exclude)
     outcomes = load_all(found.candidates, eval_config)
-    preflight.register_metrics(load_config(find_config(), required=False))
-    outcomes = with_metric_names_checked(outcomes)
+    # as `run` does: code a pull request changed is not imported into this process
+    guard = PullRequestCode(os.environ)
+    preflight.register_metrics(load_config(find_config(), required=False), guard)
+    outcomes = with_metric_names_checked(outcomes, guard)
     lines = list(validate_lines(outcomes, found.ignored, verbose))
     if not any(isinstance(o, LoadedEvalSet | LoadedSidecar | Failed) for o in outcomes):
         notes = [
@@ -147,7 +151,9 @@ def validate(
     return Validation(lines, [validate_counts(outcomes, found.ignored, verbose)], not invalid)
 
 
-def with_metric_names_checked(outcomes: list[FileOutcome]) -> list[FileOutcome]:
+def with_metric_names_checked(
+    outcomes: list[FileOutcome], guard: PullRequestCode | None = None
+) -> list[FileOutcome]:
     """An eval set or sidecar naming a metric no registry knows, or a custom_metrics function
     google-adk cannot load (or no google-adk to load it), is invalid (as in `run`)."""
     from ci_eval import preflight
@@ -163,7 +169,8 @@ def with_metric_names_checked(outcomes: list[FileOutcome]) -> list[FileOutcome]:
             else None
         )
         problems = (
-            preflight.code_metric_problems(config) + preflight.unknown_metrics(config, outcome.path)
+            preflight.code_metric_problems(config, guard)
+            + preflight.unknown_metrics(config, outcome.path)
             if config
             else []
         )

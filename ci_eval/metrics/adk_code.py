@@ -35,6 +35,7 @@ from ci_eval import ACTION_REPO, IMAGE, __version__
 from ci_eval.errors import InputError
 from ci_eval.metrics.base import Metric, MetricFailure, NotApplicable, ScoreContext
 from ci_eval.metrics.custom import add_source, repository_importable
+from ci_eval.metrics.pr_code import PullRequestCode, not_run
 from ci_eval.metrics.registry import REGISTRY, register
 from ci_eval.model import Invocation
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
@@ -67,7 +68,7 @@ def function_path(entry: dict[str, Any]) -> str:
     return str(code["name"])
 
 
-def register_config(config: MetricConfig) -> list[InputError]:
+def register_config(config: MetricConfig, guard: PullRequestCode | None = None) -> list[InputError]:
     """Register the code_config metrics ``config`` names, each function once a run; the
     problems (google-adk missing, a function it cannot load), each naming the config file,
     where in it, and the metric."""
@@ -80,6 +81,11 @@ def register_config(config: MetricConfig) -> list[InputError]:
         return [_error(missing, places.get(found[0][0].name), config.source)]
     problems = []
     for spec, entry in found:
+        module = function_path(entry).rpartition(".")[0]
+        changed = guard.changed(module) if guard and module else None
+        if changed:  # not imported: importing runs it
+            register(not_run(spec.name, changed))
+            continue
         try:
             _register_one(spec.name, entry)
         except _CannotLoad as exc:

@@ -27,6 +27,7 @@ from typing import Any
 
 from ci_eval.errors import InputError
 from ci_eval.metrics.base import Metric, ScoreContext
+from ci_eval.metrics.pr_code import PullRequestCode, not_run
 from ci_eval.metrics.registry import REGISTRY, register, reset
 from ci_eval.model import Invocation
 from ci_eval.model.metric_spec import MetricSpec
@@ -116,7 +117,7 @@ def add_source(name: str, path: Path) -> None:
     _SOURCES[name] = path
 
 
-def register_custom(table: dict[str, str]) -> None:
+def register_custom(table: dict[str, str], guard: PullRequestCode | None = None) -> None:
     """This run's custom metrics: ``[custom_metrics]`` in ci-eval.toml, then the entry points of
     the ``ci_eval.metrics`` group, replacing the previous run's. One rule for every name: a
     custom metric may not take a built-in metric's name, and two custom metrics may not share
@@ -129,6 +130,10 @@ def register_custom(table: dict[str, str]) -> None:
         if not isinstance(target, str):
             raise InputError(f'[custom_metrics] {name}: expected "module:function"')
         _claim(name, f"[custom_metrics] {name} = {target!r}", target, sources)
+        changed = guard.changed(target.partition(":")[0]) if guard else None
+        if changed:  # not imported: importing runs it
+            register(not_run(name, changed))
+            continue
         fn = load_function(target, name)
         register(Metric(name, f"custom metric {target}", _wrap(fn, name), origin="custom"))
         source = inspect.getsourcefile(fn)

@@ -257,3 +257,42 @@ def test_a_custom_metric_function_the_pull_request_changed_is_said(
         for name in ("answered", "tool_calls", "expected_tools", "mentions")
     ]
     assert said == (expected if changed else [])
+
+
+def test_code_the_pull_request_changed_is_not_imported_unless_the_workflow_trusts_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("google.adk")
+    from ci_eval.load.evalsets import LoadedEvalSet
+    from ci_eval.metrics import lookup
+    from ci_eval.metrics.base import NotApplicable, ScoreContext
+    from ci_eval.metrics.custom import register_custom
+    from ci_eval.metrics.pr_code import PullRequestCode
+    from ci_eval.model.metric_spec import MetricSpec
+    from ci_eval.preflight import register_code_metrics
+    from tests.helpers import load
+
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "the metrics")
+    git(repo, "checkout", "-q", "-b", "feature")
+    metrics = repo / "trip_eval/metrics.py"
+    metrics.write_text(metrics.read_text("utf-8") + "\n\ndef answered(*args): ...\n")
+    git(repo, "commit", "-q", "-am", "the pull request")
+    monkeypatch.chdir(repo)
+    loaded = load(repo / EVALS, root=repo)
+    assert isinstance(loaded, LoadedEvalSet)
+    pr = {"GITHUB_BASE_REF": "main"}
+    try:
+        register_custom({})
+        register_code_metrics([loaded], PullRequestCode(pr))
+        assert "trip_eval.metrics" not in sys.modules  # not imported: importing runs it
+        metric = lookup("answered")
+        assert metric is not None
+        with pytest.raises(NotApplicable, match=r"\(trip_eval/metrics.py\) is added or changed"):
+            metric.scorer([], [], MetricSpec("answered"), ScoreContext())
+        register_custom({})
+        register_code_metrics([loaded], PullRequestCode(pr, trusted=True))
+        assert "trip_eval.metrics" in sys.modules  # the workflow's word: it runs
+    finally:
+        register_custom({})
