@@ -109,5 +109,8 @@ register(
         value_range="[0, ∞) tokens",
         informational=True,
         needs_expected=False,
+        # a run's value counts a turn that reported no tokens as none spent (ADK's _average),
+        # so it is not the mean of the per-invocation values: one run's case score is the run's
+        score_is_invocation_mean=False,
     )
 )

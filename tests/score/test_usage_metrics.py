@@ -65,6 +65,16 @@ def test_a_turn_that_reported_no_tokens_counts_as_none_spent_in_the_runs_value()
     assert token.details["cached_tokens"] is None  # no turn reported one: n/a, not zero
 
 
+def test_one_runs_case_score_is_the_runs_value_as_adk_eval_reports_it() -> None:
+    invocation = _inv()
+    usages = [Usage(100, 20, None, 2), Usage(None, None, None, 0), None]
+    run = RunRecord(1, [InvocationRecord(invocation, invocation, usage=u) for u in usages])
+    case = CaseRecord("c", "s.json", runs=[run])
+    score_case(case, USAGE_METRICS, "adk", "adk", ScoreOptions())
+    token = next(m for m in case.metrics if m.name == "token_usage_v1")
+    assert token.score == token.runs[0] == 40.0  # not 120, the mean of the known turns
+
+
 def test_inference_call_count_is_the_mean_of_the_turns_that_reported_one() -> None:
     calls = _scored([Usage(model_calls=2), Usage(model_calls=0), None])["inference_call_count_v1"]
     assert calls.per_invocation == [2.0, 0.0, None] and calls.score == 1.0
