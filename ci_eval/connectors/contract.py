@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn, shallow_enough
 from ci_eval.connectors.usage import UsageReply
+from ci_eval.io.validation import first_error
 from ci_eval.model import Content, EvalCase, FunctionCall, FunctionResponse, Part
 
 
@@ -91,9 +92,7 @@ def parse_reply(data: Any) -> ActualTurn:
     try:
         reply = Reply.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(k) for k in err["loc"])
-        raise AgentError(f"malformed reply: {where}: {err['msg']}") from None
+        raise AgentError(f"malformed reply: {first_error(exc)}") from None
     usage = reply.usage.to_usage() if reply.usage is not None else None
     if reply.events is not None:
         turn = events_to_turn(reply.events)

@@ -36,6 +36,7 @@ from ci_eval.errors import InputError
 from ci_eval.io.jsonfast import NotStreamable, parse_streaming, paused_gc
 from ci_eval.io.jsonpos import JsonDocument, parse_json, read_json_text
 from ci_eval.io.readfile import max_results_bytes
+from ci_eval.io.validation import first_error
 from ci_eval.model import (
     Content,
     EvalCase,
@@ -214,10 +215,8 @@ def _recorded_usage(value: Any, case: str, path: str) -> Usage | None:
     try:
         return _USAGE.validate_python(value)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(k) for k in err["loc"])
         raise InputError(
-            f"case {case!r}: unreadable usage ({where}: {err['msg']})", path=path
+            f"case {case!r}: unreadable usage ({first_error(exc)})", path=path
         ) from None
 
 

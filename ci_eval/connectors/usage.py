@@ -21,6 +21,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 from pydantic.alias_generators import to_camel
 
+from ci_eval.io.validation import first_error
 from ci_eval.model import InvocationEvent
 from ci_eval.model.usage import Usage
 
@@ -93,9 +94,7 @@ class _Tally:
         try:
             m = _UsageMetadata.model_validate(metadata)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(k) for k in err["loc"])
-            raise MalformedUsage(f"usageMetadata.{where}: {err['msg']}") from None
+            raise MalformedUsage(f"usageMetadata.{first_error(exc)}") from None
         self.input = _plus(self.input, _either(m.prompt_token_count, m.tool_use_prompt_token_count))
         self.output = _plus(self.output, _either(m.candidates_token_count, m.thoughts_token_count))
         self.cached = _plus(self.cached, m.cached_content_token_count)

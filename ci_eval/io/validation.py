@@ -17,6 +17,12 @@ MAX_PROBLEMS = 20
 M = TypeVar("M", bound=BaseModel)
 
 
+def first_error(exc: ValidationError) -> str:
+    """The first problem pydantic found, as ``where: what`` (``usage.input_tokens: …``)."""
+    err = exc.errors()[0]
+    return f"{'.'.join(str(k) for k in err['loc'])}: {err['msg']}"
+
+
 def validation_failed(
     exc: ValidationError,
     doc: JsonDocument,
