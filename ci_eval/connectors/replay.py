@@ -13,6 +13,10 @@ modification time when it has none), newest first, never by name. ``--replay-pic
 Within the picked file(s), run 1 gets the first recording of the case, run 2 the second, and
 with ``newest``/``oldest`` the last one again when there are fewer (a ci-eval results file
 with several runs replays run for run).
+
+Jaeger and OTLP JSON traces of ADK agents (see traces) replay too: their sessions carry no eval
+case ids, so each case replays the traced sessions that match it (its session id, else its
+first user message), in the order the files were given; run n replays the n-th of them.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any, overload
 
 from pydantic import TypeAdapter, ValidationError
 
-from ci_eval.connectors import recorded
+from ci_eval.connectors import recorded, traces
 from ci_eval.connectors import usage as reported
 from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.dialects import trpc
@@ -220,8 +224,11 @@ def _recorded_usage(value: Any, case: str, path: str) -> Usage | None:
         ) from None
 
 
-def _read_recorded(file: Path) -> tuple[dict[str, Any], dict[tuple[str, str], list[Recording]]]:
-    """One recorded file's top level and its recordings per (eval set id, case id)."""
+def _read_recorded(
+    file: Path, traced: list[tuple[traces.TracedSession, Recording]] | None = None
+) -> tuple[dict[str, Any], dict[tuple[str, str], list[Recording]]]:
+    """One recorded file's top level and its recordings per (eval set id, case id); a trace
+    file's sessions go to ``traced`` (they name no case)."""
     shown = str(file)
     text = read_json_text(file, shown, max_results_bytes())
     try:
@@ -236,6 +243,22 @@ def _read_recorded(file: Path) -> tuple[dict[str, Any], dict[tuple[str, str], li
     del text
     if not isinstance(data, dict):
         raise InputError("not a result file (expected an object)", path=doc.path)
+    if traces.is_trace_file(data):
+        sessions = traces.read_sessions(data, doc.path)
+        if not sessions:
+            raise InputError("a trace file with no ADK call_llm spans to replay", path=doc.path)
+        for session in sessions:
+            try:
+                _RUN.validate_python(session.invocations)
+            except ValidationError as exc:
+                raise InputError(
+                    f"session {session.session_id!r}: unreadable traced invocation "
+                    f"({first_error(exc)})",
+                    path=doc.path,
+                ) from None
+            if traced is not None:
+                traced.append((session, Recording.from_raw(session.invocations)))
+        return data, {}
     try:
         if "eval_case_results" in data:
             found = _adk_runs(data, doc.path)
@@ -273,9 +296,12 @@ def _file_time(data: dict[str, Any], file: Path) -> float:
 
 
 def load_recordings(
-    paths: list[Path], pick: str = "newest"
+    paths: list[Path],
+    pick: str = "newest",
+    traced: list[tuple[traces.TracedSession, Recording]] | None = None,
 ) -> dict[tuple[str, str], list[Recording]]:
-    """Recordings per (eval set id, case id), in the order runs replay them."""
+    """Recordings per (eval set id, case id), in the order runs replay them; the sessions of
+    trace files, in the order given, to ``traced``."""
     if pick not in REPLAY_PICKS:
         raise InputError(f"--replay-pick {pick!r}: choose one of " + ", ".join(REPLAY_PICKS))
     files: list[Path] = []
@@ -290,7 +316,7 @@ def load_recordings(
     per_file: dict[tuple[str, str], list[tuple[float, int, list[Recording]]]] = {}
     with paused_gc():  # what is read holds no cycles
         for order, file in enumerate(files):
-            data, found = _read_recorded(file)
+            data, found = _read_recorded(file, traced)
             when = _file_time(data, file)
             for key, runs in found.items():
                 per_file.setdefault(key, []).append((when, order, runs))
@@ -316,9 +342,11 @@ class ReplayConnector:
     recordings: dict[tuple[str, str], list[Recording]] = field(default_factory=dict)
     # what the recordings' own facts tell as cases open (see recorded)
     checks: recorded.Checks = field(default_factory=recorded.Checks, repr=False)
+    # the sessions of trace files, matched to cases as they open
+    traced: list[tuple[traces.TracedSession, Recording]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.recordings = load_recordings(self.paths, self.pick)
+        self.recordings = load_recordings(self.paths, self.pick, self.traced)
 
     def describe(self) -> str:
         return f"replay ({self.pick}) of " + ", ".join(str(p) for p in self.paths)
@@ -327,8 +355,20 @@ class ReplayConnector:
         """The most recordings any case has: the number of runs ``--replay-pick all`` needs."""
         return max((len(r) for r in self.recordings.values()), default=1)
 
+    def _traced_runs(self, case: EvalCase) -> list[Recording]:
+        session_id = case.session_input.session_id if case.session_input else None
+        expected = case.invocations()
+        first = expected[0].user_content.text() if expected else None
+        if first is None and case.conversation_scenario is not None:
+            first = case.conversation_scenario.starting_prompt
+        return [
+            recording
+            for session, recording in self.traced
+            if traces.matches(session, session_id, first)
+        ]
+
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _ReplaySession:
-        runs = self.recordings.get((eval_set_id, case.eval_id))
+        runs = self.recordings.get((eval_set_id, case.eval_id)) or self._traced_runs(case)
         if not runs:
             raise AgentError(
                 self.checks.missing(self.paths, self.recordings, eval_set_id, case.eval_id)

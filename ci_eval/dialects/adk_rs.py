@@ -2,13 +2,19 @@
 
 Read with serde's rules: snake_case only, unknown keys ignored; ``session_input`` is free-form
 JSON that the adk-rs runner ignores (kept as an extension when it is not ADK-shaped).
+
+Both generations of adk-rs's model are read: ``adk-rs-eval/src/set.rs`` (433b5668: every
+invocation has ``final_response``, ``intermediate_responses`` are whole Contents) and the
+current ``src/eval/set.rs`` (``final_response`` optional, ``intermediate_responses`` as
+ADK's ``(author, parts)`` pairs, ``eval_id`` beside the legacy ``id``). A file with
+``eval_set_id`` on top is read by the ADK dialect, as ADK reads it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 
 from ci_eval.dialects.base import LoadContext, check_unique_ids
 from ci_eval.io.jsonpos import JsonDocument
@@ -20,6 +26,7 @@ from ci_eval.model import (
     FunctionCall,
     IntermediateData,
     Invocation,
+    Part,
     SessionInput,
     SourceRef,
 )
@@ -29,6 +36,18 @@ class _Serde(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+def _content_as_pair(value: Any) -> Any:
+    """An older adk-rs Content ``{role, parts}`` as ADK's ``[author, parts]`` pair (its role as
+    the author); a pair as it is. One shape to validate, so bad input is one message."""
+    if isinstance(value, dict):
+        return [value.get("role") or "", value.get("parts") or []]
+    return value
+
+
+# an [author, parts] pair (adk-rs now, and ADK) or a Content (adk-rs before)
+_Pair = Annotated[tuple[str, list[Part]], BeforeValidator(_content_as_pair)]
+
+
 class _ToolUse(_Serde):
     name: str
     args: dict[str, Any] | None = None
@@ -36,18 +55,18 @@ class _ToolUse(_Serde):
 
 class _Intermediate(_Serde):
     tool_uses: list[_ToolUse] = Field(default_factory=list)
-    intermediate_responses: list[Content] = Field(default_factory=list)
+    intermediate_responses: list[_Pair] = Field(default_factory=list)
 
 
 class _Invocation(_Serde):
     invocation_id: str = ""
     user_content: Content
-    final_response: Content
+    final_response: Content | None = None
     intermediate_data: _Intermediate | None = None
 
 
 class _Case(_Serde):
-    id: str
+    id: str = Field(validation_alias=AliasChoices("id", "eval_id"))
     name: str | None = None
     conversation: list[_Invocation]
     session_input: Any = None
@@ -98,7 +117,10 @@ class AdkRsDialect:
             eval_cases=cases,
             creation_timestamp=raw.creation_timestamp,
         )
-        check_unique_ids(eval_set, doc, doc.data["eval_cases"], "id", ["eval_cases"])
+        raw_cases = doc.data["eval_cases"]
+        # name the key the file uses (adk-rs writes eval_id now and reads the older id)
+        key = "id" if any("id" in c for c in raw_cases if isinstance(c, dict)) else "eval_id"
+        check_unique_ids(eval_set, doc, raw_cases, key, ["eval_cases"])
         return eval_set
 
 
@@ -110,9 +132,6 @@ def _invocation(inv: _Invocation) -> Invocation:
         final_response=inv.final_response,
         intermediate_data=IntermediateData(
             tool_uses=[FunctionCall(name=t.name, args=t.args) for t in data.tool_uses],
-            # adk-rs keeps whole Contents; ADK keeps (author, parts) pairs
-            intermediate_responses=[
-                (c.role or "", list(c.parts or [])) for c in data.intermediate_responses
-            ],
+            intermediate_responses=list(data.intermediate_responses),
         ),
     )

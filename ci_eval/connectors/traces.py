@@ -1,0 +1,372 @@
+"""Recorded OpenTelemetry traces of ADK agents as recordings ``--agent replay`` replays.
+
+A team that exports its agent's traces (Jaeger's JSON, or OTLP JSON as the OpenTelemetry
+collector's file exporter writes it) can gate on them without calling the agent: each ADK
+invocation in the trace becomes an actual invocation, read from the span attributes
+agentevals reads (agentevals-dev/agentevals bf9fe11b, ``src/agentevals/converter.py`` and
+``trace_attrs.py``), which google-adk writes in its legacy telemetry schema
+(``ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1``; google-adk 2.13.0,
+``google/adk/telemetry/tracing.py``, ``trace_call_llm`` and ``trace_tool_call``):
+
+- ``call_llm`` spans: ``gcp.vertex.agent.invocation_id`` and ``gcp.vertex.agent.session_id``
+  group them into invocations and sessions; the first one's ``gcp.vertex.agent.llm_request``
+  (its ``contents``) holds the user's message, the last one's ``gcp.vertex.agent.llm_response``
+  (its ``content``) the final response;
+- ``execute_tool <name>`` spans: ``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
+  ``gcp.vertex.agent.tool_call_args`` and ``gcp.vertex.agent.tool_response`` (or
+  ``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result``, which the semconv-aligned schema
+  writes when content capture is on) are the tool calls and their responses, in start order;
+  without them, the ``function_call`` parts of the ``call_llm`` responses (as agentevals does).
+
+A span belongs to the invocation of the nearest ancestor that leads to a ``call_llm``. One
+session (all its invocations, in start order) is one recording; which eval case it replays is
+decided when the case opens (:func:`matches`): the case's ``session_input.session_id``, else its
+first user message, compared as agentevals compares them (stripped, lower-cased).
+
+Pure: JSON values in, JSON values of ADK invocations out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ci_eval.errors import InputError
+from ci_eval.io.jsonpos import parse_json
+
+INVOCATION_ID = "gcp.vertex.agent.invocation_id"
+SESSION_ID = "gcp.vertex.agent.session_id"
+LLM_REQUEST = "gcp.vertex.agent.llm_request"
+LLM_RESPONSE = "gcp.vertex.agent.llm_response"
+TOOL_CALL_ARGS = "gcp.vertex.agent.tool_call_args"
+TOOL_RESPONSE = "gcp.vertex.agent.tool_response"
+TOOL_NAME = "gen_ai.tool.name"
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
+TOOL_CALL_RESULT = "gen_ai.tool.call.result"
+CONVERSATION_ID = "gen_ai.conversation.id"
+
+# a trace file is read whole; these bound what agent text can make of it
+MAX_SPANS = 200_000
+MAX_ANCESTORS = 1_000
+
+
+@dataclass
+class Span:
+    """One span, whichever format it came in."""
+
+    span_id: str
+    parent_id: str | None
+    name: str
+    start: int  # only compared within one file
+    order: int  # its place in the file: ties in start time keep it
+    attributes: dict[str, Any]
+    where: str  # its JSON path, for errors
+
+
+@dataclass
+class TracedSession:
+    """One ADK session's invocations, as JSON values of ADK ``Invocation``s."""
+
+    session_id: str
+    invocations: list[dict[str, Any]] = field(default_factory=list)
+
+    def first_user_text(self) -> str | None:
+        if not self.invocations:
+            return None
+        parts = self.invocations[0]["user_content"]["parts"]
+        return "\n".join(p["text"] for p in parts if p.get("text"))
+
+
+def is_trace_file(data: Any) -> bool:
+    """Jaeger's ``{"data": [{"traceID", "spans"}]}`` or OTLP's ``{"resourceSpans": […]}``."""
+    if not isinstance(data, dict):
+        return False
+    if "resourceSpans" in data or "resource_spans" in data:
+        return True
+    traces = data.get("data")
+    return (
+        isinstance(traces, list)
+        and bool(traces)
+        and isinstance(traces[0], dict)
+        and "spans" in traces[0]
+    )
+
+
+def _error(message: str, path: str, where: str) -> InputError:
+    return InputError(message, path=path, json_path=where)
+
+
+def _list(value: Any, path: str, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _error("expected a list", path, where)
+    return value
+
+
+def _object(value: Any, path: str, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _error("expected an object", path, where)
+    return value
+
+
+def _jaeger_spans(data: dict[str, Any], path: str) -> list[Span]:
+    spans: list[Span] = []
+    for t, trace in enumerate(_list(data.get("data"), path, "$.data")):
+        trace = _object(trace, path, f"$.data[{t}]")
+        for s, raw in enumerate(_list(trace.get("spans"), path, f"$.data[{t}].spans")):
+            where = f"$.data[{t}].spans[{s}]"
+            raw = _object(raw, path, where)
+            parent = raw.get("parentSpanID")
+            for r, ref in enumerate(_list(raw.get("references"), path, f"{where}.references")):
+                ref = _object(ref, path, f"{where}.references[{r}]")
+                if ref.get("refType") == "CHILD_OF":
+                    parent = ref.get("spanID")
+            attributes: dict[str, Any] = {}
+            for g, tag in enumerate(_list(raw.get("tags"), path, f"{where}.tags")):
+                tag = _object(tag, path, f"{where}.tags[{g}]")
+                if isinstance(tag.get("key"), str):
+                    attributes[tag["key"]] = tag.get("value")
+            spans.append(
+                _span(
+                    raw,
+                    "spanID",
+                    "operationName",
+                    "startTime",
+                    parent,
+                    attributes,
+                    len(spans),
+                    path,
+                    where,
+                )
+            )
+    return spans
+
+
+def _otlp_value(value: Any) -> Any:
+    """An OTLP ``AnyValue`` as a plain value (strings are what this module reads)."""
+    if not isinstance(value, dict):
+        return None
+    for key in ("stringValue", "string_value"):
+        if key in value:
+            return value[key]
+    for key in ("intValue", "int_value", "doubleValue", "double_value", "boolValue", "bool_value"):
+        if key in value:
+            return value[key]
+    return None
+
+
+def _otlp_spans(data: dict[str, Any], path: str) -> list[Span]:
+    spans: list[Span] = []
+    top = "resourceSpans" if "resourceSpans" in data else "resource_spans"
+    for r, resource in enumerate(_list(data.get(top), path, f"$.{top}")):
+        resource = _object(resource, path, f"$.{top}[{r}]")
+        scope_key = "scopeSpans" if "scopeSpans" in resource else "scope_spans"
+        scopes = _list(resource.get(scope_key), path, f"$.{top}[{r}].{scope_key}")
+        for c, scope in enumerate(scopes):
+            scope = _object(scope, path, f"$.{top}[{r}].{scope_key}[{c}]")
+            raws = _list(scope.get("spans"), path, f"$.{top}[{r}].{scope_key}[{c}].spans")
+            for s, raw in enumerate(raws):
+                where = f"$.{top}[{r}].{scope_key}[{c}].spans[{s}]"
+                raw = _object(raw, path, where)
+                attributes: dict[str, Any] = {}
+                for a, attr in enumerate(_list(raw.get("attributes"), path, f"{where}.attributes")):
+                    attr = _object(attr, path, f"{where}.attributes[{a}]")
+                    if isinstance(attr.get("key"), str):
+                        attributes[attr["key"]] = _otlp_value(attr.get("value"))
+                parent = raw.get("parentSpanId") or raw.get("parent_span_id") or None
+                spans.append(
+                    _span(
+                        raw,
+                        "spanId",
+                        "name",
+                        "startTimeUnixNano",
+                        parent,
+                        attributes,
+                        len(spans),
+                        path,
+                        where,
+                    )
+                )
+    return spans
+
+
+def _span(
+    raw: dict[str, Any],
+    id_key: str,
+    name_key: str,
+    start_key: str,
+    parent: Any,
+    attributes: dict[str, Any],
+    order: int,
+    path: str,
+    where: str,
+) -> Span:
+    if order >= MAX_SPANS:
+        raise _error(f"more than {MAX_SPANS} spans", path, where)
+    span_id, name = raw.get(id_key), raw.get(name_key)
+    if not isinstance(span_id, str) or not span_id:
+        raise _error(f"{id_key}: expected a non-empty string", path, where)
+    if not isinstance(name, str):
+        raise _error(f"{name_key}: expected a string", path, where)
+    start = raw.get(start_key, 0)
+    try:  # OTLP writes its 64-bit times as strings
+        start = int(start)
+    except (TypeError, ValueError):
+        raise _error(f"{start_key}: expected a number", path, where) from None
+    return Span(
+        span_id, parent if isinstance(parent, str) else None, name, start, order, attributes, where
+    )
+
+
+def _json_attribute(span: Span, key: str, path: str) -> Any:
+    """A span attribute holding JSON text, parsed (bounded as every JSON file is)."""
+    value = span.attributes.get(key)
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_json(value, path, positions_wanted=False).data
+    except InputError as exc:
+        raise _error(f"{key}: not JSON ({exc.message})", path, span.where) from None
+
+
+def _text_parts(content: Any) -> list[dict[str, Any]]:
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return [
+        {"text": p["text"]}
+        for p in parts or []
+        if isinstance(p, dict) and isinstance(p.get("text"), str)
+    ]
+
+
+def _user_content(span: Span, path: str) -> dict[str, Any]:
+    """The request's last user content with text: the message of this invocation (the
+    request's earlier contents are the session's history)."""
+    request = _json_attribute(span, LLM_REQUEST, path)
+    contents = request.get("contents") if isinstance(request, dict) else None
+    for content in reversed(contents if isinstance(contents, list) else []):
+        if isinstance(content, dict) and content.get("role") == "user":
+            parts = _text_parts(content)
+            if parts:
+                return {"role": "user", "parts": parts}
+    raise _error(f"{LLM_REQUEST}: no user message in its contents", path, span.where)
+
+
+def _response_content(span: Span, path: str) -> dict[str, Any] | None:
+    response = _json_attribute(span, LLM_RESPONSE, path)
+    content = response.get("content") if isinstance(response, dict) else None
+    return content if isinstance(content, dict) else None
+
+
+def _tool_call(span: Span, path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    name = span.attributes.get(TOOL_NAME)
+    if not isinstance(name, str):
+        raise _error(f"{TOOL_NAME}: expected a string", path, span.where)
+    call_id = span.attributes.get(TOOL_CALL_ID)
+    call_id = call_id if isinstance(call_id, str) else None
+    key = TOOL_CALL_ARGS if TOOL_CALL_ARGS in span.attributes else TOOL_CALL_ARGUMENTS
+    args = _json_attribute(span, key, path)
+    if args is not None and not isinstance(args, dict):
+        raise _error(f"{key}: expected a JSON object", path, span.where)
+    call = {"name": name, "args": args, "id": call_id}
+    key = TOOL_RESPONSE if TOOL_RESPONSE in span.attributes else TOOL_CALL_RESULT
+    result = _json_attribute(span, key, path)
+    if result is None:
+        return call, None
+    response = result if isinstance(result, dict) else {"result": result}
+    return call, {"name": name, "response": response, "id": call_id}
+
+
+def _invocation_of(spans: dict[str, Span], span: Span, owner: dict[str, str]) -> str | None:
+    """The invocation of the nearest ancestor (or the span) a ``call_llm`` leads to."""
+    current: Span | None = span
+    for _ in range(MAX_ANCESTORS):
+        if current is None:
+            return None
+        if current.span_id in owner:
+            return owner[current.span_id]
+        current = spans.get(current.parent_id) if current.parent_id else None
+    return None
+
+
+def read_sessions(data: dict[str, Any], path: str) -> list[TracedSession]:
+    """The ADK sessions a Jaeger or OTLP JSON trace file records, each invocation as ADK's
+    ``Invocation`` JSON; sessions in the order their first invocation started."""
+    found = (
+        _otlp_spans(data, path)
+        if "resourceSpans" in data or "resource_spans" in data
+        else _jaeger_spans(data, path)
+    )
+    by_id = {span.span_id: span for span in found}
+    ordered = sorted(found, key=lambda s: (s.start, s.order))
+    llm_calls: dict[str, list[Span]] = {}
+    session_of: dict[str, str] = {}
+    owner: dict[str, str] = {}  # span id → the invocation its call_llm descendants are of
+    for span in ordered:
+        if span.name != "call_llm":
+            continue
+        invocation = span.attributes.get(INVOCATION_ID)
+        if not isinstance(invocation, str) or not invocation:
+            raise _error(f"{INVOCATION_ID}: expected a non-empty string", path, span.where)
+        llm_calls.setdefault(invocation, []).append(span)
+        session = span.attributes.get(SESSION_ID)
+        session_of.setdefault(invocation, session if isinstance(session, str) else "")
+        current: Span | None = span
+        for _ in range(MAX_ANCESTORS):
+            if current is None or current.span_id in owner:
+                break
+            owner[current.span_id] = invocation
+            current = by_id.get(current.parent_id) if current.parent_id else None
+    tools: dict[str, list[Span]] = {}
+    for span in ordered:
+        if span.name.startswith("execute_tool") and span.name != "execute_tool (merged)":
+            invocation = _invocation_of(by_id, span, owner)
+            if invocation is not None:
+                tools.setdefault(invocation, []).append(span)
+    sessions: dict[str, TracedSession] = {}
+    for invocation, calls in llm_calls.items():  # in the order they started
+        uses, responses = [], []
+        for tool in tools.get(invocation, []):
+            call, response = _tool_call(tool, path)
+            uses.append(call)
+            if response is not None:
+                responses.append(response)
+        if not tools.get(invocation):
+            for llm in calls:
+                content = _response_content(llm, path) or {}
+                uses += [
+                    {
+                        "name": p["function_call"].get("name"),
+                        "args": p["function_call"].get("args"),
+                        "id": p["function_call"].get("id"),
+                    }
+                    for p in content.get("parts") or []
+                    if isinstance(p, dict) and isinstance(p.get("function_call"), dict)
+                ]
+        final_parts = _text_parts(_response_content(calls[-1], path))
+        session = sessions.setdefault(session_of[invocation], TracedSession(session_of[invocation]))
+        session.invocations.append(
+            {
+                "invocation_id": invocation,
+                "user_content": _user_content(calls[0], path),
+                "final_response": {"role": "model", "parts": final_parts} if final_parts else None,
+                "intermediate_data": {"tool_uses": uses, "tool_responses": responses},
+            }
+        )
+    return list(sessions.values())
+
+
+def normalized(text: str | None) -> str | None:
+    """A user message as agentevals compares them to pick a case."""
+    return text.strip().lower() if text is not None else None
+
+
+def matches(session: TracedSession, session_id: str | None, first_user_text: str | None) -> bool:
+    """Whether a traced session is a recording of the case with this session id and first
+    user message."""
+    if session_id and session.session_id:
+        return session.session_id == session_id
+    return first_user_text is not None and normalized(session.first_user_text()) == normalized(
+        first_user_text
+    )
