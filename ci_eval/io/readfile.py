@@ -110,7 +110,7 @@ def read_regular_file(file: Path, shown: str, limit: int | None = None) -> bytes
         os.close(fd)
 
 
-def names_ending(folder: Path, suffix: str) -> list[str]:
+def names_ending(folder: Path, suffix: str | tuple[str, ...]) -> list[str]:
     """The names in ``folder`` ending with ``suffix`` (not hidden ones, as a glob of
     ``*suffix`` finds them), in one listing; none when it cannot be listed. A caller keeps them
     per folder: a glob per eval set lists a folder of 10,000 files 10,000 times."""

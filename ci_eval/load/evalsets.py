@@ -141,7 +141,8 @@ class SidecarFinder:
 
     1. ``--eval-config FILE`` (``[run] eval_config``), when given, applies to every set, as
        ``adk eval --config_file_path`` does;
-    2. trpc's ``<evalSetId>.metrics.json`` beside the file (or ``<file stem>.metrics.json``, or
+    2. trpc's ``<evalSetId>.metrics.json`` (or ``.metric.json``) beside the file (or
+       ``<file stem>.metrics.json``, or
        the one metrics file whose stem prefixes the set id, as trpc's promptiter examples share
        one);
     3. ADK's ``test_config.json`` / ``eval_config.json`` beside the file (what ADK's
@@ -156,7 +157,8 @@ class SidecarFinder:
 
     def __init__(self, override: Path | None = None) -> None:
         self._cache: dict[Path, MetricConfig | str] = {}
-        self._sidecars: dict[Path, list[str]] = {}  # per folder, its metrics sidecars
+        # per folder, its metrics sidecars (name, suffix)
+        self._sidecars: dict[Path, list[tuple[str, str]]] = {}
         self.override = override
 
     def _load(self, path: Path, trpc: bool) -> MetricConfig | str:
@@ -215,15 +217,21 @@ class SidecarFinder:
         if self.override is not None:
             return self.load_override(self.override)
         folder = file.parent
-        suffix = criteria.TRPC_METRICS_SUFFIX
         stem = file.name.split(".")[0]
-        for name in (f"{eval_set_id}{suffix}", f"{stem}{suffix}"):
-            if "/" not in name and _present(folder / name):
-                return self._expect_config(self._load(folder / name, trpc=True))
+        for suffix in criteria.TRPC_METRICS_SUFFIXES:
+            for name in (f"{eval_set_id}{suffix}", f"{stem}{suffix}"):
+                if "/" not in name and _present(folder / name):
+                    return self._expect_config(self._load(folder / name, trpc=True))
         if folder not in self._sidecars:  # one listing of a folder for all its eval sets
-            self._sidecars[folder] = names_ending(folder, suffix)
-        names = self._sidecars[folder]
-        shared = [folder / n for n in names if eval_set_id.startswith(n[: -len(suffix)])]
+            self._sidecars[folder] = [
+                (n, next(s for s in criteria.TRPC_METRICS_SUFFIXES if n.endswith(s)))
+                for n in names_ending(folder, criteria.TRPC_METRICS_SUFFIXES)
+            ]
+        shared = [
+            folder / n
+            for n, suffix in self._sidecars[folder]
+            if eval_set_id.startswith(n[: -len(suffix)])
+        ]
         if len(shared) == 1:
             return self._expect_config(self._load(shared[0], trpc=True))
         config_file = find_eval_config(file)

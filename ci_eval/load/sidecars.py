@@ -25,6 +25,8 @@ from ci_eval.model.metric_spec import (
 
 ADK_CONFIG_NAMES = ("test_config.json", "eval_config.json")
 TRPC_METRICS_SUFFIX = ".metrics.json"
+# trpc-agent-go's evaluation guide also names the file ``<evalSetId>.metric.json``
+TRPC_METRICS_SUFFIXES = (TRPC_METRICS_SUFFIX, ".metric.json")
 
 
 class _AdkCriterion(BaseModel):
