@@ -6,6 +6,10 @@ Request (one per user turn)::
      "message": "What is the weather in Paris?", "user_content": {genai Content},
      "state": {…session_input.state, on every turn…}}
 
+and, for a trpc-agent-go case that has them, as its eval set gives them (trpc's own shapes):
+``"context_messages"`` (the case's ``contextMessages`` then the turn's: messages the agent
+should see before this one) and ``"tool_mock"`` (the turn's ``toolMock``).
+
 Reply::
 
     {"final_response": "It is sunny in Paris, 22 degrees.",
@@ -33,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn, shallow_enough
 from ci_eval.connectors.usage import UsageReply
+from ci_eval.dialects.trpc_write import EXT as TRPC_EXT
 from ci_eval.io.validation import first_error
 from ci_eval.model import Content, EvalCase, FunctionCall, FunctionResponse, Part
 
@@ -80,7 +85,25 @@ def request(
         "message": user_content.text(),
         "user_content": user_content.model_dump(mode="json", exclude_none=True),
         "state": dict(case.session_input.state) if case.session_input else {},
+        **trpc_inputs(case, turn),
     }
+
+
+def trpc_inputs(case: EvalCase, turn: int) -> dict[str, Any]:
+    """What a trpc-agent-go eval case gives its agent besides the user's message: context
+    messages (the case's, then the turn's) and the turn's tool mock; nothing for other cases."""
+    case_ext = case.extensions.get(TRPC_EXT) or {}
+    static = case.conversation or []  # none for a simulated case
+    inv_ext = (static[turn - 1].extensions.get(TRPC_EXT) or {}) if 0 < turn <= len(static) else {}
+    out: dict[str, Any] = {}
+    context = list(case_ext.get("contextMessages") or []) + list(
+        inv_ext.get("contextMessages") or []
+    )
+    if context:
+        out["context_messages"] = context
+    if inv_ext.get("toolMock") is not None:
+        out["tool_mock"] = inv_ext["toolMock"]
+    return out
 
 
 def new_session_id() -> str:
