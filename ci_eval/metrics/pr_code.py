@@ -39,6 +39,13 @@ class PullRequestCode:
     env: Mapping[str, str]
     trusted: bool = False
     root: Path = field(default_factory=Path.cwd)
+    _base_sha: dict[str, str | None] = field(default_factory=dict, repr=False)
+
+    def _merge_base(self, base: str) -> str | None:
+        """Found (and fetched, in a shallow clone) once for all of the run's modules."""
+        if base not in self._base_sha:
+            self._base_sha[base] = git.fetch_merge_base(base)[0]
+        return self._base_sha[base]
 
     def changed(self, module: str) -> str | None:
         """The first file of ``module`` the pull request added or changed (repository-relative);
@@ -47,12 +54,11 @@ class PullRequestCode:
         base = git.pull_request_base(self.env)
         if self.trusted or not base:
             return None
-        sha: str | None = None
         for path in module_files(module, self.root):
             relative = git.in_worktree(path)
             if relative is None:  # outside the repository: not the pull request's
                 continue
-            sha = sha or git.fetch_merge_base(base)[0]
+            sha = self._merge_base(base)
             theirs = git.quiet("show", f"{sha}:{relative}") if sha else None
             if theirs is None or theirs.strip() != path.read_text("utf-8").strip():
                 return relative
