@@ -35,6 +35,7 @@ from ci_eval.gate.baseline_file import (
     read_at_ref,
     write,
 )
+from ci_eval.gate.history import run_fails, stored_fails
 from ci_eval.io import git
 from ci_eval.io.git import GitError as GitError  # re-exported: read_at_ref raises it
 from ci_eval.model.status import Status
@@ -117,8 +118,9 @@ def _gating(case: CaseRecord) -> dict[str, float | None]:
     }
 
 
-# one run as the history keeps it: its error, its wall time, each gating metric's score
-Row = tuple[str | None, float | None, dict[str, float | None]]
+# one run as the history keeps it: its error, its wall time, each gating metric's score, and
+# each one's own verdict (did the run fail it) where the metric gave one (see CaseMetric)
+Row = tuple[str | None, float | None, dict[str, float | None], dict[str, bool | None]]
 
 
 def _rows(case: CaseRecord, names: Iterable[str]) -> list[Row]:
@@ -127,55 +129,54 @@ def _rows(case: CaseRecord, names: Iterable[str]) -> list[Row]:
     summary of them), the scores alone."""
     names = list(names)
     scores = {m.name: [None if v is None else float(v) for v in m.runs] for m in case.metrics}
+    own = {m.name: list(m.run_fails) for m in case.metrics}
     count = max((len(scores.get(n) or []) for n in names), default=0)
 
-    def scored(i: int) -> dict[str, float | None]:
-        return {
-            n: (scores.get(n) or [])[i] if i < len(scores.get(n) or []) else None for n in names
-        }
+    def at(values: dict[str, list[Any]], i: int) -> dict[str, Any]:
+        return {n: (values.get(n) or [None] * (i + 1))[i] for n in names}
 
     runs: list[RunRecord] = list(case.runs)
     if sum(1 for r in runs if r.error is None) != count:
-        return [(None, None, scored(i)) for i in range(count)]
+        return [(None, None, at(scores, i), at(own, i)) for i in range(count)]
     rows: list[Row] = []
     done = 0
     for run in runs:
         latency = None if run.replayed else round(run.duration_s, 3)
         if run.error is not None:
-            rows.append((run.error, latency, dict.fromkeys(names)))
+            rows.append((run.error, latency, dict.fromkeys(names), dict.fromkeys(names)))
         else:
-            rows.append((None, latency, scored(done)))
+            rows.append((None, latency, at(scores, done), at(own, done)))
             done += 1
     return rows
 
 
 def _latest(entry: dict[str, Any]) -> bool | None:
     """Did the case's latest scored run fail? None when no run was scored."""
-    metrics = entry.get("metrics") or {}
-    length = max((len(m.get("scores") or []) for m in metrics.values()), default=0)
-    for back in range(1, length + 1):
-        verdicts = [
-            m["scores"][-back] < m["threshold"]
-            for m in metrics.values()
-            if m.get("threshold") is not None
-            and len(m.get("scores") or []) >= back
-            and m["scores"][-back] is not None
-        ]
-        if verdicts:
-            return any(verdicts)
-    return None
+    per_metric = [
+        stored_fails(m, m["threshold"])
+        for m in (entry.get("metrics") or {}).values()
+        if m.get("threshold") is not None
+    ]
+    return next((f for f in reversed(run_fails(per_metric)) if f is not None), None)
 
 
 def _append(
     entry: dict[str, Any], rows: list[Row], names: dict[str, float | None], seq: int, window: int
 ) -> None:
-    """The case's runs of this push, appended to its aligned lists, the last ``window`` kept."""
+    """The case's runs of this push, appended to its aligned lists, the last ``window`` kept.
+    A metric's own verdicts (``fails``) are kept only while some run has one."""
     old_length = len(entry.get("push") or [])
     merged: dict[str, Any] = {}
     for name, threshold in names.items():
-        before = (entry["metrics"].get(name) or {}).get("scores") or [None] * old_length
-        now = [row[2][name] for row in rows]
-        merged[name] = {"scores": [*before, *now][-window:], "threshold": threshold}
+        was = entry["metrics"].get(name) or {}
+        before = was.get("scores") or [None] * old_length
+        scores = [*before, *(row[2][name] for row in rows)][-window:]
+        merged[name] = {"scores": scores, "threshold": threshold}
+        now_own = [row[3][name] for row in rows]
+        kept = was.get("fails") if was.get("threshold") == threshold else None
+        if kept or any(v is not None for v in now_own):
+            fails = [*(kept or [None] * len(before)), *now_own][-window:]
+            merged[name]["fails"] = [None] * (len(scores) - len(fails)) + fails
     entry["metrics"] = merged  # a metric no longer applied leaves with its config
     for key, values in (
         ("push", [seq] * len(rows)),

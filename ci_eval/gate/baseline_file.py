@@ -27,7 +27,9 @@ Format 3 (see :mod:`ci_eval.gate.baseline` for what the history means)::
 
 A case's lists are aligned, one entry per run, oldest first: which push (``seq``) the run came
 from, its error (``null`` when the agent finished it; an errored run's scores are ``null``), its
-wall time, and each gating metric's score. A case may also carry ``usage`` (per-run token
+wall time, and each gating metric's score — and, for a metric with its own pass rule (adk-rs's
+any-invocation rule, a custom metric's status), ``fails``: per run, did it fail (``null``: by its
+score against the threshold). A case may also carry ``usage`` (per-run token
 counts), aligned the same way. History upgraded from format 2 belongs to the push ``seq`` 0,
 marked ``"upgraded": true`` (its runs' jobs are unknown), with ``passing_since: "unknown"``.
 """
@@ -204,6 +206,12 @@ def _check_shape(data: dict[str, Any], where: str) -> None:
                 if not _numbers(scores):
                     refuse("expected a list of scores (numbers or null)", f"{here}.metrics.{name}")
                 lengths.add(len(scores))
+                fails = m.get("fails", scores)
+                if not isinstance(fails, list) or len(fails) != len(scores):
+                    refuse(
+                        "expected one verdict per score (true, false or null)",
+                        f"{here}.metrics.{name}.fails",
+                    )
             if data.get("format") != FORMAT:
                 continue
             for name in ALIGNED:

@@ -8,7 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ci_eval.gate import stats
-from ci_eval.gate.history import CaseHistory, clusters, run_fails, since_change
+from ci_eval.gate.history import (
+    CaseHistory,
+    case_metric_fails,
+    clusters,
+    run_fails,
+    since_change,
+    stored_fails,
+)
 from ci_eval.gate.noise import Noise
 from ci_eval.model.comparison import (
     CaseJudgement,
@@ -81,16 +88,18 @@ def read_case(
     now_per_metric = []
     failing_now: list[str] = []
     for m in metrics:
-        history = list((stored.get(m.name) or {}).get("scores") or [])
-        now = list(m.runs)
-        history_per_metric.append((history, m.threshold))
-        now_per_metric.append((now, m.threshold))
-        h_scored = [v for v in history if v is not None]
+        entry = stored.get(m.name) or {}
+        history = list(entry.get("scores") or [])
+        was = stored_fails(entry, m.threshold)  # type: ignore[arg-type]
+        now = case_metric_fails(m)
+        history_per_metric.append(was)
+        now_per_metric.append(now)
+        h_scored = [v for v in was if v is not None]
         n_scored = [v for v in now if v is not None]
-        failed = sum(1 for v in n_scored if v < m.threshold)
+        failed = sum(n_scored)
         if failed or m.status == Status.FAILED:
             failing_now.append(m.name)
-        h_passed = sum(1 for v in h_scored if v >= m.threshold)
+        h_passed = h_scored.count(False)
         change = MetricChange(
             set_id,
             case.eval_id,
@@ -108,9 +117,9 @@ def read_case(
                 len(h_scored) - h_passed, h_passed, failed, len(n_scored)
             )
         comparison.changes.append(change)
-    fails = run_fails(history_per_metric)  # type: ignore[arg-type]
+    fails = run_fails(history_per_metric)
     history = since_change(clusters(fails, base.get("push")))
-    now = run_fails(now_per_metric)  # type: ignore[arg-type]
+    now = run_fails(now_per_metric)
     if not history.runs or not any(f is not None for f in now):
         comparison.new_cases.append((set_id, case.eval_id))  # nothing on main to judge by
         return None

@@ -44,7 +44,7 @@ from ci_eval.gate.case_judgement import (
     read_case,
     regressed,
 )
-from ci_eval.gate.history import run_fails
+from ci_eval.gate.history import case_metric_fails, run_fails
 from ci_eval.gate.noise import measure
 from ci_eval.model.comparison import (
     DEFAULT_MIN_HISTORY,
@@ -304,7 +304,7 @@ def _judge_new(set_id: str, case: CaseRecord, comparison: Comparison, confirm: i
     """A case with no history: by its thresholds, confirmed by reruns. It blocks, named, when
     it failed every one of at least ``confirm`` runs; else a failure is said, not blocking."""
     metrics = gating(case)
-    fails = [f for f in run_fails([(list(m.runs), m.threshold) for m in metrics]) if f is not None]
+    fails = [f for f in run_fails([case_metric_fails(m) for m in metrics]) if f is not None]
     if not fails or not any(fails):
         return
     n_runs, n_failed = len(fails), sum(fails)
@@ -326,7 +326,7 @@ def _control_fails(control: RunResults) -> dict[tuple[str, str], list[bool]]:
         for case in s.cases:
             if case.status not in JUDGED:
                 continue
-            fails = run_fails([(list(m.runs), m.threshold) for m in gating(case)])  # type: ignore[misc]
+            fails = run_fails([case_metric_fails(m) for m in gating(case)])
             out[(s.eval_set_id, case.eval_id)] = [f for f in fails if f is not None]
     return out
 

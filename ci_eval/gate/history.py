@@ -21,6 +21,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ci_eval.model.results import CaseMetric
+
 HALF_LIFE = 4.0  # pushes: a push this many pushes old counts half as much as the latest
 # a change of state: the likelihood-ratio statistic of the best split beyond this (χ²₁ tail
 # 1e-4, a strict bar for a split chosen as the best of up to 19)
@@ -56,16 +58,43 @@ class CaseHistory:
         return [0.5 ** ((last - i) / HALF_LIFE) for i in range(len(self.clusters))]
 
 
-def run_fails(per_metric: list[tuple[list[float | None], float]]) -> list[bool | None]:
-    """Per run (aligned from the latest), did any metric miss its threshold? None where no
-    metric scored the run (an errored run)."""
-    length = max((len(scores) for scores, _ in per_metric), default=0)
+def metric_fails(
+    scores: list[float | None], threshold: float, own: list[bool | None] | None = None
+) -> list[bool | None]:
+    """Per run of one metric, did it fail: the run's own verdict where the metric gave one
+    (``own``, aligned with ``scores`` from the latest: adk-rs's any-invocation rule, a custom
+    metric's status), else its score below the threshold; None where the run was not scored."""
+    own = list(own or [])
+    offset = len(scores) - len(own)
+    out: list[bool | None] = []
+    for i, score in enumerate(scores):
+        verdict = own[i - offset] if 0 <= i - offset < len(own) else None
+        out.append(None if score is None else score < threshold if verdict is None else verdict)
+    return out
+
+
+def case_metric_fails(metric: CaseMetric) -> list[bool | None]:
+    """Per run of a case's gating metric, did it fail (see ``metric_fails``)."""
+    return metric_fails(list(metric.runs), metric.threshold or 0.0, list(metric.run_fails))
+
+
+def stored_fails(entry: dict[str, Any], threshold: float) -> list[bool | None]:
+    """Per run of a metric's history on main, did it fail by today's threshold: its recorded
+    verdicts while the threshold is the one they were given under, else its scores against
+    today's (a moved threshold re-reads the history)."""
+    scores = list(entry.get("scores") or [])
+    own = entry.get("fails") if entry.get("threshold") == threshold else None
+    return metric_fails(scores, threshold, own)
+
+
+def run_fails(per_metric: list[list[bool | None]]) -> list[bool | None]:
+    """Per run (aligned from the latest), did any metric fail it? None where no metric scored
+    the run (an errored run)."""
+    length = max((len(fails) for fails in per_metric), default=0)
     out: list[bool | None] = []
     for back in range(length, 0, -1):
         verdicts = [
-            scores[-back] < threshold
-            for scores, threshold in per_metric
-            if len(scores) >= back and scores[-back] is not None
+            fails[-back] for fails in per_metric if len(fails) >= back and fails[-back] is not None
         ]
         out.append(any(verdicts) if verdicts else None)
     return out

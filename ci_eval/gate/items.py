@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ci_eval.gate.history import run_fails
+from ci_eval.gate.history import case_metric_fails, run_fails
 from ci_eval.model.comparison import (
     CaseJudgement,
     Comparison,
@@ -261,7 +261,7 @@ def outcomes(case: CaseRecord) -> list[bool | None]:
     """Per run, did it pass (None: errored or not scored) — from the case's metrics' per-run
     scores where it has them, so its runs are not read back (a large run keeps them on disk)."""
     per_metric = [
-        (list(m.runs), m.threshold)
+        case_metric_fails(m)
         for m in case.metrics
         if not m.informational and m.threshold is not None and m.runs
     ]

@@ -63,3 +63,7 @@ class Metric:
     # verdict as failed): a case then takes the mean of its runs' scores, so one run's case
     # score is the metric's own, as `adk eval` reports it
     score_is_invocation_mean: bool = True
+    # (invocation score, threshold) -> does that invocation pass. Set where the source tool
+    # fails a metric when any one invocation fails rather than when the mean falls short
+    # (adk-rs ANDs its per-invocation statuses); the score stays the mean either way
+    invocation_passes: Callable[[float, float], bool] | None = field(default=None, repr=False)

@@ -105,15 +105,21 @@ def shown_run(case: CaseRecord) -> RunRecord | None:
 
 def failing_metrics(case: CaseRecord) -> list[str]:
     return [
-        _against(m.name, m.score, m.threshold) for m in case.metrics if m.status == Status.FAILED
+        _against(m.name, m.score, m.threshold, m.reason)
+        for m in case.metrics
+        if m.status == Status.FAILED
     ]
 
 
-def _against(name: str, score: float | None, threshold: float | None) -> str:
+def _against(
+    name: str, score: float | None, threshold: float | None, reason: str | None = None
+) -> str:
     """A failing metric against its threshold: ``score < threshold``, or the other side when
-    the metric's own verdict failed it there (an ADK custom metric's cost over its limit)."""
+    the metric's own verdict failed it there (an ADK custom metric's cost over its limit;
+    adk-rs's turn below the threshold, said by its reason)."""
     if score is not None and threshold is not None and score >= threshold:
-        return f"{name} {fmt(score)} {'>' if score > threshold else '='} {fmt(threshold)}"
+        side = f"{name} {fmt(score)} {'>' if score > threshold else '='} {fmt(threshold)}"
+        return f"{side} ({reason})" if reason else side
     return f"{name} {fmt(score)} < {fmt(threshold)}"
 
 

@@ -55,8 +55,10 @@ def default_config(dialect: str = "adk") -> MetricConfig:
     """What applies without a sidecar: ADK's defaults, in the dialect's own terms where its tool
     has other defaults (adk-rs scores its own way; Orchestrate reports its journey metrics)."""
     if dialect == "adk-rs":
+        # adk-rs's TrajectoryMatch::default / ResponseMatch::default (src/eval/metrics.rs);
+        # scored by adk-rs's own metrics of these names (metrics/adk_rs.py)
         metrics = [
-            MetricSpec("tool_trajectory_avg_score", 1.0, {"match_type": "ADK_RS"}),
+            MetricSpec("tool_trajectory_avg_score", 1.0),
             MetricSpec("final_response_match_v1", 0.8),
         ]
     elif dialect == "watsonx":
@@ -66,9 +68,24 @@ def default_config(dialect: str = "adk") -> MetricConfig:
             MetricSpec("tool_call_recall"),
             MetricSpec("journey_completion"),
         ]
+    elif dialect == "watsonx-quick":  # Orchestrate datasets without goals: IBM's quick eval
+        metrics = [MetricSpec("quick_eval_successful_tool_calls", 1.0)]
     else:
         metrics = [MetricSpec(name, threshold) for name, threshold in ADK_DEFAULT_CRITERIA.items()]
     return MetricConfig(metrics=metrics, source="default", dialect="default")
+
+
+def defaults_dialect(dialect: str, eval_set: Any) -> str:
+    """Whose defaults a set takes without a sidecar: IBM's quick eval ("watsonx-quick") for a
+    watsonx Orchestrate set of datasets without goals (``goals`` {}, ``goal_details`` []), which
+    ``orchestrate evaluations quick-eval`` scores; else its dialect's."""
+    if dialect != "watsonx" or not eval_set.eval_cases:
+        return dialect
+    for case in eval_set.eval_cases:
+        data = case.extensions.get("watsonx")
+        if not isinstance(data, dict) or data.get("goals") or data.get("goal_details"):
+            return dialect
+    return "watsonx-quick"
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")

@@ -71,6 +71,11 @@ class CaseMetric:
     pass_rate: Number | None = None
     flaky: Flag = False
     reason: Text | None = None
+    # per run, did it fail the metric — kept only where some run's verdict is not its score
+    # against the threshold (a metric with its own rule: adk-rs's any-invocation rule, a custom
+    # metric's own status); aligned with ``runs``, None where a run has no verdict. Empty: each
+    # run failed iff its score is below the threshold
+    run_fails: Items[Flag | None] = field(default_factory=list)
 
 
 def invocation_json(inv: Invocation) -> str:
@@ -216,6 +221,9 @@ class RunRecord:
     started_s: Seconds | None = None  # seconds after the run began (None: replayed or not run)
     replayed: Flag = False  # durations are the recording's, not measured
     confirmation: Flag = False  # a confirmation rerun the gate asked for (not one of num_runs)
+    # the metrics' scores and verdicts a source tool's report gave for this run (an adk-rs
+    # report replayed: metric name → score, status, details), used instead of scoring it
+    reported: Data | None = None
 
     @property
     def retries(self) -> int:

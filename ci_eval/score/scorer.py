@@ -15,8 +15,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ci_eval.metrics import INFORMATIONAL_DEFAULTS, lookup, not_computed_reason
-from ci_eval.metrics.base import MetricFailure, NotApplicable, ScoreContext
+from ci_eval.metrics.base import Metric, MetricFailure, NotApplicable, ScoreContext
 from ci_eval.model import Invocation
+from ci_eval.model.describe import fmt
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.results import (
     CaseMetric,
@@ -28,6 +29,7 @@ from ci_eval.model.results import (
 )
 from ci_eval.model.status import Status
 from ci_eval.net import llm
+from ci_eval.score import reported
 
 NO_EXPECTED = (
     "needs an expected conversation; this case's user turns were simulated "
@@ -54,6 +56,10 @@ def metrics_for(set_record: SetRecord, options: ScoreOptions) -> tuple[list[Metr
         config.metrics if config.source != "default" else (options.repo_defaults or config.metrics)
     )
     dialect = config.dialect if config.source != "default" else "adk"
+    if set_record.dialect == "adk-rs" and dialect != "trpc":
+        # adk-rs reads no sidecar: whatever names the metrics, an adk-rs set is scored as the
+        # adk-rs runner scores it (its own metrics, its any-invocation rule)
+        dialect = "adk-rs"
     if options.overrides:
         by_name = {m.name: m for m in own}
         own = [
@@ -128,6 +134,10 @@ def score_run(
             status = Status.INFO
         elif own is not None:
             status = own
+        elif metric.invocation_passes is not None:
+            status = _every_invocation(metric.invocation_passes, per_invocation, threshold)
+            if status == Status.FAILED and score >= threshold:
+                details.setdefault("reason", _short_turn(metric, per_invocation, threshold))
         else:
             status = Status.PASSED if score >= threshold else Status.FAILED
         out.append(
@@ -150,6 +160,7 @@ def _aggregate(
     min_pass: int | None,
     informational: bool,
     by_runs: bool = False,
+    invocation_passes: Callable[[float, float], bool] | None = None,
 ) -> CaseMetric:
     threshold = results[0].threshold
     scored = [r for r in results if r.score is not None]
@@ -186,13 +197,58 @@ def _aggregate(
         pass_rate=passes / (passes + fails) if passes + fails else None,
         flaky=passes > 0 and fails > 0,
     )
+    if not informational and threshold is not None:
+        metric.run_fails = own_verdicts(results, threshold)
     if informational or threshold is None:
         metric.status = Status.INFO
     elif min_pass is not None:
         metric.status = Status.PASSED if passes >= min_pass else Status.FAILED
+    elif all(r.details.get("reported") for r in scored):  # the source tool's verdicts
+        metric.status = Status.FAILED if fails else Status.PASSED
+    elif invocation_passes is not None:  # every invocation of every run must pass
+        metric.status = _every_invocation(invocation_passes, per_invocation, threshold)
     else:
         metric.status = _verdict(scored, mean, threshold)
     return metric
+
+
+def own_verdicts(results: list[MetricResult], threshold: float) -> list[bool | None]:
+    """Per run, did it fail — where some run's verdict is not its score against the threshold
+    (the metric has its own rule), so the gate and the baseline read the verdicts as the
+    metric gave them; empty where every run's verdict is its score's."""
+    verdicts = [
+        None
+        if r.score is None or r.status not in (Status.PASSED, Status.FAILED)
+        else r.status == Status.FAILED
+        for r in results
+    ]
+    inferred = [None if r.score is None else r.score < threshold for r in results]
+    return (
+        verdicts
+        if any(v is not None and v != i for v, i in zip(verdicts, inferred, strict=True))
+        else []
+    )
+
+
+def _short_turn(metric: Metric, scores: list[float | None], threshold: float) -> str:
+    """Why a metric whose mean reaches its threshold failed: its first turn below it."""
+    passes = metric.invocation_passes or (lambda score, bar: score >= bar)
+    turn, score = next(
+        (i, s) for i, s in enumerate(scores, 1) if s is not None and not passes(s, threshold)
+    )
+    return (
+        f"turn {turn} scored {fmt(score)} < {fmt(threshold)}; {metric.origin} fails the metric "
+        "when any turn does"
+    )
+
+
+def _every_invocation(
+    passes: Callable[[float, float], bool], scores: list[float | None], threshold: float
+) -> Status:
+    """PASSED iff each scored invocation passes (adk-rs's rule: one failing turn fails the
+    metric even when the mean reaches the threshold)."""
+    known = [s for s in scores if s is not None]
+    return Status.PASSED if known and all(passes(s, threshold) for s in known) else Status.FAILED
 
 
 def _verdict(scored: list[MetricResult], mean: float, threshold: float) -> Status:
@@ -255,6 +311,9 @@ def score_case(
         expected = [i.expected for i in run.invocations]
         actual = [i.actual for i in run.invocations if i.actual is not None]
         usage = [i.usage for i in run.invocations if i.stored_actual is not None]
+        if run.reported is not None:  # the source tool's own scores, as it reported them
+            run.metrics = reported.from_report(specs, run.reported)
+            continue
         with llm.one_case():
             run.metrics = score_run(specs, dialect, expected, actual, replace(ctx, usage=usage))
     case.metrics = []
@@ -269,6 +328,7 @@ def score_case(
                     options.min_pass,
                     informational,
                     by_runs=metric is not None and not metric.score_is_invocation_mean,
+                    invocation_passes=metric.invocation_passes if metric is not None else None,
                 )
             )
     case.scored_status = case_status(case.metrics, case)

@@ -139,7 +139,7 @@ def test_without_a_sidecar_the_dialects_defaults_apply(corpus: Path) -> None:
     )
     assert isinstance(rs, LoadedEvalSet)
     assert [(m.name, m.criterion) for m in rs.metrics.metrics] == [
-        ("tool_trajectory_avg_score", {"match_type": "ADK_RS"}),
+        ("tool_trajectory_avg_score", {}),  # adk-rs's own (registered for the dialect)
         ("final_response_match_v1", {}),
     ]
 

@@ -116,6 +116,7 @@ case_metrics = st.builds(
     maybe(number),
     st.booleans(),
     maybe(text),
+    st.lists(maybe(st.booleans()), max_size=3),
 )
 runs = st.builds(
     RunRecord,
