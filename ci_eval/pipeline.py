@@ -60,7 +60,9 @@ def load_eval_sets(settings: RunSettings) -> list[LoadedEvalSet]:
         [Path(p) for p in settings.paths], settings.include or None, settings.exclude or None
     )
     eval_config = Path(settings.eval_config) if settings.eval_config else None
-    outcomes = load_all(candidates, eval_config, settings.names.name("eval_config"))
+    outcomes = load_all(
+        candidates, eval_config, settings.names.name("eval_config"), settings.dialect
+    )
     problems: list[InputError] = []
     for outcome in outcomes:
         if isinstance(outcome, Failed):

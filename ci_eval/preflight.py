@@ -58,6 +58,7 @@ def outputs(settings: RunSettings) -> None:
     output_file(settings.junit, name("junit"))
     output_file(settings.summary, name("summary"))
     output_dir(settings.adk_results, name("adk_results"))
+    output_dir(settings.adk_rs_report, name("adk_rs_report"))
     if settings.update_baseline:  # reading it is gate.main_history.load_baseline's
         output_file(settings.baseline or baseline_store.DEFAULT_PATH, name("baseline"))
 

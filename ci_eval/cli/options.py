@@ -64,6 +64,15 @@ AdkResultsOpt = Annotated[
         show_default=False,
     ),
 ]
+AdkRsReportOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--adk-rs-report",
+        metavar="DIR",
+        help="Write one adk-rs EvalReport JSON per eval set here (as adk-rs's eval prints it).",
+        show_default=False,
+    ),
+]
 CommentOpt = Annotated[
     bool | None,
     typer.Option(
@@ -237,6 +246,17 @@ MaxAgeOpt = Annotated[
 ]
 
 
+DialectOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--dialect",
+        metavar="adk-rs",
+        help="Read eval sets in ADK's shape as adk-rs's and score them as adk-rs does (its "
+        "metrics; a metric fails when any turn does). adk-rs's current files look like ADK's "
+        "[default: each file's dialect as its content says].",
+        show_default=False,
+    ),
+]
 EvalConfigOpt = Annotated[
     Path | None,
     typer.Option(

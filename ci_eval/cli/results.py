@@ -12,6 +12,7 @@ from ci_eval.cli.common import environment, exit_code, fail, report, say
 from ci_eval.cli.options import (
     AcceptOpt,
     AdkResultsOpt,
+    AdkRsReportOpt,
     BaselineOpt,
     BaselineRefOpt,
     CommentIdOpt,
@@ -46,6 +47,7 @@ def report_command(
     junit: JunitOpt = None,
     summary: SummaryOpt = None,
     adk_results: AdkResultsOpt = None,
+    adk_rs_report: AdkRsReportOpt = None,
     comment: CommentOpt = None,
     comment_id: CommentIdOpt = None,
     template_dir: TemplateDirOpt = None,
@@ -71,6 +73,7 @@ def report_command(
             "junit": junit,
             "summary": summary,
             "adk_results": adk_results,
+            "adk_rs_report": adk_rs_report,
             "results": results_file,
             "comment": comment,
             "comment_id": comment_id,
@@ -81,6 +84,7 @@ def report_command(
         preflight.output_file(junit, "--junit")
         preflight.output_file(summary, "--summary")
         preflight.output_dir(adk_results, "--adk-results")
+        preflight.output_dir(adk_rs_report, "--adk-rs-report")
         # a file of many cases: their runs in a temporary file until the reports read them
         results = read_results(results_file, keep=PastLimit(environment()))
     except InputError as exc:

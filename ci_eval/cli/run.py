@@ -12,6 +12,7 @@ from ci_eval.cli.common import environment, exit_code, fail, report, stop_on_sig
 from ci_eval.cli.options import (
     AcceptOpt,
     AdkResultsOpt,
+    AdkRsReportOpt,
     BaselineBranchOpt,
     BaselineOpt,
     BaselineRefOpt,
@@ -20,6 +21,7 @@ from ci_eval.cli.options import (
     ConfirmRunsOpt,
     ControlOpt,
     ControlUrlOpt,
+    DialectOpt,
     EvalConfigOpt,
     ExcludeOpt,
     FailOnOpt,
@@ -172,6 +174,7 @@ def run(
     include: IncludeOpt = None,
     exclude: ExcludeOpt = None,
     eval_config: EvalConfigOpt = None,
+    dialect: DialectOpt = None,
     case: Annotated[
         list[str] | None,
         typer.Option(
@@ -307,6 +310,7 @@ def run(
     junit: JunitOpt = None,
     summary: SummaryOpt = None,
     adk_results: AdkResultsOpt = None,
+    adk_rs_report: AdkRsReportOpt = None,
     comment: CommentOpt = None,
     comment_id: CommentIdOpt = None,
     shard: Annotated[
@@ -370,6 +374,7 @@ def run(
             {
                 "paths": paths or None,
                 "eval_config": eval_config,
+                "dialect": dialect,
                 "include": include,
                 "exclude": exclude,
                 "cases": case,
@@ -384,6 +389,7 @@ def run(
                 "junit": junit,
                 "summary": summary,
                 "adk_results": adk_results,
+                "adk_rs_report": adk_rs_report,
                 "comment": comment,
                 "comment_id": comment_id,
                 "shard": shard,

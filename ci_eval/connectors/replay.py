@@ -32,7 +32,7 @@ from typing import Any, overload
 
 from pydantic import TypeAdapter, ValidationError
 
-from ci_eval.connectors import recorded, traces
+from ci_eval.connectors import adk_rs_report, recorded, traces
 from ci_eval.connectors import usage as reported
 from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.dialects import trpc
@@ -65,7 +65,7 @@ class Recording(Sequence[Invocation]):
     itself (trpc's, with extensions) are held as they are. ``marshal``: the fastest exact copy
     of JSON values the standard library has, read back only from what this process wrote."""
 
-    __slots__ = ("_count", "_invocations", "_raw", "recorded", "usage")
+    __slots__ = ("_count", "_invocations", "_raw", "recorded", "reported", "usage")
 
     def __init__(self, invocations: list[Invocation]) -> None:
         self._count = len(invocations)
@@ -76,6 +76,8 @@ class Recording(Sequence[Invocation]):
         self.usage: list[Usage | None] = []
         # an ADK recording's expected invocations, recorded score and writer (see recorded)
         self.recorded: recorded.Recorded | None = None
+        # a run an adk-rs report gives: its scores as adk-rs reported them, no conversation
+        self.reported: dict[str, Any] | None = None
 
     @classmethod
     def from_raw(cls, raw: list[Any], usage: list[Usage | None] | None = None) -> Recording:
@@ -84,6 +86,13 @@ class Recording(Sequence[Invocation]):
         recording._count, recording._invocations = len(raw), None
         recording._raw = marshal.dumps(raw)
         recording.usage = usage or []
+        return recording
+
+    @classmethod
+    def of_report(cls, scores: dict[str, Any]) -> Recording:
+        """A run of an adk-rs report: the scores it reported, no invocations."""
+        recording = cls([])
+        recording.reported = scores
         return recording
 
     def invocations(self) -> list[Invocation]:
@@ -116,6 +125,7 @@ def invocation_to_turn(inv: Invocation, usage: Usage | None = None) -> ActualTur
         tool_uses=inv.tool_calls(),
         recorded_duration_s=inv.duration,  # reports keep the recorded time, not ~0 s
         usage=usage,
+        extensions=dict(inv.extensions),
     )
     data = inv.intermediate_data
     if isinstance(data, IntermediateData):
@@ -270,8 +280,15 @@ def _read_recorded(
             }
         elif "schema_version" in data and "sets" in data:
             found = _ci_eval_runs(data, doc.path)
+        elif adk_rs_report.is_report(data):
+            found = {
+                key: [Recording.of_report(scores) for scores in runs]
+                for key, runs in adk_rs_report.reported_runs(data, doc.path).items()
+            }
         else:
-            raise InputError("not a result file ADK, trpc-agent-go or ci-eval wrote", path=doc.path)
+            raise InputError(
+                "not a result file ADK, trpc-agent-go, adk-rs or ci-eval wrote", path=doc.path
+            )
     except (KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"unreadable result file (missing {exc})", path=doc.path) from None
     return data, found
@@ -403,10 +420,11 @@ class ReplayConnector:
 class _ReplaySession:
     invocations: list[Invocation]
     usage: list[Usage | None] = field(default_factory=list)  # beside them, when recorded so
+    reported: dict[str, Any] | None = None  # scores a report gave instead of a conversation
 
     @classmethod
     def of(cls, recording: Recording) -> _ReplaySession:
-        return cls(recording.invocations(), list(recording.usage))
+        return cls(recording.invocations(), list(recording.usage), recording.reported)
 
     def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
         if not self.invocations:

@@ -17,7 +17,7 @@ from ci_eval.io.readfile import names_ending
 from ci_eval.load import sidecars as criteria
 from ci_eval.load.discover import Candidate, display_path
 from ci_eval.model import EvalSet
-from ci_eval.model.metric_spec import MetricConfig, default_config
+from ci_eval.model.metric_spec import MetricConfig, default_config, defaults_dialect
 
 
 @dataclass
@@ -347,15 +347,23 @@ def _present(path: Path) -> bool:
 SCRUBBED_NOTE = "lone surrogates (such as \\ud83d) in the file were replaced with U+FFFD"
 
 
-def load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> FileOutcome:
+# the dialects a ``dialect`` setting may name, and the shapes each reads as its own
+READ_AS = {"adk-rs": ("adk",)}
+
+
+def load_candidate(
+    candidate: Candidate, sidecars: SidecarFinder, as_dialect: str | None = None
+) -> FileOutcome:
     rel = candidate.rel
     if not candidate.claimed and _lacks_markers(candidate.path):
         return Skipped(rel, "not an eval set (no key any eval-set format uses)")
     with paused_gc():  # a parsed file and its models hold no cycles
-        return _load_candidate(candidate, sidecars)
+        return _load_candidate(candidate, sidecars, as_dialect)
 
 
-def _load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> FileOutcome:
+def _load_candidate(
+    candidate: Candidate, sidecars: SidecarFinder, as_dialect: str | None
+) -> FileOutcome:
     rel = candidate.rel
     doc: JsonDocument | None = None
     try:
@@ -368,10 +376,16 @@ def _load_candidate(candidate: Candidate, sidecars: SidecarFinder) -> FileOutcom
         if isinstance(parsed, LoadedSidecar):
             return parsed
         dialect, eval_set, warnings = parsed
+        if as_dialect and dialect in READ_AS.get(as_dialect, ()):
+            dialect = as_dialect
         if not eval_set.eval_cases:
             warnings.append(f"{rel}: empty eval set: it has no cases, nothing will run")
         metrics = sidecars.find(
-            candidate.path, eval_set.eval_set_id, candidate.root, dialect, warnings
+            candidate.path,
+            eval_set.eval_set_id,
+            candidate.root,
+            defaults_dialect(dialect, eval_set),
+            warnings,
         )
         if doc is not None and doc.scrubbed:
             warnings = [*warnings, SCRUBBED_NOTE]
@@ -400,11 +414,15 @@ def _noted(error: InputError, doc: JsonDocument | None) -> InputError:
 
 
 def load_all(
-    candidates: list[Candidate], eval_config: Path | None = None, option: str = "--eval-config"
+    candidates: list[Candidate],
+    eval_config: Path | None = None,
+    option: str = "--eval-config",
+    dialect: str | None = None,
 ) -> list[FileOutcome]:
     """Load every candidate. A bad ``eval_config`` (``--eval-config``; ``option`` names it as the
-    user did) raises InputError once, before any set is read, rather than failing every set."""
+    user did) raises InputError once, before any set is read, rather than failing every set.
+    ``dialect`` (the ``dialect`` setting) names the dialect of the sets in ADK's shape."""
     sidecars = SidecarFinder(eval_config)
     if eval_config is not None:
         sidecars.load_override(eval_config, option)
-    return [load_candidate(c, sidecars) for c in candidates]
+    return [load_candidate(c, sidecars, dialect) for c in candidates]

@@ -23,6 +23,7 @@ from ci_eval.model.status import Status
 from ci_eval.net.deadline import Deadline
 from ci_eval.publish import github
 from ci_eval.report.adk_results import to_adk_results
+from ci_eval.report.adk_rs_report import to_adk_rs_reports
 from ci_eval.report.junit import junit_parts, to_junit
 from ci_eval.results.file import CaseRecord, RunResults
 from ci_eval.settings import ReportSettings
@@ -85,6 +86,7 @@ def _summary(results: RunResults, page: Page) -> str:
 register_reporter(Reporter("junit", to_junit, junit_parts))
 register_reporter(Reporter("summary", _summary, page=True, title="the summary"))
 register_reporter(Reporter("adk-results", folder=to_adk_results, title="the ADK results"))
+register_reporter(Reporter("adk-rs-report", folder=to_adk_rs_reports, title="the adk-rs reports"))
 
 
 def check_reports(settings: ReportSettings) -> None:

@@ -78,6 +78,10 @@ def check_gate(settings: RunSettings) -> tuple[str, ...]:
     return parse_fail_on(settings.fail_on, names.name("fail_on"))
 
 
+# what ``dialect`` may name: a dialect whose files ADK's shape cannot tell apart
+DIALECT_CHOICES = ("adk-rs",)
+
+
 def check(settings: RunSettings) -> Plan:
     """Every setting of a run, in the order a user would fix them; returns them parsed."""
     names = settings.names
@@ -93,6 +97,10 @@ def check(settings: RunSettings) -> Plan:
             f"must be between 1 and {names.name('num_runs')} ({settings.num_runs})",
         )
     shard = parse_shard(settings.shard, names.name("shard")) if settings.shard else None
+    if settings.dialect not in (None, *DIALECT_CHOICES):
+        raise names.error(
+            "dialect", f"{settings.dialect!r}: choose one of " + ", ".join(DIALECT_CHOICES)
+        )
     if settings.agent.replay_pick not in REPLAY_PICKS:
         raise names.error(
             "agent.replay_pick",

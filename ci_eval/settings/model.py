@@ -41,6 +41,7 @@ SETTINGS = (
     Setting("include", "--include", "include", "list", bar=True),
     Setting("exclude", "--exclude", "exclude", "list", bar=True),
     Setting("eval_config", "--eval-config", "eval-config", bar=True),
+    Setting("dialect", "--dialect", "dialect", bar=True),
     Setting("cases", "--case", bar=True),
     Setting("metric", "--metric", "metrics", "list", bar=True),
     Setting("num_runs", "--num-runs", "num-runs", "int", bar=True),
@@ -68,6 +69,7 @@ SETTINGS = (
     Setting("junit", "--junit", "junit"),
     Setting("summary", "--summary"),
     Setting("adk_results", "--adk-results"),
+    Setting("adk_rs_report", "--adk-rs-report"),
     Setting("comment", "--comment", "comment", "bool"),
     Setting("comment_id", "--comment-id", "comment-id"),
     Setting("template_dir", "--template-dir", "template-dir", bar=True),
@@ -216,6 +218,9 @@ class ReportSettings:
 class RunSettings:
     paths: list[str] = field(default_factory=list)
     eval_config: str | None = None  # one ADK eval config (or trpc metrics) for every set
+    # "adk-rs": the eval sets in ADK's shape are adk-rs's, scored as adk-rs scores them (its
+    # current files are ADK's shape); None: each file's dialect as its content says
+    dialect: str | None = None
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     cases: list[str] = field(default_factory=list)
@@ -248,6 +253,7 @@ class RunSettings:
     junit: str | None = None
     summary: str | None = None
     adk_results: str | None = None
+    adk_rs_report: str | None = None  # a folder: one adk-rs EvalReport per eval set
     comment: bool = False
     comment_id: str | None = None
     metric: list[str] = field(default_factory=list)  # --metric NAME[=THRESHOLD]
@@ -301,6 +307,7 @@ class RunSettings:
             github_token(env),
             job_summary,
             trust_pr_config=self.trust_pr_config,
+            files={"adk-rs-report": self.adk_rs_report} if self.adk_rs_report else {},
         )
 
 
