@@ -130,7 +130,30 @@ def _read_baseline(
                 "or on a data branch read through git)"
             )
         return data, where, notices
+    if settings.given("baseline") and not settings.update_baseline:
+        _named_baseline_exists(Path(given), settings.names.name("baseline"))
     return baseline_store.read(Path(given)), given, []
+
+
+def _named_baseline_exists(path: Path, option: str) -> None:
+    """A baseline the user named that is not there is a mistake (a typo would otherwise turn
+    the gate to thresholds only, silently); ``--update-baseline`` creates it."""
+    import difflib
+
+    if path.is_dir():
+        raise InputError(f"{option} {path}: is a directory, not a baseline file")
+    if path.exists():
+        return
+    try:
+        near = difflib.get_close_matches(
+            path.name, [p.name for p in path.parent.iterdir() if p.is_file()], n=1
+        )
+    except OSError:
+        near = []
+    hint = f" (did you mean {path.parent / near[0]}?)" if near else ""
+    raise InputError(
+        f"{option} {path}: no such file{hint}; to start a history there, run with --update-baseline"
+    )
 
 
 def check_gate_options(settings: RunSettings) -> list[Acceptance]:
@@ -220,6 +243,7 @@ def apply_baseline(
     data, where, notices = loaded.data, loaded.where, list(loaded.notices)
     if data is None:
         results.fail_on = explicit or ("failure", "error", "not-evaluated")
+        results.settings["no_baseline"] = where  # said in the verdict
         notices.append(
             f"no baseline at {where}: gating on thresholds only (create one with "
             "`ci-eval baseline update RESULTS`)"

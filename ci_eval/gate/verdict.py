@@ -156,6 +156,7 @@ def verdict(results: RunResults) -> Verdict:
         None if comparison is None else (len(comparison.cases), comparison.outage),
         redact.current().scrubs,
         len(changed_of(results)),
+        results.settings.get("no_baseline"),
         hash(tuple(c.status for s in results.sets for c in s.cases)),
     )
     kept = results.__dict__.get("_verdict")
@@ -260,6 +261,9 @@ def _verdict(results: RunResults) -> Verdict:
                 f"{len(short)} {'case' if len(short) == 1 else 'cases'} with a short history "
                 f"(fewer than {comparison.min_history} runs on main)"
             )
+    missing = results.settings.get("no_baseline")
+    if comparison is None and isinstance(missing, str):
+        notices.append(f"gate on thresholds only: no baseline at {missing}")
     if said_changes:
         notices.append(
             f"changed by this pull request: {len(said_changes)} "

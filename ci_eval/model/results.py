@@ -327,6 +327,7 @@ class RunSettingsJson(TypedDict, total=False):
     min_pass: Count | None
     shard: Text | None
     merged_from: Count | None
+    no_baseline: Text | None  # where a baseline was looked for and not found
 
 
 FailOn = Literal["failure", "regression", "error", "not-evaluated"]

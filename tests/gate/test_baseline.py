@@ -115,12 +115,24 @@ def test_a_drop_fails_the_gate_and_is_named(recorded: dict[str, Path]) -> None:
     )
 
 
-def test_missing_baseline_gates_on_thresholds(recorded: dict[str, Path]) -> None:
-    proc = ci_eval(
-        "compare", str(recorded["first"]), "--baseline", str(recorded["folder"] / "nope.json")
-    )
+def test_without_a_baseline_the_verdict_says_it_gates_on_thresholds(
+    recorded: dict[str, Path],
+) -> None:
+    proc = ci_eval("compare", str(recorded["first"]), cwd=recorded["folder"])
     assert proc.returncode == 1  # berlin fails its thresholds
-    assert "no baseline at" in proc.stderr and "gating on thresholds only" in proc.stderr
+    assert "gate on thresholds only: no baseline at .ci-eval/baseline.json" in proc.stdout
+
+
+def test_a_named_baseline_that_is_missing_is_a_usage_error(recorded: dict[str, Path]) -> None:
+    typo = recorded["folder"] / "first.jsn"
+    proc = ci_eval("compare", str(recorded["first"]), "--baseline", str(typo))
+    assert proc.returncode == 2
+    assert f"--baseline {typo}: no such file (did you mean {recorded['first']}?)" in proc.stderr
+
+
+def test_a_named_baseline_that_is_a_folder_is_a_usage_error(recorded: dict[str, Path]) -> None:
+    proc = ci_eval("compare", str(recorded["first"]), "--baseline", str(recorded["folder"]))
+    assert proc.returncode == 2 and "is a directory, not a baseline file" in proc.stderr
 
 
 def test_bad_fail_on_is_a_usage_error(recorded: dict[str, Path]) -> None:
