@@ -46,13 +46,21 @@ def test_templates_ship_in_the_wheel() -> None:
         assert (REPO / "templates" / name).is_file()
 
 
-def test_adks_judge_prompts_ship_in_the_wheel() -> None:
+def test_the_judge_prompts_ship_in_the_wheel() -> None:
     data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert data["package-data"]["ci_eval.metrics"] == ["adk_judge_prompts/*"]
+    assert set(data["package-data"]["ci_eval.metrics"]) == {
+        "adk_judge_prompts/*",
+        "trpc_judge_prompts/*",
+        "watsonx_quick_prompts/*",
+    }
     shipped = REPO / "ci_eval" / "metrics" / "adk_judge_prompts"
     assert {"NOTICE.md", "final_response_match_v2.txt", "pre_built_personas.json"} <= {
         p.name for p in shipped.iterdir()
     }
+    trpc = REPO / "ci_eval" / "metrics" / "trpc_judge_prompts"
+    assert {"NOTICE.md", "llm_final_response.txt"} <= {p.name for p in trpc.iterdir()}
+    ibm = REPO / "ci_eval" / "metrics" / "watsonx_quick_prompts"
+    assert {"NOTICE.md", "general_hallucination_check.json"} <= {p.name for p in ibm.iterdir()}
 
 
 def test_every_package_ships_in_the_wheel() -> None:

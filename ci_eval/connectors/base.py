@@ -52,10 +52,13 @@ class ActualTurn:
     recorded_duration_s: float | None = None  # replay: how long the recorded turn took
     # what the agent's own model calls spent, as it reported them (None: it did not say)
     usage: Usage | None = None
+    # replay: the recorded invocation's dialect data (trpc's executionTrace, contextMessages),
+    # which trpc-agent-go's judges read
+    extensions: dict[str, Any] = field(default_factory=dict)
 
     def to_invocation(self, expected: Invocation, duration: float) -> Invocation:
         """The actual invocation this turn makes of ``expected`` (its id and user content)."""
-        return Invocation(
+        inv = Invocation(
             invocation_id=expected.invocation_id,
             user_content=expected.user_content,
             final_response=self.final_response,
@@ -66,6 +69,8 @@ class ActualTurn:
                 intermediate_responses=self.intermediate_responses,
             ),
         )
+        inv.extensions.update(self.extensions)
+        return inv
 
 
 # what one case's run may keep of its agent's replies (every turn's, as the results file holds

@@ -12,7 +12,11 @@ from ci_eval.metrics import (  # noqa: F401  (each registers its metrics; adk's 
     judge_metrics,
     simulation,
     trpc,
+    trpc_judges,
     watsonx,
+    watsonx_messages,
+    watsonx_quick,
+    watsonx_routing,
 )
 from ci_eval.metrics.registry import (
     INFORMATIONAL_DEFAULTS,

@@ -44,6 +44,7 @@ class Judge:
     template_dir: Path | None = None
     calls: int = 0
     _cache: dict[tuple[str, str, int], str] = field(default_factory=dict)
+    _tokens: dict[tuple[str, str, int], list[dict[str, Any]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -69,16 +70,19 @@ class Judge:
         except templates.TemplateProblem as exc:
             raise MetricFailure(f"judge prompt: {exc}") from None
 
-    def ask(self, prompt: str, sample: int = 0) -> str:
-        """One completion; the same prompt and sample number is asked once per run."""
+    def ask(self, prompt: str | list[dict[str, str]], sample: int = 0) -> str:
+        """One completion of a user prompt, or of chat messages (a system prompt, few-shot
+        turns: IBM's quick-eval checks); the same prompt and sample number is asked once per
+        run."""
         from ci_eval.net.llm import LlmError
 
-        key = (self.settings.model or "", prompt, sample)
+        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+        key = (self.settings.model or "", json.dumps(prompt), sample)
         with self._lock:
             if key in self._cache:
                 return self._cache[key]
         try:
-            text = self.client.complete([{"role": "user", "content": prompt}])
+            text = self.client.complete(messages)
         except LlmError as exc:
             raise MetricFailure(f"judge: {exc}") from None
         if len(text) > MAX_ANSWER_CHARS:
@@ -92,7 +96,7 @@ class Judge:
             self.calls += 1
         return text
 
-    def ask_json(self, prompt: str, sample: int = 0) -> dict[str, Any]:
+    def ask_json(self, prompt: str | list[dict[str, str]], sample: int = 0) -> dict[str, Any]:
         text = self.ask(prompt, sample)
         # the first "{" to the last "}", as a greedy search would find them, in linear time (a
         # regex search retried from every "{" is quadratic)
@@ -104,3 +108,21 @@ class Judge:
         if not isinstance(value, dict):
             raise MetricFailure(f"judge: expected a JSON object, got {text[:80]!r}")
         return value
+
+    def ask_logprobs(self, prompt: str, sample: int = 0) -> list[dict[str, Any]]:
+        """One completion's tokens with their log probabilities (trpc-agent-go's pairwise
+        verifier reads them); the same prompt and sample number is asked once per run."""
+        from ci_eval.net.llm import LlmError
+
+        key = (self.settings.model or "", prompt, sample)
+        with self._lock:
+            if key in self._tokens:
+                return self._tokens[key]
+        try:
+            _, tokens = self.client.complete_logprobs([{"role": "user", "content": prompt}])
+        except LlmError as exc:
+            raise MetricFailure(f"judge: {exc}") from None
+        with self._lock:
+            self._tokens[key] = tokens
+            self.calls += 1
+        return tokens

@@ -22,19 +22,6 @@ NOT_COMPUTED: dict[str, str] = {
         ),
         "google-adk",
     ),
-    **dict.fromkeys(
-        (
-            "llm_final_response",
-            "llm_rubric_response",
-            "llm_rubric_critic",
-            "llm_rubric_reference_critic",
-            "llm_rubric_knowledge_recall",
-            "llm_hallucinations",
-            "llm_judge_template",
-            "llm_verifier_pairwise",
-        ),
-        "trpc-agent-go",
-    ),
 }
 
 

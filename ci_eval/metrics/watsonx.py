@@ -2,15 +2,19 @@
 1.5.2 (``agentops``) and checked against 1.6.9's own code (tests/score/test_watsonx_ibm_parity.py):
 tool-call precision and recall, journey success and journey completion.
 
-Tool calls are checked against the dataset's ``tool_call`` goals with IBM's argument matching
-(strict / optional / ignore, ``<IGNORE>``, ``{"IGNORE": null}``, values compared as lower-cased
-``str()``). Text goals need IBM's two LLM checks (keywords, semantic match), made through the
-judge; without one, journey metrics on datasets with text goals are NOT_EVALUATED.
+Tool calls are checked against the dataset's ``tool_call`` goals with IBM 1.6.9's argument
+matching (nested arguments as dot paths, strict / optional / ignore / fuzzy, ``<IGNORE>``,
+``{"IGNORE": null}``, values normalised as ``normalize_args``: numbers canonical, lists sorted,
+text lower-cased; 1.5.2 compared lower-cased ``str()``). Text goals need IBM's two LLM checks
+(keywords, semantic match), made through the judge; without one, journey metrics on datasets
+with text goals are NOT_EVALUATED.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from typing import Any
 
 from ci_eval.metrics.adk import text_of
@@ -29,43 +33,112 @@ def ignore_keyword() -> str:
     return os.environ.get(IGNORE_ENV, "<IGNORE>")
 
 
-def _normalise(value: Any, ignore: str) -> str:
-    """IBM's ``normalize_args``: ``str()`` of the decoded JSON value, lower-cased."""
-    text = str(value)
-    return text if text == ignore else text.lower()
+def normalize(value: Any, ignore: str) -> Any:
+    """IBM 1.6.9's ``agentops.extractors.utils.normalize_args``: the placeholder kept, dicts
+    and lists normalised inside (lists sorted), numbers and numeric strings as one string
+    (``10.0`` and ``"10"`` → ``"10"``), anything else its lower-cased ``str()``."""
+    if str(value) == ignore:
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): normalize(v, ignore) for k, v in value.items()}
+    if isinstance(value, list):
+        return sorted(
+            (normalize(v, ignore) for v in value), key=lambda v: json.dumps(v, sort_keys=True)
+        )
+    if isinstance(value, int | float):
+        if isinstance(value, float) and value.is_integer():
+            return str(int(value))
+        return str(value)
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            pass
+        else:
+            return str(int(number)) if number.is_integer() else str(number)
+    return str(value).lower()
+
+
+def as_number_or_date(actual: Any, want: Any) -> tuple[bool, bool]:
+    """IBM's ``compare_as_date_or_number``: (converted, equal)."""
+    try:
+        return True, abs(float(actual) - float(want)) <= 0.001
+    except (ValueError, TypeError):
+        pass
+    from dateutil import parser  # IBM's date parser; loaded only for fuzzy arguments
+
+    try:
+        return True, parser.parse(actual) == parser.parse(want)
+    except (ValueError, TypeError, OverflowError):
+        return False, False
+
+
+_NOT_WORD = re.compile(r"(?ui)\W")
+
+
+def fuzzy_text_match(actual: Any, want: Any) -> bool:
+    """A ``fuzzy`` text value: IBM compares its LLM client's embeddings (cosine >= 0.8), which
+    ci-eval has not; this is IBM's fallback without a client, fuzzywuzzy's WRatio > 0.8 on a
+    0-100 scale, i.e. the processed (non-word characters blanked, lower-cased) strings share a
+    character."""
+    a = set(_NOT_WORD.sub(" ", str(actual)).lower().strip()) - {" "}
+    b = set(_NOT_WORD.sub(" ", str(want)).lower().strip()) - {" "}
+    return bool(a & b)
+
+
+def _flatten(value: dict[str, Any], parent: str = "") -> dict[str, Any]:
+    """``agentops.utils.dict_helpers.flatten_dict``: nested dicts to dot paths."""
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        path = f"{parent}.{key}" if parent else key
+        if isinstance(item, dict):
+            out.update(_flatten(item, path))
+        else:
+            out[path] = item
+    return out
+
+
+def _strategy(path: str, strategies: dict[str, str]) -> str:
+    """``resolve_strategy``: the path's own, else its nearest parent's, else strict."""
+    if path in strategies:
+        return strategies[path]
+    parts = path.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        if ".".join(parts[:i]) in strategies:
+            return strategies[".".join(parts[:i])]
+    return "strict"
 
 
 def arguments_match(
     expected: dict[str, Any] | None,
-    actual: dict[str, Any],
+    actual: dict[str, Any] | None,
     strategies: dict[str, str],
     ignore: str | None = None,
 ) -> bool:
-    """``agentops.extractors.utils.argument_matching`` without its LLM/fuzzy branch.
-    ``ignore``: the placeholder (default: ``ignore_keyword()``)."""
+    """IBM 1.6.9's ``agentops.extractors.utils.argument_matching``; ``fuzzy`` text by
+    ``fuzzy_text_match``. ``ignore``: the placeholder (default: ``ignore_keyword()``)."""
     ignore = ignore_keyword() if ignore is None else ignore
     if expected is None:
         return not actual
     if expected == {"IGNORE": None}:
         return True
-    for name in expected:
-        strategy = strategies.get(name, "strict")
-        got, want = _normalise(actual.get(name), ignore), _normalise(expected.get(name), ignore)
+    flat_actual = _flatten(actual or {})
+    for path, want_raw in _flatten(expected).items():
+        strategy = _strategy(path, strategies)
+        got, want = normalize(flat_actual.get(path), ignore), normalize(want_raw, ignore)
         if strategy == "ignore" or want == ignore:
             continue
         if strategy == "optional":
-            if name not in actual:
-                continue
-            if actual[name] != expected[name]:
+            if path in flat_actual and flat_actual[path] != want_raw:
                 return False
-        if name not in actual:
+            continue
+        if path not in flat_actual:
             return False
         if strategy == "fuzzy":
-            try:
-                return abs(float(got) - float(want)) <= 0.001  # IBM returns on a fuzzy field
-            except ValueError:
-                return got == want
-        if strategy == "strict" and got != want:
+            converted, equal = as_number_or_date(got, want)
+            if not (equal if converted else fuzzy_text_match(got, want)):
+                return False
+        elif strategy == "strict" and got != want:
             return False
     return True
 

@@ -74,6 +74,18 @@ class ChatClient:
 
     def complete(self, messages: list[dict[str, Any]]) -> str:
         """The text of one completion of ``messages``; raises LlmError."""
+        return self._complete(messages, {})[0]
+
+    def complete_logprobs(
+        self, messages: list[dict[str, Any]], top_logprobs: int = 20
+    ) -> tuple[str, list[dict[str, Any]]]:
+        """One completion's text and its tokens' log probabilities (OpenAI's
+        ``choices[0].logprobs.content``: token, logprob, top_logprobs); raises LlmError."""
+        return self._complete(messages, {"logprobs": True, "top_logprobs": top_logprobs})
+
+    def _complete(
+        self, messages: list[dict[str, Any]], extra: dict[str, Any]
+    ) -> tuple[str, list[dict[str, Any]]]:
         from ci_eval.net.http import HttpError, post_json
 
         body = {"model": self.model, "temperature": self.temperature, "messages": messages}
@@ -81,15 +93,19 @@ class ChatClient:
         if count is not None:
             count.charge()
         try:
-            data, _ = post_json(self._http, self.url, body, self.timeout, self.retries)
-            text = data["choices"][0]["message"]["content"]
+            data, _ = post_json(self._http, self.url, {**body, **extra}, self.timeout, self.retries)
+            choice = data["choices"][0]
+            text = choice["message"]["content"]
+            tokens = (choice.get("logprobs") or {}).get("content") or []
         except HttpError as exc:
             raise LlmError(str(exc)) from None
-        except (KeyError, IndexError, TypeError):
+        except (KeyError, IndexError, TypeError, AttributeError):
             raise LlmError("the answer is not a chat completion") from None
         if not isinstance(text, str):
             raise LlmError("the completion has no text")
-        return text
+        if not isinstance(tokens, list) or not all(isinstance(t, dict) for t in tokens):
+            raise LlmError("the completion's logprobs are not a list of tokens")
+        return text, tokens
 
     def close(self) -> None:
         self._http.close()

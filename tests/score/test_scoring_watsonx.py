@@ -101,7 +101,10 @@ def _score(
     [
         ({"username": "nwaters"}, {"username": "NWaters"}, {}, True),  # lower-cased str()
         ({"n": 10}, {"n": "10"}, {}, True),  # str(10) == "10"
-        ({"n": 10.0}, {"n": 10}, {}, False),  # "10.0" != "10"
+        ({"n": 10.0}, {"n": 10}, {}, True),  # 1.6.9's normalize_args: 10.0 → "10" (1.5.2: no)
+        ({"l": ["b", "a"]}, {"l": ["a", "b"]}, {}, True),  # 1.6.9 sorts lists
+        ({"q": {"x": "A", "y": 1}}, {"q": {"x": "a", "y": 2}}, {"q.y": "ignore"}, True),  # paths
+        ({"b": True}, {"b": "true"}, {}, False),  # str(True) is "True", not lower-cased
         ({"a": 1}, {"a": 1, "extra": 2}, {}, True),  # extra actual args are allowed
         ({"a": 1}, {}, {}, False),
         ({"a": "<IGNORE>"}, {"a": "anything"}, {}, True),
