@@ -1,6 +1,7 @@
 """docs/metrics.md cannot drift: its ADK table names every metric google-adk defines, says
-computed exactly for the ones ci-eval registers, its adk-rs table names metrics registered as
-adk-rs's, and every test it cites exists."""
+computed exactly for the ones ci-eval registers; each other tool's table (adk-rs,
+trpc-agent-go, watsonx Orchestrate) names exactly the metrics registered as that tool's, and the
+ones it defines that ci-eval does not compute; and every test it cites exists."""
 
 from __future__ import annotations
 
@@ -8,15 +9,16 @@ import re
 
 import pytest
 
-from ci_eval.metrics import NOT_COMPUTED, lookup
+from ci_eval.metrics import NOT_COMPUTED, REGISTRY, lookup
 from tests.conftest import REPO
 
 TABLE = (REPO / "docs/metrics.md").read_text("utf-8")
-# each source tool's table sits in its own section: ADK's first, then "## adk-rs"
-ADK_SECTION, _, ADK_RS_SECTION = TABLE.partition("\n## adk-rs\n")
+# each source tool's table sits in its own "## TOOL" section, after ADK's
+ADK_SECTION, *_SECTIONS = re.split(r"^## ", TABLE, flags=re.M)
+SECTIONS = {part.split("\n", 1)[0]: part for part in _SECTIONS}
 ROW = re.compile(r"^\| `([a-z0-9_]+)` \| (yes|no) \|[^|]*\|(.*)\|$", re.M)
 ROWS = {m.group(1): (m.group(2), m.group(3)) for m in ROW.finditer(ADK_SECTION)}
-ADK_RS_ROWS = {m.group(1): m.group(2) for m in ROW.finditer(ADK_RS_SECTION)}
+TOOLS = {"adk-rs": "adk-rs", "trpc-agent-go": "trpc", "watsonx Orchestrate": "watsonx"}
 
 
 def test_every_metric_of_google_adk_has_a_row() -> None:
@@ -31,11 +33,17 @@ def test_computed_says_what_the_registry_has(name: str) -> None:
     assert (computed == "no") == (name in NOT_COMPUTED)
 
 
-def test_the_adk_rs_table_names_adk_rs_metrics() -> None:
-    assert ADK_RS_ROWS, "docs/metrics.md has an adk-rs section with its metrics"
-    for name, computed in ADK_RS_ROWS.items():
-        metric = lookup(name, "adk-rs")
-        assert computed == "yes" and metric is not None and metric.origin == "adk-rs", name
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+def test_each_tools_table_names_its_metrics(tool: str) -> None:
+    rows = {m.group(1): m.group(2) for m in ROW.finditer(SECTIONS[tool])}
+    registered = {m.name for m in REGISTRY.values() if m.origin == tool}
+    assert {name for name, computed in rows.items() if computed == "yes"} == registered
+    for name, computed in rows.items():
+        metric = lookup(name, TOOLS[tool])
+        assert (computed == "yes") == (metric is not None and metric.origin == tool), name
+    assert {n for n, c in rows.items() if c == "no"} == {
+        n for n, t in NOT_COMPUTED.items() if t == tool
+    }
 
 
 def test_every_cited_test_exists() -> None:
