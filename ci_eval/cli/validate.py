@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ci_eval.errors import InputError, ValidationFailed
@@ -21,6 +21,7 @@ from ci_eval.load.evalsets import (
 )
 from ci_eval.metrics.pr_code import PullRequestCode
 from ci_eval.model.metric_spec import MetricConfig
+from ci_eval.settings.parse import parse_metric_table
 from ci_eval.simulate import scenario_of
 
 TRACE_NOTE = "trace mode: recorded conversation is scored, the agent is not called"
@@ -129,13 +130,25 @@ def validate(
     from ci_eval import preflight
     from ci_eval.settings import find_config, load_config
 
+    # what `run` would use: ci-eval.toml's [run] where no flag says otherwise, and its [metrics]
+    config = find_config()
+    settings = load_config(config, required=False)
+    paths = paths or [Path(p) for p in settings.paths]
+    include = include or settings.include or None
+    exclude = exclude or settings.exclude or None
+    if eval_config is None and settings.eval_config:
+        eval_config = Path(settings.eval_config)
     found = discover_all(paths, include, exclude)
-    outcomes = load_all(found.candidates, eval_config)
+    outcomes = load_all(found.candidates, eval_config, dialect=settings.dialect)
+    if settings.metrics:
+        table = MetricConfig(parse_metric_table(settings.metrics), f"{config} [metrics]", "adk")
+        outcomes = [_with_table(o, table) for o in outcomes]
     # as `run` does: code a pull request changed is not imported into this process
     guard = PullRequestCode(os.environ)
-    preflight.register_metrics(load_config(find_config(), required=False), guard)
+    preflight.register_metrics(settings, guard)
     outcomes = with_metric_names_checked(outcomes, guard)
-    lines = list(validate_lines(outcomes, found.ignored, verbose))
+    outcomes, ignored = _read_configs(outcomes, found.ignored)
+    lines = list(validate_lines(outcomes, ignored, verbose))
     if not any(isinstance(o, LoadedEvalSet | LoadedSidecar | Failed) for o in outcomes):
         notes = [
             "no eval sets found (searched for "
@@ -148,7 +161,35 @@ def validate(
             notes.append(f"{skipped} JSON file(s) skipped or not read; -v lists them")
         return Validation(lines, notes, valid=False)
     invalid = any(isinstance(o, Failed) for o in outcomes)
-    return Validation(lines, [validate_counts(outcomes, found.ignored, verbose)], not invalid)
+    return Validation(lines, [validate_counts(outcomes, ignored, verbose)], not invalid)
+
+
+def _with_table(outcome: FileOutcome, table: MetricConfig) -> FileOutcome:
+    """A set without a config of its own is scored by ci-eval.toml's [metrics], as in `run`."""
+    if isinstance(outcome, LoadedEvalSet) and outcome.metrics.source == "default":
+        metrics = replace(table, dialect=outcome.metrics.dialect)
+        return replace(outcome, metrics=metrics)
+    return outcome
+
+
+def _read_configs(
+    outcomes: list[FileOutcome], ignored: list[Ignored]
+) -> tuple[list[FileOutcome], list[Ignored]]:
+    """The configs eval sets read their metrics from (a test_config.json beside a set, in a
+    folder the search does not read) are sidecars, listed and counted as such; the rest of
+    the JSON not read stays so."""
+    used = {
+        o.metrics.source: o.metrics
+        for o in outcomes
+        if isinstance(o, LoadedEvalSet) and o.metrics.source != "default"
+    }
+    kind = {"adk": "adk-config", "trpc": "trpc-metrics"}
+    read = [
+        LoadedSidecar(i.rel, kind.get(used[i.rel].dialect, "adk-config"), used[i.rel])
+        for i in ignored
+        if i.rel in used
+    ]
+    return outcomes + read, [i for i in ignored if i.rel not in used]
 
 
 def with_metric_names_checked(
