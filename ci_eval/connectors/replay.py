@@ -65,9 +65,11 @@ class Recording(Sequence[Invocation]):
     itself (trpc's, with extensions) are held as they are. ``marshal``: the fastest exact copy
     of JSON values the standard library has, read back only from what this process wrote."""
 
-    __slots__ = ("_count", "_invocations", "_raw", "recorded", "reported", "usage")
+    __slots__ = ("_count", "_invocations", "_raw", "expected", "recorded", "reported", "usage")
 
-    def __init__(self, invocations: list[Invocation]) -> None:
+    def __init__(
+        self, invocations: list[Invocation], expected: list[Invocation] | None = None
+    ) -> None:
         self._count = len(invocations)
         self._invocations: list[Invocation] | None = invocations
         self._raw = b""
@@ -78,6 +80,8 @@ class Recording(Sequence[Invocation]):
         self.recorded: recorded.Recorded | None = None
         # a run an adk-rs report gives: its scores as adk-rs reported them, no conversation
         self.reported: dict[str, Any] | None = None
+        # the expected invocations the recording holds beside its own (trpc's expected runner)
+        self.expected = expected
 
     @classmethod
     def from_raw(cls, raw: list[Any], usage: list[Usage | None] | None = None) -> Recording:
@@ -275,7 +279,7 @@ def _read_recorded(
             recorded.tell(found.values(), doc.path, isinstance(doc.data, str), data)
         elif "evalCaseResults" in data:
             found = {
-                key: [Recording(run) for run in runs]
+                key: [Recording(run, expected) for run, expected in runs]
                 for key, runs in trpc.recorded_runs(doc, data).items()
             }
         elif "schema_version" in data and "sets" in data:
@@ -421,10 +425,13 @@ class _ReplaySession:
     invocations: list[Invocation]
     usage: list[Usage | None] = field(default_factory=list)  # beside them, when recorded so
     reported: dict[str, Any] | None = None  # scores a report gave instead of a conversation
+    expected: list[Invocation] | None = None  # what the recording expected (see Recording)
 
     @classmethod
     def of(cls, recording: Recording) -> _ReplaySession:
-        return cls(recording.invocations(), list(recording.usage), recording.reported)
+        return cls(
+            recording.invocations(), list(recording.usage), recording.reported, recording.expected
+        )
 
     def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
         if not self.invocations:

@@ -295,21 +295,29 @@ def _gen3(
 
 def recorded_runs(
     doc: JsonDocument, data: dict[str, Any]
-) -> dict[tuple[str, str], list[list[Invocation]]]:
+) -> dict[tuple[str, str], list[tuple[list[Invocation], list[Invocation] | None]]]:
     """The actual invocations a trpc-agent-go result file recorded, per (eval set id, case id),
-    one list per recorded run (what ``--agent replay`` replays)."""
-    runs: dict[tuple[str, str], list[list[Invocation]]] = {}
+    one list per recorded run (what ``--agent replay`` replays), each with the expected
+    invocations trpc recorded beside them when every one has a final response (a simulated
+    case's expected runner answered them: the reference its critics judge against)."""
+    runs: dict[tuple[str, str], list[tuple[list[Invocation], list[Invocation] | None]]] = {}
     for i, result in enumerate(data.get("evalCaseResults") or []):
         key = (result.get("evalSetId") or data.get("evalSetId") or "", result["evalId"])
-        per = result.get("evalMetricResultPerInvocation") or []
-        invocations = [
-            invocation(
-                doc,
-                p["actualInvocation"],
-                ["evalCaseResults", i, "evalMetricResultPerInvocation", n, "actualInvocation"],
-            )
-            for n, p in enumerate(per)
+        # (index in the file, the recorded pair) of each pair with an actual invocation
+        per = [
+            (n, p)
+            for n, p in enumerate(result.get("evalMetricResultPerInvocation") or [])
             if p.get("actualInvocation")
         ]
-        runs.setdefault(key, []).append(invocations)
+        where = ["evalCaseResults", i, "evalMetricResultPerInvocation"]
+        invocations = [
+            invocation(doc, p["actualInvocation"], [*where, n, "actualInvocation"]) for n, p in per
+        ]
+        expected: list[Invocation] | None = None
+        if per and all((p.get("expectedInvocation") or {}).get("finalResponse") for _, p in per):
+            expected = [
+                invocation(doc, p["expectedInvocation"], [*where, n, "expectedInvocation"])
+                for n, p in per
+            ]
+        runs.setdefault(key, []).append((invocations, expected))
     return runs

@@ -77,7 +77,7 @@ def _run_simulated_job(
             usage = session.recorded_usage()
         except AgentError as exc:
             return RunRecord(run=run, error=str(exc))  # a replay has no session: it says why
-        return replay_simulated(session.invocations, run, usage)
+        return replay_simulated(session.invocations, run, usage, session.expected)
     user = options.simulator.make(case, loaded.dialect, loaded.metrics.extras)
     with llm.one_case():
         return run_simulated(connector, user, eval_set_id, case, run)

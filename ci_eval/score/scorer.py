@@ -102,7 +102,7 @@ def score_run(
             continue
         if threshold is None and not metric.informational:
             threshold = metric.default_threshold
-        if ctx.scenario is not None and metric.needs_expected:
+        if ctx.scenario is not None and metric.needs_expected and not _answered(expected):
             out.append(
                 MetricResult(
                     spec.name, Status.NOT_EVALUATED, threshold=threshold, reason=NO_EXPECTED
@@ -228,6 +228,12 @@ def own_verdicts(results: list[MetricResult], threshold: float) -> list[bool | N
         if any(v is not None and v != i for v, i in zip(verdicts, inferred, strict=True))
         else []
     )
+
+
+def _answered(expected: list[Invocation]) -> bool:
+    """Whether a simulated case's run has expected answers all the same: a recording of
+    trpc-agent-go's expected runner gave each turn one."""
+    return bool(expected) and all(e.final_response is not None for e in expected)
 
 
 def _short_turn(metric: Metric, scores: list[float | None], threshold: float) -> str:

@@ -159,19 +159,25 @@ def run_simulated(
 
 
 def replay_simulated(
-    recording: list[Invocation], run: int, usage: list[Usage | None] | None = None
+    recording: list[Invocation],
+    run: int,
+    usage: list[Usage | None] | None = None,
+    expected: list[Invocation] | None = None,
 ) -> RunRecord:
     """A recorded simulated conversation scored again: its user turns and agent replies as they
-    were (with the agent's usage per turn, when recorded), no simulator and no agent."""
+    were (with the agent's usage per turn, when recorded), no simulator and no agent. What the
+    recording expected of each turn (trpc-agent-go's expected runner answered it) is the turn's
+    expected invocation; else its user turn alone."""
     record = RunRecord(run=run)
     record.simulation = {"kind": "replay", "user_turns": len(recording), "llm_calls": 0}
     usage = usage or [None] * len(recording)
+    if expected is None or len(expected) != len(recording):
+        expected = [
+            Invocation(invocation_id=inv.invocation_id, user_content=inv.user_content)
+            for inv in recording
+        ]
     record.invocations = [
-        InvocationRecord(
-            expected=Invocation(invocation_id=inv.invocation_id, user_content=inv.user_content),
-            actual=inv,
-            usage=used,
-        )
-        for inv, used in zip(recording, usage, strict=True)
+        InvocationRecord(expected=exp, actual=inv, usage=used)
+        for inv, exp, used in zip(recording, expected, usage, strict=True)
     ]
     return record

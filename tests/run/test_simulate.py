@@ -251,3 +251,25 @@ def test_adk_connectors_play_the_simulated_conversations(
     # ADK's agent events carry its name: the simulated user sees "weather_agent: …"
     simulator = [b["messages"][0]["content"] for b in llm.bodies]
     assert any("weather_agent: " + WHICH_CITY in p for p in simulator)
+
+
+def _said(role: str, text: str) -> Any:
+    from ci_eval.model import Content, Invocation
+
+    content = Content.model_validate({"role": role, "parts": [{"text": text}]})
+    return Invocation(user_content=content) if role == "user" else content
+
+
+def test_a_replayed_conversation_keeps_what_its_recording_expected_of_each_turn() -> None:
+    from ci_eval.simulate.conversation import replay_simulated
+
+    turn = _said("user", "Plan my trip")
+    turn.final_response = _said("model", "Where from?")
+    reference = _said("user", "Plan my trip")
+    reference.final_response = _said("model", "Which city are you leaving from?")
+
+    expected = replay_simulated([turn], 1, None, [reference]).invocations[0].expected
+    bare = replay_simulated([turn], 1).invocations[0].expected
+
+    assert expected.final_response == reference.final_response  # trpc's expected runner's
+    assert (bare.user_content, bare.final_response) == (turn.user_content, None)
