@@ -31,6 +31,7 @@ from ci_eval.load.evalsets import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import adk_code, adk_judges, lookup
 from ci_eval.metrics.judge import Judge
 from ci_eval.metrics.pr_code import PullRequestCode
+from ci_eval.metrics.registry import did_you_mean
 from ci_eval.model import EvalCase
 from ci_eval.model.comparison import Comparison
 from ci_eval.model.results import CaseRecord
@@ -82,7 +83,10 @@ def check_case_filters(
     known = {(s.eval_set.eval_set_id, c.eval_id) for s in sets for c in s.eval_set.eval_cases}
     bad = shard_spec.unmatched(filters, known)
     if bad is not None:
-        raise InputError(f"{option} {bad.text}: no such eval set or case (give SET_ID:CASE_ID)")
+        raise InputError(
+            f"{option} {bad.text}: no such eval set or case (give SET_ID:CASE_ID)"
+            + shard_spec.suggestion(bad, known)
+        )
 
 
 def score_options(
@@ -103,7 +107,8 @@ def score_options(
     ]
     if unknown:
         raise InputError(
-            f"{settings.names.name('metric')}: unknown metric(s) {', '.join(unknown)}; "
+            f"{settings.names.name('metric')}: unknown metric(s) {', '.join(unknown)}"
+            f"{did_you_mean(unknown[0]) if len(unknown) == 1 else ''}; "
             "see `ci-eval metrics`"
         )
     return ScoreOptions(
@@ -295,7 +300,7 @@ def run(
     )
     if hasattr(connector, "verify") and _calls_the_agent(sets, plan):
         try:
-            connector.verify()
+            connector.verify(c for s in sets for c in s.eval_set.eval_cases)
         except AgentError as exc:
             connector.close()
             raise InputError(str(exc)) from None
@@ -339,7 +344,11 @@ def run(
     )
     try:
         results = run_sets(sets, connector, run_options, stop=stop)
+        stopped = results.settings.get("stopped")
         results.settings = run_settings(settings, plan, simulator, confirming)
+        if stopped:
+            results.settings["stopped"] = stopped
+            notices.append(str(stopped))
         scorer.rest(results)
         if confirming and not results.interrupted:
             notices += confirmation_reruns(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 from urllib.parse import quote
@@ -27,9 +28,39 @@ class AdkHttpConnector:
     # a session is a request to the server: the runner opens the next cases' while turns run
     opens_ahead: ClassVar[bool] = True
 
+    served: list[str] | None = None  # the apps the server said it serves (verify)
+
     def __post_init__(self) -> None:
         self.base_url = self.base_url.rstrip("/")
         self._session = make_session(self.http)
+
+    def verify(self, cases: Iterable[EvalCase] = ()) -> None:
+        """Before the first case: the server answers ``GET /list-apps`` as an api_server does,
+        serves the app named, and one app is known for every case (the only one it serves,
+        when none is named)."""
+        self.served = apps = list_apps(self.base_url, self.http)
+        listed = ", ".join(apps) or "none"
+        if self.app_name is not None:
+            if self.app_name not in apps:
+                raise AgentError(
+                    f"app {self.app_name!r} is not served at {redact.text(self.base_url)}; "
+                    f"it serves: {listed} (set --app-name to one of them)"
+                )
+            return
+        named = {c.session_input.app_name for c in cases if c.session_input}
+        unknown = sorted(n for n in named - set(apps) if n)
+        if len(apps) == 1:
+            return  # a case naming no app, or another, gets the one there is
+        if unknown or None in named or "" in named or not named:
+            raise AgentError(
+                f"no app name for every case: {redact.text(self.base_url)} serves {listed}; "
+                "give --app-name"
+                + (
+                    f" (the cases name {', '.join(unknown)}, which it does not serve)"
+                    if unknown
+                    else ""
+                )
+            )
 
     def describe(self) -> str:
         app = f", app {self.app_name}" if self.app_name else ""
@@ -38,6 +69,8 @@ class AdkHttpConnector:
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _AdkHttpSession:
         si = case.session_input
         app = self.app_name or (si.app_name if si and si.app_name else None)
+        if self.served is not None and len(self.served) == 1 and app not in self.served:
+            app = self.served[0]  # the only app the server has
         if not app:
             raise AgentError("no app name: give --app-name or session_input.app_name")
         user = self.user_id or (si.user_id if si and si.user_id else DEFAULT_USER)
@@ -54,6 +87,36 @@ class AdkHttpConnector:
 
     def close(self) -> None:
         self._session.close()
+
+
+def list_apps(base_url: str, http: HttpSettings) -> list[str]:
+    """The apps an api_server serves (``GET /list-apps``); AgentError, one line saying what to
+    check, when nothing answers there or something else does."""
+    from ci_eval.net.http import make_requests_session
+
+    url = f"{base_url}/list-apps"
+    shown = redact.text(url)
+    session = make_requests_session(http)
+    try:
+        response = session.get(url, timeout=(min(http.timeout, 10.0), http.timeout))
+    except Exception as exc:  # connection refused, DNS, TLS: the URL or the server
+        why = type(exc).__name__
+        raise AgentError(
+            f"cannot reach an ADK api_server at {redact.text(base_url)} ({why}): is it "
+            "running, and is --agent-url its address?"
+        ) from None
+    finally:
+        session.close()
+    try:
+        apps = response.json() if response.ok else None
+    except ValueError:
+        apps = None
+    if not isinstance(apps, list) or not all(isinstance(a, str) for a in apps):
+        raise AgentError(
+            f"GET {shown} answered HTTP {response.status_code}, not an ADK api_server's list of "
+            "apps: is --agent-url the address `adk api_server` serves?"
+        )
+    return apps
 
 
 @dataclass

@@ -41,6 +41,16 @@ def load_root_agent(spec: str) -> Any:
     return agent
 
 
+def _hint(spec: str) -> str:
+    """What to give instead, when a folder holds what was named as a module."""
+    folder = Path(spec.replace(".", "/"))
+    if "." in spec and not Path(spec).exists() and (folder / "agent.py").is_file():
+        return f" (give the agent's folder: --agent-module {folder})"
+    if not Path(spec).exists() and "." not in spec and "/" not in spec:
+        return " (give the folder holding agent.py, or an importable module)"
+    return ""
+
+
 @dataclass
 class AdkInProcessConnector:
     module: str
@@ -52,6 +62,14 @@ class AdkInProcessConnector:
 
     def describe(self) -> str:
         return f"in-process ADK agent {self.module}"
+
+    def verify(self, cases: object = ()) -> None:
+        """The agent loads before the first case: a misspelled module, an import error in its
+        agent.py or a dotted path is one usage error, not an ERROR per case."""
+        try:
+            self._agent = load_root_agent(self.module)
+        except AgentError as exc:
+            raise AgentError(f"{exc}{_hint(self.module)}") from None
 
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _InProcessSession:
         if self._agent is None:

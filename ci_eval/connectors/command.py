@@ -59,7 +59,7 @@ class CommandConnector:
             raise AgentError(f"cannot parse the agent command: {exc}") from None
         self.program, self.args = parsed.program, parsed.args
 
-    def verify(self) -> None:
+    def verify(self, cases: object = ()) -> None:
         """A missing program is a usage error before any case runs, not an error per case."""
         search = self.env.get("PATH") if self.env is not None else None
         if shutil.which(self.program, path=search) is None:

@@ -41,6 +41,7 @@ from ci_eval.gate.items import (
 from ci_eval.model.comparison import Judgement
 from ci_eval.model.status import Status
 from ci_eval.results.file import RunResults
+from ci_eval.text.plural import plural
 
 LINE_LIMIT = 200
 
@@ -259,8 +260,11 @@ def _verdict(results: RunResults) -> Verdict:
         if short:
             notices.append(
                 f"{len(short)} {'case' if len(short) == 1 else 'cases'} with a short history "
-                f"(fewer than {comparison.min_history} runs on main)"
+                f"(fewer than {plural(comparison.min_history, 'run')} on main)"
             )
+    stopped = results.settings.get("stopped")
+    if isinstance(stopped, str):
+        notices.insert(0, stopped)
     missing = results.settings.get("no_baseline")
     if comparison is None and isinstance(missing, str):
         notices.append(f"gate on thresholds only: no baseline at {missing}")

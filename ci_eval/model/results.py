@@ -328,6 +328,7 @@ class RunSettingsJson(TypedDict, total=False):
     shard: Text | None
     merged_from: Count | None
     no_baseline: Text | None  # where a baseline was looked for and not found
+    stopped: Text | None  # why the run started no more cases (its first ones failed alike)
 
 
 FailOn = Literal["failure", "regression", "error", "not-evaluated"]

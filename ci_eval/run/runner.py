@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import queue
-import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import Any
 
 from ci_eval.connectors.base import TOO_MUCH, AgentError, AgentSession, Connector, KeptReplies
 from ci_eval.load.evalsets import LoadedEvalSet
@@ -27,6 +26,8 @@ from ci_eval.net import llm
 from ci_eval.net.deadline import Cancellation, Deadline
 from ci_eval.results.file import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
 from ci_eval.run import selection as shard
+from ci_eval.run.early_stop import SameFailures
+from ci_eval.run.progress import Progress
 from ci_eval.settings.parse import CaseFilter
 from ci_eval.simulate import NO_SIMULATOR, scenario_of
 from ci_eval.simulate.conversation import replay_simulated, run_simulated
@@ -81,67 +82,6 @@ def _run_simulated_job(
     user = options.simulator.make(case, loaded.dialect, loaded.metrics.extras)
     with llm.one_case():
         return run_simulated(connector, user, eval_set_id, case, run)
-
-
-class Progress:
-    """A progress line on stderr for long runs: rewritten in place on a terminal, a line every
-    few seconds in CI logs. It counts cases, as the final line does — done, and of those how
-    many failed and how many errored once scored — and runs beside them."""
-
-    def __init__(
-        self,
-        cases: int,
-        runs: int | None = None,
-        stream: TextIO | None = None,
-        quiet_for: float = 2.0,
-        what: str = "cases",
-    ) -> None:
-        # sys.stderr now, not at import: a run in-process writes where stderr points then
-        stream = sys.stderr if stream is None else stream
-        self.cases, self.runs = cases, cases if runs is None else runs
-        self.stream, self.quiet_for, self.what = stream, quiet_for, what
-        self.cases_done = self.runs_done = self.failed = self.errors = 0
-        self.start = time.monotonic()
-        self.last = 0.0
-        self.tty = stream.isatty()
-        self.shown = False
-        self.lock = threading.Lock()
-
-    def advance(self) -> None:
-        """A run ended."""
-        with self.lock:
-            self.runs_done += 1
-            self._show()
-
-    def case(self, status: Status | None) -> None:
-        """A case's runs ended (and, given its status, it was scored)."""
-        with self.lock:
-            self.cases_done += 1
-            self.failed += status == Status.FAILED
-            self.errors += status == Status.ERROR
-            self._show()
-
-    def _show(self) -> None:
-        now = time.monotonic()
-        elapsed = now - self.start
-        gap = 0.2 if self.tty else 5.0
-        done = self.cases_done >= self.cases and self.runs_done >= self.runs
-        if elapsed < self.quiet_for or (now - self.last < gap and not done):
-            return
-        self.last = now
-        line = (
-            f"ci-eval: {self.cases_done}/{self.cases} {self.what} done, {self.failed} failed, "
-            f"{self.errors} error{'' if self.errors == 1 else 's'} "
-            f"({self.runs_done}/{self.runs} runs), {elapsed:.1f} s"
-        )
-        self.stream.write(("\r" + line) if self.tty else line + "\n")
-        self.stream.flush()
-        self.shown = True
-
-    def finish(self) -> None:
-        if self.shown and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 CANCELLED = "cancelled"
@@ -354,10 +294,11 @@ def _execute(
     bar: Progress,
     t0: float,
     finished: Callable[[_Job], None],
+    same: SameFailures | None = None,
 ) -> None:
     """Run the jobs on daemon worker threads until all are done or the run is abandoned; then
     every job holds its final record. ``finished`` sees each job that ends before that, on
-    the main thread, as it ends."""
+    the main thread, as it ends. ``same`` stops a run whose first cases fail the same way."""
     abandoned = getattr(stop, "abandoned", None) or threading.Event()
     pending: queue.SimpleQueue[_Job] = queue.SimpleQueue()
     for job in jobs:
@@ -374,6 +315,8 @@ def _execute(
             if job.finished:  # abandoned meanwhile: the main thread's record stands
                 return
             job.record, job.finished, job.case = record, True, None
+        if same is not None and job.run == 1:
+            same.saw(record.error)
         ended.put(job)
         bar.advance()
 
@@ -396,10 +339,11 @@ def _execute(
                 opener.took()
             case = job.case
             assert case is not None  # a job is finished only once
-            if stop.is_set():
+            if stop.is_set() or (same is not None and same.reason):
                 if opener is not None:
                     opener.discard(job)
-                record = RunRecord(run=job.run, error="not run: the run was interrupted")
+                why = "the run was interrupted" if stop.is_set() else same.not_run  # type: ignore[union-attr]
+                record = RunRecord(run=job.run, error=f"not run: {why}")
                 record.invocations = _not_run(case.invocations())
                 finish(job, record)
                 continue
@@ -544,7 +488,8 @@ def run_sets(
                 options.case_done(set_of[id(case_record)], case_record)
             bar.case(case_record.status)  # COMPLETED: not scored yet
 
-    _execute(work, connector, options, stop, bar, t0, job_finished)
+    same = SameFailures(applies=connector.kind in ("http", "command"))
+    _execute(work, connector, options, stop, bar, t0, job_finished, same)
     late: dict[int, CaseRecord] = {}  # cases with runs not handed on: their runs in order too
     for job in work:  # those that ended after the run was abandoned, or after a failure
         if job.record is not None:
@@ -553,13 +498,16 @@ def run_sets(
     bar.finish()
     for case_record in late.values():
         case_record.runs.sort(key=lambda r: r.run)
-    return RunResults(
+    results = RunResults(
         sets=records,
         agent=connector.describe(),
         started=started_at,
         duration_s=time.monotonic() - t0,
         interrupted=stop.is_set(),
     )
+    if same.reason:
+        results.settings["stopped"] = same.reason  # said in the verdict
+    return results
 
 
 def rerun(

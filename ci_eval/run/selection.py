@@ -8,6 +8,7 @@ import hashlib
 from collections.abc import Sequence
 
 from ci_eval.settings.parse import CaseFilter
+from ci_eval.text.suggest import close_matches, mean
 
 
 def shard_of(eval_set_id: str, eval_id: str, total: int) -> int:
@@ -34,3 +35,27 @@ def unmatched(filters: Sequence[CaseFilter], known: set[tuple[str, str]]) -> Cas
         elif not any(f.matches(*key) for key in known):
             return f
     return None
+
+
+def suggestion(bad: CaseFilter, known: set[tuple[str, str]]) -> str:
+    """`` (did you mean SET:CASE?)`` for a filter :func:`unmatched` returned: the ids close to
+    what it names (``paris`` alone names a set: ``weather:paris`` for it); "" when none is."""
+    in_set = {c for s, c in known if s == bad.set_id}
+    if bad.case_id is not None and in_set:  # the set is right: the closest of its cases
+        near_cases = close_matches(bad.case_id, in_set)
+        if near_cases:
+            return mean([f"{bad.set_id}:{c}" for c in near_cases])
+    names: dict[str, set[str]] = {}  # a name the filter may have meant → the ids it stands for
+    for set_id, case_id in known:
+        full = f"{set_id}:{case_id}"
+        names.setdefault(full, set()).add(full)
+        names.setdefault(case_id, set()).add(full)
+        if bad.case_id is None:
+            names.setdefault(set_id, set()).add(set_id)
+    word = (
+        bad.text if bad.case_id is not None and bad.set_id != "*" else (bad.case_id or bad.set_id)
+    )
+    near: list[str] = []
+    for name in close_matches(word, names):
+        near += sorted(names[name] - set(near))
+    return mean(near[:3])

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from ci_eval.model.status import Status
-from ci_eval.run.runner import Progress
+from ci_eval.run.progress import Progress
 from tests.conftest import REPO
 
 

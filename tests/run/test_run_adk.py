@@ -152,7 +152,9 @@ def test_adk_http_uses_session_state_and_ids(adk_server: str, tmp_path: Path) ->
     assert len(json.loads(results.read_text())["sets"][0]["cases"][0]["runs"]) == 2
 
 
-def test_unknown_app_is_an_error_not_a_crash(adk_server: str, tmp_path: Path) -> None:
+def test_an_unknown_app_is_a_usage_error_naming_the_apps_adks_server_serves(
+    adk_server: str, tmp_path: Path
+) -> None:
     proc = run_cli(
         "run",
         str(EVALSET),
@@ -166,6 +168,7 @@ def test_unknown_app_is_an_error_not_a_crash(adk_server: str, tmp_path: Path) ->
         "0",
         cwd=tmp_path,
     )
-    assert proc.returncode == 3
+    assert proc.returncode == 2  # before any case: ADK's own /list-apps was asked
     assert "Traceback" not in proc.stdout + proc.stderr
-    assert "ERROR paris_weather" in proc.stdout
+    assert "app 'no_such_app' is not served at" in proc.stderr
+    assert "it serves: metered_agent, weather_agent" in proc.stderr

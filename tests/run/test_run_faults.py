@@ -126,7 +126,9 @@ def test_the_summary_names_the_errors(run_against_faults: dict) -> None:
     assert "9 cases: 0 passed, 3 failed, 6 errors" in out
 
 
-def test_unreachable_agent_is_an_error_per_case(tmp_path: Path) -> None:
+def test_an_unreachable_agent_stops_the_run_once_the_first_cases_fail_alike(
+    tmp_path: Path,
+) -> None:
     evals = _eval_set(tmp_path)
     proc = run_cli(
         "run",
@@ -144,5 +146,12 @@ def test_unreachable_agent_is_an_error_per_case(tmp_path: Path) -> None:
     assert proc.returncode == 3
     results = json.loads((tmp_path / "r.json").read_text())
     errors = [c["error"] for c in results["sets"][0]["cases"]]
-    assert len(errors) == len(FAULTS)
-    assert all("cannot connect (connection refused) after 1 retry" in e for e in errors)
+    assert len(errors) == len(FAULTS)  # every case is in the results, run or not
+    refused = [e for e in errors if "cannot connect (connection refused) after 1 retry" in e]
+    stopped = [
+        e for e in errors if e == "not run: stopped after the first 3 cases failed the same way"
+    ]
+    assert len(refused) >= 3 and len(refused) + len(stopped) == len(errors)
+    assert stopped  # the cases after the first few did not each wait for a refusal
+    said = "3 of 3 first cases failed the same way: POST http://127.0.0.1:9/turn"
+    assert said in proc.stderr and "; stopping" in proc.stderr
