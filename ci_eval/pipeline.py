@@ -58,7 +58,10 @@ class RunOutcome:
 def load_eval_sets(settings: RunSettings) -> list[LoadedEvalSet]:
     """All eval sets under the settings' paths; any invalid one is an input error (exit 2)."""
     candidates = discover(
-        [Path(p) for p in settings.paths], settings.include or None, settings.exclude or None
+        [Path(p) for p in settings.paths],
+        settings.include or None,
+        settings.exclude or None,
+        Path(settings.root) if settings.root else None,
     )
     eval_config = Path(settings.eval_config) if settings.eval_config else None
     outcomes = load_all(

@@ -11,11 +11,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.gate import baseline as baseline_store
 from ci_eval.load.evalsets import LoadedEvalSet
 from ci_eval.metrics import NEEDS, NOT_COMPUTED, adk_code, lookup
 from ci_eval.metrics.custom import register_custom
 from ci_eval.metrics.pr_code import PullRequestCode
+from ci_eval.metrics.registry import did_you_mean
 from ci_eval.model.metric_spec import MetricConfig
 from ci_eval.settings import CONFIG_NAME, Plan, RunSettings, check
 
@@ -60,7 +60,7 @@ def outputs(settings: RunSettings) -> None:
     output_dir(settings.adk_results, name("adk_results"))
     output_dir(settings.adk_rs_report, name("adk_rs_report"))
     if settings.update_baseline:  # reading it is gate.main_history.load_baseline's
-        output_file(settings.baseline or baseline_store.DEFAULT_PATH, name("baseline"))
+        output_file(settings.baseline_file(), name("baseline"))
 
 
 def run(settings: RunSettings) -> Plan:
@@ -87,7 +87,7 @@ def unknown_metrics(config: MetricConfig, where: str) -> list[InputError]:
         path, line, col, json_path = spec.origin or (where, None, None, None)
         problems.append(
             InputError(
-                f"unknown metric {name!r}; known: {', '.join(known)}",
+                f"unknown metric {name!r}{did_you_mean(name)}; known: {', '.join(known)}",
                 path=path,
                 line=line,
                 col=col,
@@ -140,7 +140,8 @@ def check_metric_names(sets: list[LoadedEvalSet], settings: RunSettings) -> None
         if lookup(name) is None:
             problems.append(
                 InputError(
-                    f"unknown metric {name!r} in [metrics]; see `ci-eval metrics`",
+                    f"unknown metric {name!r} in [metrics]{did_you_mean(name)}; "
+                    "see `ci-eval metrics`",
                     path=CONFIG_NAME,
                 )
             )

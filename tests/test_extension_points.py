@@ -222,7 +222,7 @@ def test_a_registered_reporter_writes_its_file(plugin, tmp_path: Path) -> None:
 
 def test_an_unknown_report_is_an_input_error_naming_the_known_ones(plugin) -> None:
     plugin("csv_reporter", CSV_REPORTER)
-    known = "adk-results, csv, junit, summary"
+    known = "adk-results, adk-rs-report, csv, junit, summary"
     with pytest.raises(InputError, match=rf"unknown report 'tsv'; known: {known}"):
         check_reports(ReportSettings(files={"tsv": "out.tsv"}))
 

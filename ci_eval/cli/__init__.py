@@ -23,26 +23,29 @@ import typer
 from ci_eval.cli.action import action
 from ci_eval.cli.common import app, say, using_environment
 from ci_eval.cli.files import convert, list_metrics, validate
+from ci_eval.cli.help import ActionCommand, GroupedCommand
+from ci_eval.cli.init import init
 from ci_eval.cli.results import baseline_update, compare_command, merge, report_command
 from ci_eval.cli.run import run
 from ci_eval.errors import EXIT_INPUT, EXIT_OK
 
 __all__ = ["app", "main"]
 
-# the commands, in the order `ci-eval --help` lists them
-app.command()(validate)
-app.command()(convert)
-app.command()(run)
-app.command("report")(report_command)
-app.command("metrics")(list_metrics)
-app.command("compare")(compare_command)
+# the commands, in the order `ci-eval --help` lists them; their options by panel (cli.help)
+app.command(cls=GroupedCommand)(init)
+app.command(cls=GroupedCommand)(validate)
+app.command(cls=GroupedCommand)(convert)
+app.command(cls=GroupedCommand)(run)
+app.command("report", cls=GroupedCommand)(report_command)
+app.command("metrics", cls=GroupedCommand)(list_metrics)
+app.command("compare", cls=GroupedCommand)(compare_command)
 baseline_app = typer.Typer(
     help="Keep the stored baseline.", no_args_is_help=True, rich_markup_mode=None
 )
-baseline_app.command("update")(baseline_update)
+baseline_app.command("update", cls=GroupedCommand)(baseline_update)
 app.add_typer(baseline_app, name="baseline")
-app.command()(merge)
-app.command()(action)
+app.command(cls=GroupedCommand)(merge)
+app.command(cls=ActionCommand)(action)
 
 
 def _terminate(signum: int, frame: object) -> None:

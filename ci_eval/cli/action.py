@@ -10,9 +10,11 @@ from ci_eval.errors import InputError, ValidationFailed
 
 
 def action() -> None:
-    """The GitHub Action's entrypoint: reads INPUT_* and the job's environment, runs the
-    pipeline in $GITHUB_WORKSPACE and reports (JUnit, job summary, outputs, annotations, PR
-    comment). Exit codes as for `run`.
+    """Run as the GitHub Action: the inputs come from INPUT_*.
+
+    The GitHub Action's entrypoint: reads the inputs and the job's environment (listed below),
+    runs the pipeline in $GITHUB_WORKSPACE and reports (JUnit, job summary, outputs,
+    annotations, PR comment). Exit codes as for `run`.
     """
     from ci_eval.cli.action_entry import run_action
     from ci_eval.net import deadline

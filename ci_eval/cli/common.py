@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from ci_eval import __version__
+from ci_eval.cli.help import context_settings
 from ci_eval.errors import EXIT_INPUT, EXIT_OK, InputError, ValidationFailed
 
 if TYPE_CHECKING:
@@ -35,7 +36,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # plain help (no rich): the options' panels are ci_eval.cli.help's
     rich_markup_mode=None,
+    context_settings=context_settings(),
 )
 
 # the environment this run reads (``main(argv, env)``; default: the process's)

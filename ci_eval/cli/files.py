@@ -26,12 +26,12 @@ def validate(
         ),
     ] = False,
 ) -> None:
-    """Check eval sets and their metric sidecars without running anything.
+    """Check eval sets and their sidecars without running anything.
 
-    Prints one line per file: path, dialect, cases, invocations and the metrics that apply
-    (with the config file they come from). Each problem is one line
-    'path:line:col: json.path: message'. JSON that is not an eval set is counted (listed with
-    -v). Exits 0 when every eval set is valid, 2 otherwise.
+    Reads the eval sets and their metric sidecars as `run` would. Prints one line per file:
+    path, dialect, cases, invocations and the metrics that apply (with the config file they
+    come from). Each problem is one line 'path:line:col: json.path: message'. JSON that is not
+    an eval set is counted (listed with -v). Exits 0 when every eval set is valid, 2 otherwise.
 
     Example: ci-eval validate tests/eval -v
     """
@@ -98,8 +98,10 @@ def convert(
 
 
 def list_metrics() -> None:
-    """List the metrics ci-eval computes: name, whose numbers it reproduces, value range,
-    default threshold, whether it needs an LLM judge, and what it measures.
+    """List the metrics ci-eval computes.
+
+    For each: its name, whose numbers it reproduces, value range, default threshold, whether
+    it needs an LLM judge, and what it measures.
 
     Example: ci-eval metrics
     """

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ci_eval.cli.help import GATE, GITHUB, REPORTS, SCORING, SELECTION
 from ci_eval.load.discover import DEFAULT_INCLUDE
 
 PathsArg = Annotated[
@@ -29,6 +30,7 @@ IncludeOpt = Annotated[
             "convention: add --include '*.json' for them."
         ),
         show_default=False,
+        rich_help_panel=SELECTION,
     ),
 ]
 ExcludeOpt = Annotated[
@@ -38,13 +40,20 @@ ExcludeOpt = Annotated[
         metavar="GLOB",
         help="Skip files matching GLOB (repeatable).",
         show_default=False,
+        rich_help_panel=SELECTION,
     ),
 ]
 
 
 JunitOpt = Annotated[
     Path | None,
-    typer.Option("--junit", metavar="FILE", help="Write JUnit XML here.", show_default=False),
+    typer.Option(
+        "--junit",
+        metavar="FILE",
+        help="Write JUnit XML here.",
+        show_default=False,
+        rich_help_panel=REPORTS,
+    ),
 ]
 SummaryOpt = Annotated[
     Path | None,
@@ -53,6 +62,7 @@ SummaryOpt = Annotated[
         metavar="FILE",
         help="Write the Markdown summary here (on GitHub Actions it also goes to the job summary).",
         show_default=False,
+        rich_help_panel=REPORTS,
     ),
 ]
 AdkResultsOpt = Annotated[
@@ -62,6 +72,7 @@ AdkResultsOpt = Annotated[
         metavar="DIR",
         help="Write one ADK .evalset_result.json per eval set here.",
         show_default=False,
+        rich_help_panel=REPORTS,
     ),
 ]
 AdkRsReportOpt = Annotated[
@@ -71,6 +82,7 @@ AdkRsReportOpt = Annotated[
         metavar="DIR",
         help="Write one adk-rs EvalReport JSON per eval set here (as adk-rs's eval prints it).",
         show_default=False,
+        rich_help_panel=REPORTS,
     ),
 ]
 CommentOpt = Annotated[
@@ -80,6 +92,7 @@ CommentOpt = Annotated[
         help="Upsert the PR comment (GitHub; needs a token with "
         "pull-requests: write) [default: no].",
         show_default=False,
+        rich_help_panel=GITHUB,
     ),
 ]
 CommentIdOpt = Annotated[
@@ -89,6 +102,7 @@ CommentIdOpt = Annotated[
         metavar="ID",
         help="Tell this job's comment apart, e.g. per matrix leg [default: workflow/job].",
         show_default=False,
+        rich_help_panel=GITHUB,
     ),
 ]
 
@@ -101,6 +115,7 @@ BaselineOpt = Annotated[
         help="The stored baseline [default: .ci-eval/baseline.json; "
         "a missing baseline means thresholds only].",
         show_default=False,
+        rich_help_panel=GATE,
     ),
 ]
 BaselineRefOpt = Annotated[
@@ -111,6 +126,7 @@ BaselineRefOpt = Annotated[
         help="Read the baseline as it is at this git ref "
         "[default in a pull request: the merge base with the base branch].",
         show_default=False,
+        rich_help_panel=GATE,
     ),
 ]
 ToleranceOpt = Annotated[
@@ -120,6 +136,7 @@ ToleranceOpt = Annotated[
         metavar="X",
         help="A metric's mean may drop by this much before it counts as a regression [default: 0].",
         show_default=False,
+        rich_help_panel=GATE,
     ),
 ]
 SignificanceOpt = Annotated[
@@ -130,6 +147,7 @@ SignificanceOpt = Annotated[
         help="With repeated runs on both sides, a drop must be "
         "significant at this level [default: 0.05].",
         show_default=False,
+        rich_help_panel=GATE,
     ),
 ]
 FailOnOpt = Annotated[
@@ -140,6 +158,7 @@ FailOnOpt = Annotated[
         help="What fails the gate [default: regression,error,not-evaluated with a baseline; "
         "failure,error,not-evaluated without]. A run where nothing was evaluated always fails.",
         show_default=False,
+        rich_help_panel=GATE,
     ),
 ]
 MinHistoryOpt = Annotated[
@@ -151,6 +170,7 @@ MinHistoryOpt = Annotated[
         "blocks only when it fails every run, reruns included, where main never failed it "
         "[default: 5].",
         show_default=False,
+        rich_help_panel=GATE,
     ),
 ]
 ConfirmRunsOpt = Annotated[
@@ -162,6 +182,7 @@ ConfirmRunsOpt = Annotated[
         "decides: a case that fails every run where main did not (or that is new) is run "
         "again until it passes or has failed 5 runs; 0 turns them off [default: 4].",
         show_default=False,
+        rich_help_panel=GATE,
     ),
 ]
 ControlOpt = Annotated[
@@ -174,6 +195,7 @@ ControlOpt = Annotated[
         "the difference — a provider's bad day moves both. Doubles the agent runs. Command "
         "and replay agents run from a git worktree; http agents need --control-url.",
         show_default=False,
+        rich_help_panel=GATE,
     ),
 ]
 BaselineBranchOpt = Annotated[
@@ -185,6 +207,7 @@ BaselineBranchOpt = Annotated[
         "its file is --baseline, at the branch's root, default baseline.json): never a folder "
         "a pull request could write.",
         show_default=False,
+        rich_help_panel=GATE,
     ),
 ]
 MaxRemovedOpt = Annotated[
@@ -195,6 +218,7 @@ MaxRemovedOpt = Annotated[
         help="Cases of main's history a run may no longer find before the gate fails, unless "
         "an [[accept]] entry accepts their removal [default: 0].",
         show_default=False,
+        rich_help_panel=GATE,
     ),
 ]
 TrustPrConfigOpt = Annotated[
@@ -205,6 +229,7 @@ TrustPrConfigOpt = Annotated[
         "significance, which cases run, templates, the judge's endpoint...) instead of the "
         "merge base's, and run custom metric code it added or changed. Only for repositories "
         "that trust every pull request's config.",
+        rich_help_panel=GATE,
     ),
 ]
 ControlUrlOpt = Annotated[
@@ -214,6 +239,7 @@ ControlUrlOpt = Annotated[
         metavar="URL",
         help="Where the control's agent (the merge base's) is served, for http and adk-http.",
         show_default=False,
+        rich_help_panel=GATE,
     ),
 ]
 AcceptOpt = Annotated[
@@ -224,6 +250,7 @@ AcceptOpt = Annotated[
         help="Regressions this pull request accepts, with reasons [default: "
         ".ci-eval/accept.toml when present].",
         show_default=False,
+        rich_help_panel=GATE,
     ),
 ]
 WindowOpt = Annotated[
@@ -233,6 +260,7 @@ WindowOpt = Annotated[
         metavar="N",
         help="Runs of history the baseline keeps per case and metric [default: 20].",
         show_default=False,
+        rich_help_panel=GATE,
     ),
 ]
 MaxAgeOpt = Annotated[
@@ -242,6 +270,7 @@ MaxAgeOpt = Annotated[
         metavar="DAYS",
         help="Warn when the baseline is older [default: 30].",
         show_default=False,
+        rich_help_panel=GATE,
     ),
 ]
 
@@ -255,6 +284,7 @@ DialectOpt = Annotated[
         "metrics; a metric fails when any turn does). adk-rs's current files look like ADK's "
         "[default: each file's dialect as its content says].",
         show_default=False,
+        rich_help_panel=SELECTION,
     ),
 ]
 EvalConfigOpt = Annotated[
@@ -267,6 +297,7 @@ EvalConfigOpt = Annotated[
         "test_config.json/eval_config.json beside it, else the nearest one above it up to the "
         "repository root, else ADK's default criteria].",
         show_default=False,
+        rich_help_panel=SCORING,
     ),
 ]
 
@@ -278,6 +309,7 @@ TemplateDirOpt = Annotated[
         metavar="DIR",
         help="Your own summary.md.j2 / comment.md.j2.",
         show_default=False,
+        rich_help_panel=REPORTS,
     ),
 ]
 ResultsArg = Annotated[

@@ -52,7 +52,7 @@ def report_command(
     comment_id: CommentIdOpt = None,
     template_dir: TemplateDirOpt = None,
 ) -> None:
-    """Render reports from saved results without running anything again.
+    """Render the reports of saved results without running again.
 
     Prints the summary, writes the files asked for and, on GitHub Actions, the job summary,
     outputs and annotations; --comment upserts the PR comment. Exits like the run did: 0
@@ -110,8 +110,9 @@ def compare_command(
     comment_id: CommentIdOpt = None,
     output: OutputOpt = None,
 ) -> None:
-    """Compare saved results with the baseline's history and gate on regressions.
+    """Gate saved results on the baseline's history.
 
+    Compares them with main's recent runs and fails on regressions.
     Each case is judged against its own recent runs on main: how likely are this run's
     failures given how often the case failed there (beta-binomial, Jeffreys prior), with
     Benjamini-Hochberg across cases and a suite-wide test for a broad drop. Cases with less
@@ -173,8 +174,9 @@ def baseline_update(
     baseline: BaselineOpt = None,
     window: WindowOpt = None,
 ) -> None:
-    """Append saved results to the baseline's history (the last --window runs per case).
+    """Append saved results to the baseline's history.
 
+    It keeps the last --window runs per case.
     Cases the results did not measure (errors, skipped, not started, another shard) keep their
     history: an interrupted run never shrinks the baseline. Run it on main after each run (the
     README shows a workflow that keeps the history on a data branch, without hand commits).
@@ -183,13 +185,14 @@ def baseline_update(
     """
     from ci_eval import preflight
     from ci_eval.gate import main_history
-    from ci_eval.gate.baseline import DEFAULT_PATH
     from ci_eval.results.file import read_results
-    from ci_eval.settings import RunSettings
+    from ci_eval.settings import RunSettings, find_config
 
     settings = RunSettings().overlay({"baseline": baseline, "baseline_window": window})
+    config = find_config()  # the default baseline is the one beside ci-eval.toml
+    settings.root = str(config.parent) if config is not None else None
     try:
-        preflight.output_file(settings.baseline or DEFAULT_PATH, "--baseline")
+        preflight.output_file(settings.baseline_file(), "--baseline")
         results = read_results(results_file)
         if settings.baseline_window < 1:
             raise settings.names.error("baseline_window", "must be at least 1")
@@ -213,8 +216,9 @@ def merge(
         ),
     ],
 ) -> None:
-    """Join shard results (matrix jobs run with --shard I/N) into one results file.
+    """Join the results of shards into one results file.
 
+    Shards are matrix jobs run with --shard I/N.
     `report` and `compare` then work on it as on a single run.
 
     Example: ci-eval merge shard-*/results.json -o results.json
@@ -223,6 +227,7 @@ def merge(
     from ci_eval.results.file import write_results
     from ci_eval.results.merge import merge as merge_results
     from ci_eval.results.spill import PastLimit
+    from ci_eval.text.plural import plural
 
     try:
         preflight.output_file(output, "-o")
@@ -232,4 +237,7 @@ def merge(
         fail(exc)
     except OSError as exc:
         fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(output)))
-    say(f"merged {len(files)} results files: {len(merged.cases())} cases in {output}")
+    say(
+        f"merged {plural(len(files), 'results file')}: "
+        f"{plural(len(merged.cases()), 'case')} in {output}"
+    )

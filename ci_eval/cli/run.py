@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from ci_eval.cli.common import environment, exit_code, fail, report, stop_on_signals
+from ci_eval.cli.help import AGENT, GATE, OTHER, REPORTS, RUNNING, SCORING, SELECTION
 from ci_eval.cli.options import (
     AcceptOpt,
     AdkResultsOpt,
@@ -52,6 +53,7 @@ def run(
             + ", ".join(AGENT_KINDS)
             + ". Default: [agent] kind in ci-eval.toml.",
             show_default=False,
+            rich_help_panel=AGENT,
         ),
     ] = None,
     agent_url: Annotated[
@@ -61,6 +63,7 @@ def run(
             metavar="URL",
             help="adk-http: the api_server's base URL; http: the endpoint that takes one turn.",
             show_default=False,
+            rich_help_panel=AGENT,
         ),
     ] = None,
     app_name: Annotated[
@@ -70,6 +73,7 @@ def run(
             metavar="NAME",
             help="ADK app name (default: each case's session_input.app_name).",
             show_default=False,
+            rich_help_panel=AGENT,
         ),
     ] = None,
     user_id: Annotated[
@@ -79,6 +83,7 @@ def run(
             metavar="ID",
             help="ADK user id (default: session_input.user_id, else test_user_id as ADK).",
             show_default=False,
+            rich_help_panel=AGENT,
         ),
     ] = None,
     agent_command: Annotated[
@@ -88,6 +93,7 @@ def run(
             metavar="CMD",
             help="command: the program speaking JSON lines.",
             show_default=False,
+            rich_help_panel=AGENT,
         ),
     ] = None,
     agent_module: Annotated[
@@ -97,6 +103,7 @@ def run(
             metavar="PATH_OR_MODULE",
             help="adk: an agent directory or module with root_agent.",
             show_default=False,
+            rich_help_panel=AGENT,
         ),
     ] = None,
     replay: Annotated[
@@ -107,6 +114,7 @@ def run(
             help="replay: recorded results (ADK .evalset_result.json, "
             "trpc-agent-go results, ci-eval results); repeatable, or a directory.",
             show_default=False,
+            rich_help_panel=AGENT,
         ),
     ] = None,
     replay_pick: Annotated[
@@ -118,6 +126,7 @@ def run(
             ".adk/eval_history) hold one, by each file's own timestamp; all = one run per "
             "recording, newest first [default: newest].",
             show_default=False,
+            rich_help_panel=AGENT,
         ),
     ] = None,
     token_env: Annotated[
@@ -128,6 +137,7 @@ def run(
             help="Send the token in environment variable VAR "
             "as 'Authorization: Bearer …' (never printed).",
             show_default=False,
+            rich_help_panel=AGENT,
         ),
     ] = None,
     header: Annotated[
@@ -137,6 +147,7 @@ def run(
             metavar="NAME=VALUE",
             help="An extra HTTP header for the agent (repeatable).",
             show_default=False,
+            rich_help_panel=AGENT,
         ),
     ] = None,
     agent_env: Annotated[
@@ -148,6 +159,7 @@ def run(
             "withholds it by default (GITHUB_TOKEN, INPUT_*, the Actions runtime's tokens, the "
             "judge's key, the agent's token); repeatable.",
             show_default=False,
+            rich_help_panel=AGENT,
         ),
     ] = None,
     agent_user: Annotated[
@@ -159,6 +171,7 @@ def run(
             "as in the Docker action, so the agent cannot read the job's secrets), keep "
             "(ci-eval's own user) or a user name or uid. Not a ci-eval.toml setting.",
             show_default=False,
+            rich_help_panel=AGENT,
         ),
     ] = None,
     config: Annotated[
@@ -169,6 +182,7 @@ def run(
             help=f"Settings file (default: {CONFIG_NAME} in the working directory or the "
             "nearest parent up to the repository root).",
             show_default=False,
+            rich_help_panel=OTHER,
         ),
     ] = None,
     include: IncludeOpt = None,
@@ -182,6 +196,7 @@ def run(
             metavar="SET_ID:CASE_ID",
             help="Run only these cases (repeatable; SET_ID alone for a whole set).",
             show_default=False,
+            rich_help_panel=SELECTION,
         ),
     ] = None,
     num_runs: Annotated[
@@ -191,18 +206,27 @@ def run(
             metavar="N",
             help="Run each case N times, each in a fresh session [default: 1].",
             show_default=False,
+            rich_help_panel=RUNNING,
         ),
     ] = None,
     concurrency: Annotated[
         int | None,
         typer.Option(
-            "--concurrency", metavar="N", help="Cases run at once [default: 4].", show_default=False
+            "--concurrency",
+            metavar="N",
+            help="Cases run at once [default: 4].",
+            show_default=False,
+            rich_help_panel=RUNNING,
         ),
     ] = None,
     timeout: Annotated[
         float | None,
         typer.Option(
-            "--timeout", metavar="SECONDS", help="Per turn [default: 60].", show_default=False
+            "--timeout",
+            metavar="SECONDS",
+            help="Per turn [default: 60].",
+            show_default=False,
+            rich_help_panel=RUNNING,
         ),
     ] = None,
     retries: Annotated[
@@ -213,6 +237,7 @@ def run(
             help="Retries for connection errors, 5xx and 429, with "
             "backoff and jitter, honouring Retry-After [default: 2].",
             show_default=False,
+            rich_help_panel=RUNNING,
         ),
     ] = None,
     results: Annotated[
@@ -222,6 +247,7 @@ def run(
             metavar="FILE",
             help="Write the full results JSON here.",
             show_default=False,
+            rich_help_panel=REPORTS,
         ),
     ] = None,
     metric: Annotated[
@@ -233,6 +259,7 @@ def run(
             "eval sets' own (repeatable); a sidecar metric of the same name keeps its criterion. "
             "See `ci-eval metrics`.",
             show_default=False,
+            rich_help_panel=SCORING,
         ),
     ] = None,
     min_pass: Annotated[
@@ -243,6 +270,7 @@ def run(
             help="With --num-runs N: a case passes when at least K of "
             "its runs pass (default: ADK's rule, the mean over runs against the threshold).",
             show_default=False,
+            rich_help_panel=SCORING,
         ),
     ] = None,
     judge_url: Annotated[
@@ -252,12 +280,17 @@ def run(
             metavar="URL",
             help="OpenAI-compatible base URL for LLM-judged metrics (…/v1).",
             show_default=False,
+            rich_help_panel=SCORING,
         ),
     ] = None,
     judge_model: Annotated[
         str | None,
         typer.Option(
-            "--judge-model", metavar="MODEL", help="The judge's model name.", show_default=False
+            "--judge-model",
+            metavar="MODEL",
+            help="The judge's model name.",
+            show_default=False,
+            rich_help_panel=SCORING,
         ),
     ] = None,
     judge_key_env: Annotated[
@@ -267,6 +300,7 @@ def run(
             metavar="VAR",
             help="Environment variable holding the judge's API key (never printed).",
             show_default=False,
+            rich_help_panel=SCORING,
         ),
     ] = None,
     simulator_url: Annotated[
@@ -277,6 +311,7 @@ def run(
             help="OpenAI-compatible base URL of the simulated user's LLM, for ADK "
             "conversation_scenario cases and Orchestrate stories [default: the judge's].",
             show_default=False,
+            rich_help_panel=SCORING,
         ),
     ] = None,
     simulator_model: Annotated[
@@ -286,6 +321,7 @@ def run(
             metavar="MODEL",
             help="The simulated user's model [default: the judge's].",
             show_default=False,
+            rich_help_panel=SCORING,
         ),
     ] = None,
     simulator_key_env: Annotated[
@@ -295,6 +331,7 @@ def run(
             metavar="VAR",
             help="Environment variable holding the simulator's API key (never printed).",
             show_default=False,
+            rich_help_panel=SCORING,
         ),
     ] = None,
     template_dir: Annotated[
@@ -305,6 +342,7 @@ def run(
             help="Override ci-eval's Jinja templates (judge "
             "prompts; reports) with files of the same name here.",
             show_default=False,
+            rich_help_panel=REPORTS,
         ),
     ] = None,
     junit: JunitOpt = None,
@@ -321,6 +359,7 @@ def run(
             help="Run only shard I of N (a stable hash of set and case "
             "id), for matrix jobs; join them with `ci-eval merge`.",
             show_default=False,
+            rich_help_panel=SELECTION,
         ),
     ] = None,
     baseline: BaselineOpt = None,
@@ -331,6 +370,7 @@ def run(
             "--update-baseline/--no-update-baseline",
             help="Write the baseline from this run.",
             show_default=False,
+            rich_help_panel=GATE,
         ),
     ] = None,
     tolerance: ToleranceOpt = None,

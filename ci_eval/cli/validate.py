@@ -158,7 +158,7 @@ def validate(
         ]
         skipped = sum(isinstance(o, Skipped) for o in outcomes) + len(found.ignored)
         if skipped and not verbose:
-            notes.append(f"{skipped} JSON file(s) skipped or not read; -v lists them")
+            notes.append(f"{_n(skipped, 'JSON file')} skipped or not read; -v lists them")
         return Validation(lines, notes, valid=False)
     invalid = any(isinstance(o, Failed) for o in outcomes)
     return Validation(lines, [validate_counts(outcomes, ignored, verbose)], not invalid)

@@ -40,6 +40,7 @@ from ci_eval.io import git
 from ci_eval.io.git import GitError as GitError  # re-exported: read_at_ref raises it
 from ci_eval.model.status import Status
 from ci_eval.results.file import CaseRecord, RunRecord, RunResults
+from ci_eval.settings.model import DEFAULT_BASELINE
 
 __all__ = [
     "DEFAULT_PATH",
@@ -59,7 +60,7 @@ __all__ = [
     "write",
 ]
 
-DEFAULT_PATH = ".ci-eval/baseline.json"
+DEFAULT_PATH = DEFAULT_BASELINE  # (ci_eval.settings: ci-eval.toml places it)
 RECORDED = (Status.PASSED, Status.FAILED, Status.NOT_EVALUATED, Status.ERROR)
 
 

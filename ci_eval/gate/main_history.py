@@ -19,6 +19,7 @@ from ci_eval.io import git
 from ci_eval.io.lock import exclusive
 from ci_eval.results.file import RunResults
 from ci_eval.settings import RunSettings, check_gate
+from ci_eval.text.plural import plural
 
 
 def _in_repository(path: str) -> str:
@@ -89,7 +90,7 @@ def _read_baseline(
     branch checked out into a folder, or a downloaded artifact) is read as is."""
     if settings.baseline_branch:
         return _read_branch(settings)
-    given = settings.baseline or baseline_store.DEFAULT_PATH
+    given = settings.baseline_file()
     path = _in_repository(given)
     base = git.pull_request_base(env)
     if settings.baseline_ref:
@@ -296,7 +297,7 @@ def confirm_target(results: RunResults) -> int:
 def update_baseline(results: RunResults, settings: RunSettings) -> str:
     """Append this run to the baseline's history (after the comparison, which read the old
     one). Returns the line to print."""
-    path = Path(settings.baseline or baseline_store.DEFAULT_PATH)
+    path = Path(settings.baseline_file())
     # the file a symlink names is the one updated (a write replaces what it is given), and two
     # names of one file take one lock
     real = path.resolve()
@@ -311,7 +312,7 @@ def update_baseline(results: RunResults, settings: RunSettings) -> str:
         except OSError as exc:
             raise InputError(f"cannot write: {exc.strerror or exc}", path=str(path)) from None
     total = sum(len(s.get("cases") or {}) for s in data["sets"].values())
-    parts = [f"{report.recorded} cases recorded ({report.new} new)"]
+    parts = [f"{plural(report.recorded, 'case')} recorded ({report.new} new)"]
     if report.kept:
         parts.append(f"{len(report.kept)} not measured this time kept their history")
     if report.dropped:
@@ -319,6 +320,6 @@ def update_baseline(results: RunResults, settings: RunSettings) -> str:
     if report.renamed:  # the same content under a new id: named, as a rename is news
         parts.append("renamed, history kept: " + ", ".join(report.renamed))
     return (
-        f"baseline written to {path}: {total} cases, last {data['window']} runs each; "
-        + ", ".join(parts)
+        f"baseline written to {path}: {plural(total, 'case')}, last "
+        f"{plural(data['window'], 'run')} each; " + ", ".join(parts)
     )

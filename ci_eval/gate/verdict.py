@@ -117,21 +117,27 @@ def _clauses(blocking: list[Item], quiet: list[Item], names: int, id_limit: int)
     return "; ".join(parts), (f"{tally} did not block" if tally else "")
 
 
+CHANGED = "gate settings changed by this pull request (not applied)"
+
+
 def _line(
     passed: bool, head: str, blocking: list[Item], quiet: list[Item], notices: list[str]
 ) -> str:
     """At most LINE_LIMIT characters: fewer and shorter names first, then shorter notices."""
     decision = "gate passed" if passed else "gate failed"
-    # a notice's detail (after its colon) is said in full in every report's own section
+    # a notice's detail (after its colon) is said in full in every report's own section; what
+    # the pull request changed of the bar keeps its detail longest, then the names of what
+    # blocks, then the other notices' details
     brief = [n.split(": ", 1)[0] for n in notices]
+    changes = [n if n.startswith(CHANGED) else b for n, b in zip(notices, brief, strict=True)]
     tries = ((NAMES_SHOWN, ID_LIMIT), (NAMES_SHOWN, 24), (1, 24), (0, 0))
-    for said in (notices, brief):
-        for names, id_limit in tries:
-            what, did_not = _clauses(blocking, quiet, names, id_limit)
-            parts = [p for p in (head, what, did_not, *said) if p]
-            line = f"{decision}: " + "; ".join(parts)
-            if len(line) <= LINE_LIMIT:
-                return line
+    attempts = [(notices, tries[0])] + [(changes, t) for t in tries] + [(brief, t) for t in tries]
+    for said, (names, id_limit) in attempts:
+        what, did_not = _clauses(blocking, quiet, names, id_limit)
+        parts = [p for p in (head, what, did_not, *said) if p]
+        line = f"{decision}: " + "; ".join(parts)
+        if len(line) <= LINE_LIMIT:
+            return line
     return clip(line, LINE_LIMIT)
 
 
@@ -210,10 +216,7 @@ def _verdict(results: RunResults) -> Verdict:
     # the results file's settings are not checked item by item: read what is text
     changed = changed_of(results)
     if changed:
-        notices.append(
-            "gate settings changed by this pull request (not applied): "
-            + ", ".join(c.split(": ", 1)[0] for c in changed)
-        )
+        notices.append(f"{CHANGED}: " + ", ".join(c.split(": ", 1)[0] for c in changed))
     new: list[str] = []
     removed: list[str] = []
     said_changes: list[str] = []  # what the pull request changed and is applied, said

@@ -1,5 +1,6 @@
 """Pydantic validation of a JSON document's parts, its errors placed in the file: one
-``InputError`` per problem with ``file:line:col`` and the JSON path, at most ``MAX_PROBLEMS``.
+``InputError`` per problem with ``file:line:col`` and the JSON path, at most ``MAX_PROBLEMS``
+and then a line saying how many more there are.
 Used by the dialects and by the eval-config loader."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pydantic.alias_generators import to_snake
 
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.io.jsonpos import JsonDocument, json_path
+from ci_eval.text.plural import plural
 
 MAX_PROBLEMS = 20
 M = TypeVar("M", bound=BaseModel)
@@ -35,7 +37,8 @@ def validation_failed(
     snake_case even though pydantic reports the camelCase alias."""
     root = doc.data if base is None else base
     problems: list[InputError] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
+    more = 0  # problems past MAX_PROBLEMS: counted, and the list says how many
     for err in exc.errors(include_url=False):
         loc = _clean_loc(err["loc"], root)
         if loc is None:
@@ -48,17 +51,29 @@ def validation_failed(
             extra = hint(err)
             if extra:
                 message = f"{message}; {extra}"
-        problem = doc.error(message, loc, base=base)
-        problem.json_path = json_path([*base_loc, *loc])
-        key = str(problem)
-        if key not in seen:
-            seen.add(key)
-            problems.append(problem)
+        where = json_path([*base_loc, *loc])
+        if (where, message) in seen:
+            continue
+        seen.add((where, message))
         if len(problems) >= MAX_PROBLEMS:
-            break
+            more += 1
+            continue
+        problem = doc.error(message, loc, base=base)
+        problem.json_path = where
+        problems.append(problem)
     if not problems:  # every error belonged to a union branch we chose not to show
         problems.append(doc.error(str(exc.errors()[0]["msg"]), base=base))
+    if more:
+        problems.append(MoreProblems(more, doc.path))
     return ValidationFailed(problems)
+
+
+class MoreProblems(InputError):
+    """The line after the problems shown: how many more the file has."""
+
+    def __init__(self, count: int, path: str | None) -> None:
+        super().__init__(f"… and {plural(count, 'more problem')}", path=path)
+        self.count = count
 
 
 _UNION_BRANCHES = {"IntermediateData": False, "InvocationEvents": True}

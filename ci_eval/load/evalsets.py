@@ -18,6 +18,7 @@ from ci_eval.load import sidecars as criteria
 from ci_eval.load.discover import Candidate, display_path
 from ci_eval.model import EvalSet
 from ci_eval.model.metric_spec import MetricConfig, default_config, defaults_dialect
+from ci_eval.text.plural import listed
 
 
 @dataclass
@@ -54,7 +55,7 @@ FileOutcome = LoadedEvalSet | LoadedSidecar | Skipped | Failed
 
 def _describe_unknown(data: object) -> str:
     if isinstance(data, dict):
-        keys = ", ".join(sorted(map(str, data))[:6]) or "none"
+        keys = listed(sorted(map(str, data)), 6) or "none"
         return f"unrecognised JSON (an object with keys: {keys})"
     if isinstance(data, list):
         return "unrecognised JSON (a list that is neither legacy ADK turns nor trpc metrics)"

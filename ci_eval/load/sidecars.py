@@ -22,6 +22,7 @@ from ci_eval.model.metric_spec import (
     MetricSpec,
     snake_keys,
 )
+from ci_eval.text.plural import listed
 
 ADK_CONFIG_NAMES = ("test_config.json", "eval_config.json")
 TRPC_METRICS_SUFFIX = ".metrics.json"
@@ -105,7 +106,7 @@ def foreign_config_shape(data: Any) -> str | None:
     if isinstance(data, dict) and not set(data) & ADK_CONFIG_KEYS:
         if "metrics" in data:
             return 'trpc-agent-python\'s {"metrics": [...]}'
-        keys = ", ".join(sorted(map(str, data))[:6]) or "none"
+        keys = listed(sorted(map(str, data)), 6) or "none"
         return f"an object without criteria (keys: {keys})"
     if is_trpc_metrics(data):
         return "a trpc-agent-go metrics list"

@@ -81,6 +81,13 @@ def lookup(name: str, dialect: str | None = None) -> Metric | None:
     return qualified[0] if len(qualified) == 1 else None
 
 
+def did_you_mean(name: str) -> str:
+    """`` (did you mean X?)`` for a metric name no registry knows, "" when none is close."""
+    from ci_eval.text.suggest import did_you_mean as close
+
+    return close(name, {key.rpartition("/")[2] for key in REGISTRY} | set(NOT_COMPUTED))
+
+
 # ADK's efficiency metrics, reported for every set as google-adk 2.13 appends them, in its order
 INFORMATIONAL_DEFAULTS = (
     "tool_call_count_v1",

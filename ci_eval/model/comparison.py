@@ -12,6 +12,7 @@ from typing import Annotated, ClassVar
 from pydantic import BeforeValidator, Field
 
 from ci_eval.model.values import RECORD, Count, Flag, Items, Number, Text, Timestamp
+from ci_eval.text.plural import plural
 
 # [eval set id, case id]
 CaseKey = tuple[Text, Text]
@@ -194,13 +195,15 @@ class SuiteDrop:
     def describe(self) -> str:
         if self.control_runs is not None:
             return (
-                f"{self.failed} failed runs of {self.runs} over {self.cases} cases where the "
+                f"{plural(self.failed, 'failed run')} of {self.runs} over "
+                f"{plural(self.cases, 'case')} where the "
                 f"merge base's agent, run in this job, failed {self.control_failed} of "
                 f"{self.control_runs} (p={self.p_value:.2g})"
             )
         allowing = ", allowing for its day-to-day swings" if self.swings else ""
         return (
-            f"{self.failed} failed runs of {self.runs} over {self.cases} cases where main's "
+            f"{plural(self.failed, 'failed run')} of {self.runs} over "
+            f"{plural(self.cases, 'case')} where main's "
             f"history expects {self.expected:.1f}{allowing} (p={self.p_value:.2g})"
         )
 

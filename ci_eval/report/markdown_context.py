@@ -121,7 +121,7 @@ def _problem(s: SetRecord, case: CaseRecord, item: Item, clip: Clipper) -> dict[
         simulated = clip(
             f"user turns written by {sim.get('kind', 'a simulated user')}"
             + (f" ({sim['model']})" if sim.get("model") else "")
-            + f", {sim.get('user_turns', len(run.invocations))} turns, "
+            + f", {plural(sim.get('user_turns', len(run.invocations)), 'turn')}, "
             f"ended: {sim.get('ended', 'replayed')}",
             300,
         )

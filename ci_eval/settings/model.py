@@ -12,12 +12,25 @@ from typing import Literal
 from ci_eval.errors import InputError
 
 CONFIG_NAME = "ci-eval.toml"
+DEFAULT_BASELINE = ".ci-eval/baseline.json"  # main's history, where none is named
 # the connectors' kinds (ci_eval.connectors.CONNECTORS registers one factory each), here for the
 # CLI's help, which must not import the connectors
 AGENT_KINDS = ("adk-http", "adk", "http", "command", "replay")
 Source = Literal["cli", "action"]
 # a setting's value as ci-eval.toml, the action's inputs or the flags give it
 Value = str | int | float | bool | list[str] | dict[str, object] | None
+
+
+def from_folder(base: Path, value: str) -> str:
+    """``value``, a path relative to ``base``, as a path from the working directory."""
+    path = Path(value)
+    if path.is_absolute():
+        return value
+    joined = base / path
+    try:
+        return joined.relative_to(Path.cwd()).as_posix() or "."
+    except ValueError:
+        return joined.as_posix()
 
 
 @dataclass(frozen=True)
@@ -268,10 +281,20 @@ class RunSettings:
     trust_pr_config: bool = False
     # what the pull request's ci-eval.toml changed of the bar, not applied (ci_eval.settings.bar)
     bar_changes: list[str] = field(default_factory=list)
+    # the folder of the ci-eval.toml read (None: none): the files reports name are relative to it
+    root: str | None = None
     names: Names = field(default_factory=Names, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.agent.names = self.names
+
+    def baseline_file(self) -> str:
+        """The baseline in the working tree: as a flag names it (from the cwd), as ci-eval.toml
+        names it or by default (.ci-eval/baseline.json) from ci-eval.toml's folder."""
+        in_toml = self.names.given.get("baseline", ("", None))[1] is not None
+        if self.root and (self.baseline is None or in_toml):
+            return from_folder(Path(self.root), self.baseline or DEFAULT_BASELINE)
+        return self.baseline or DEFAULT_BASELINE
 
     def given(self, key: str) -> bool:
         """Whether the user set this setting (in ci-eval.toml, an input or a flag)."""
@@ -288,6 +311,8 @@ class RunSettings:
             elif isinstance(value, list):
                 value = [str(v) for v in value]
             target, name = setting_target(self, key)
+            if key == "agent.command":
+                self.agent.cwd = None  # a flag's command runs where ci-eval runs
             if key == "agent.headers":
                 value = {**self.agent.headers, **_headers(value, self.names.name(key))}
             setattr(target, name, value)

@@ -8,7 +8,7 @@ import os
 from dataclasses import fields
 from pathlib import Path
 
-from ci_eval.errors import InputError
+from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.io import tomltext
 from ci_eval.io.readfile import read_regular_file
 from ci_eval.settings.model import (
@@ -16,8 +16,10 @@ from ci_eval.settings.model import (
     NOT_IN_TOML,
     SETTINGS,
     RunSettings,
+    from_folder,
 )
 from ci_eval.text import redact
+from ci_eval.text.suggest import did_you_mean
 
 # --- ci-eval.toml ------------------------------------------------------------------------------
 
@@ -47,7 +49,34 @@ def _type_ok(current: object, value: object, name: str) -> bool:
     return isinstance(value, str)
 
 
-def _apply(settings: RunSettings, table: dict[str, object], where: str, path: str) -> None:
+def _wanted(current: object, name: str) -> str:
+    """What :func:`_type_ok` accepts for a setting, in words."""
+    if name == "command":
+        return "a string or an array of strings"
+    if name in _NUMBER_OR_NONE and current is None:
+        return "a whole number" if name in ("min_pass", "max_turns", "retries") else "a number"
+    if isinstance(current, bool):
+        return "true or false"
+    if isinstance(current, list):
+        return "an array"
+    if isinstance(current, dict):
+        return "a table"
+    if isinstance(current, int):
+        return "a whole number"
+    if isinstance(current, float):
+        return "a number"
+    return "a string"
+
+
+def _apply(
+    settings: RunSettings,
+    table: dict[str, object],
+    where: str,
+    path: str,
+    problems: list[InputError],
+) -> None:
+    """Set the table's settings; each bad key is a problem of ``problems``, and the others
+    are still read, so that one run names them all."""
     target = settings if where == "run" else getattr(settings, where)
     known = {f.name for f in fields(target)} - {*_TABLES, "names", "bar_changes"}
     for key, value in table.items():
@@ -55,22 +84,42 @@ def _apply(settings: RunSettings, table: dict[str, object], where: str, path: st
         qualified = name if where == "run" else f"{where}.{name}"
         if qualified in NOT_IN_TOML:
             flag = next(s.flag for s in SETTINGS if s.key == qualified)
-            raise InputError(
-                f"[{where}] {key} is not a ci-eval.toml setting: the pull request controls this "
-                f"file; set it in the workflow (flag {flag} or the action's input)",
-                path=path,
+            problems.append(
+                InputError(
+                    f"[{where}] {key} is not a ci-eval.toml setting: the pull request controls "
+                    f"this file; set it in the workflow (flag {flag} or the action's input)",
+                    path=path,
+                )
             )
+            continue
         if name not in known:
-            raise InputError(
-                f"unknown setting {key!r} in [{where}]; known: " + ", ".join(sorted(known)),
-                path=path,
+            settable = {
+                k for k in known if (k if where == "run" else f"{where}.{k}") not in NOT_IN_TOML
+            }
+            hint = did_you_mean(name, settable)
+            problems.append(
+                InputError(
+                    f"unknown key [{where}] {key}"
+                    + (hint or f"; [{where}] has: " + ", ".join(sorted(settable))),
+                    path=path,
+                )
             )
+            continue
         if not _type_ok(getattr(target, name), value, name):
-            raise InputError(
-                f"[{where}] {key} has the wrong type ({type(value).__name__})", path=path
+            problems.append(
+                InputError(
+                    f"[{where}] {key}: wrong type ({type(value).__name__}); expected "
+                    + _wanted(getattr(target, name), name),
+                    path=path,
+                )
             )
+            continue
         if qualified == "agent.env":
-            _no_credentials(value, path)  # type: ignore[arg-type]
+            try:
+                _no_credentials(value, path)  # type: ignore[arg-type]
+            except InputError as exc:
+                problems.append(exc)
+                continue
         setattr(target, name, value)
         settings.names.given[name if where == "run" else f"{where}.{name}"] = (
             f"[{where}] {key}",
@@ -104,27 +153,55 @@ def load_config(path: Path | None, required: bool, text: str | None = None) -> R
     except UnicodeDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", path=str(path)) from None
     data = tomltext.parse(raw, str(path))
-    unknown = set(data) - set(_TABLES)
-    if unknown:
-        raise InputError(
-            f"unknown table(s) {sorted(unknown)}; ci-eval.toml has "
-            + ", ".join(f"[{t}]" for t in _TABLES),
-            path=str(path),
+    # every problem of the file at once, one line each (a single one: as any input error)
+    problems: list[InputError] = []
+    for table in sorted(set(data) - set(_TABLES)):
+        hint = did_you_mean(table, _TABLES, n=1)
+        problems.append(
+            InputError(
+                f"unknown table [{table}]"
+                + hint.replace("mean ", "mean [").replace("?)", "]?)")
+                + "; ci-eval.toml has "
+                + ", ".join(f"[{t}]" for t in _TABLES),
+                path=str(path),
+            )
         )
-    for table in ("run", "agent", "judge", "simulator"):
-        _apply(settings, data.get(table, {}), table, str(path))
-    for table in ("metrics", "custom_metrics"):
+    for table in _TABLES:
         value = data.get(table, {})
         if not isinstance(value, dict):
-            raise InputError(f"[{table}] must be a table", path=str(path))
-        setattr(settings, table, value)
-    base = path.parent
-    # paths in the config are relative to the config file, not to wherever ci-eval runs
-    settings.paths = [_rel(base, p) for p in settings.paths]
-    settings.agent.replay = [_rel(base, p) for p in settings.agent.replay]
-    if settings.eval_config:
-        settings.eval_config = _rel(base, settings.eval_config)
+            problems.append(InputError(f"[{table}] must be a table", path=str(path)))
+        elif table in ("metrics", "custom_metrics"):
+            setattr(settings, table, value)
+        else:
+            _apply(settings, value, table, str(path), problems)
+    if problems:
+        raise problems[0] if len(problems) == 1 else ValidationFailed(problems)
+    _from_the_config(settings, path.parent)
+    settings.root = from_folder(path.parent, ".")
     return settings
+
+
+# the settings that name a file or folder (a data branch's baseline is a path on that branch)
+_PATHS = ("eval_config", "accept", "results", "junit", "summary", "adk_results", "adk_rs_report",
+          "template_dir")  # fmt: skip
+
+
+def _from_the_config(settings: RunSettings, base: Path) -> None:
+    """One rule for paths: those ci-eval.toml gives, and the defaults it implies, are relative
+    to its folder, not to wherever ci-eval runs — the same verdict from any subfolder. (A
+    flag's path is the cwd's: the overlay comes later. The baseline is worked out where it is
+    read, :meth:`RunSettings.baseline_file`: on a data branch it is a path on that branch.)"""
+    settings.paths = [from_folder(base, p) for p in settings.paths]
+    settings.agent.replay = [from_folder(base, p) for p in settings.agent.replay]
+    for key in _PATHS:
+        value = getattr(settings, key)
+        if value:
+            setattr(settings, key, from_folder(base, value))
+    module = settings.agent.module
+    if module and (("/" in module or "\\" in module) or (base / module).is_dir()):
+        settings.agent.module = from_folder(base, module)  # an agent folder, not an import name
+    if settings.agent.command and from_folder(base, ".") != ".":
+        settings.agent.cwd = from_folder(base, ".")  # its paths are the config's too: it runs there
 
 
 def find_config(start: Path | None = None) -> Path | None:
@@ -145,14 +222,3 @@ def find_config(start: Path | None = None) -> Path | None:
         if root is None or folder == root:
             return None
     return None
-
-
-def _rel(base: Path, value: str) -> str:
-    path = Path(value)
-    if path.is_absolute():
-        return value
-    joined = base / path
-    try:
-        return joined.relative_to(Path.cwd()).as_posix() or "."
-    except ValueError:
-        return joined.as_posix()

@@ -192,7 +192,8 @@ def test_the_action_end_to_end(adk_server: str, tmp_path: Path) -> None:
     assert (outputs["total"], outputs["failed"], outputs["regressions"]) == ("3", "1", "0")
     assert outputs["gate"] == "failed"
     assert (
-        outputs["verdict"] == "gate failed: 1 failed case (weather_basic:berlin_expected_to_fail)"
+        outputs["verdict"] == "gate failed: 1 failed case (weather_basic:berlin_expected_to_fail); "
+        "gate on thresholds only: no baseline at .ci-eval/baseline.json"
     )
     assert outputs["junit-path"] == "ci-eval-junit.xml"
     assert "::error file=evals/weather_basic.evalset.json,line=49," in proc.stdout

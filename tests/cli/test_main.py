@@ -100,7 +100,7 @@ def test_the_quick_start_through_the_installed_command() -> None:
     assert "6 cases: 4 passed, 1 failed, 0 errors, 1 skipped" in proc.stdout
     assert proc.stdout.rstrip().endswith(
         "gate failed: 1 failed case (weather_basic:berlin_expected_to_fail); "
-        "1 skipped did not block"
+        "1 skipped did not block; gate on thresholds only: no baseline at .ci-eval/baseline.json"
     )
 
 

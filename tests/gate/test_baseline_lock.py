@@ -39,7 +39,7 @@ def test_two_updates_at_once_are_both_recorded(
         t.start()
     for t in threads:
         t.join()
-    assert all("1 cases recorded" in line for line in said), said
+    assert all("1 case recorded" in line for line in said), said
     history = read(path)
     assert history is not None and len(history["pushes"]) == 2
     assert history["sets"]["s"]["cases"]["c"]["push"] == [1, 2]

@@ -391,7 +391,7 @@ def test_update_baseline_compares_first_then_writes(tmp_path: Path, monkeypatch:
     main_history.apply_baseline(run, settings, {}, ())
     line = main_history.update_baseline(run, settings)
     assert run.comparison.regressed_cases() == {("s", "c")}
-    assert "1 cases recorded" in line
+    assert "1 case recorded" in line
     scores = baseline_store.read(path)["sets"]["s"]["cases"]["c"]["metrics"]["m"]["scores"]
     assert scores == [1.0] * 17 + [0.0] * 3
 

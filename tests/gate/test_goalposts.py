@@ -253,7 +253,10 @@ def test_compare_never_trusts_the_comparison_a_results_file_carries(
         judged["judgement"] = "known failure"
     (clone / "r.json").write_text(json.dumps(data))
     # the trusted job, with no baseline at hand: judged by thresholds, not by the file's say
-    done = run_cli("compare", "r.json", "--baseline", "none.json", cwd=clone, env=_env())
+    alone = tmp_path / "no-baseline-here"
+    alone.mkdir()
+    (alone / "r.json").write_text((clone / "r.json").read_text())
+    done = run_cli("compare", "r.json", cwd=alone, env=_env())
     assert done.returncode == 1, done.stdout + done.stderr
     assert "failed case" in done.stdout.splitlines()[-1]
     # with the base branch's baseline: judged against it again

@@ -146,7 +146,7 @@ def test_a_folder_without_sets_says_what_it_passed_over(tmp_path: Path) -> None:
     write(tmp_path / "data/gold_set.json", evalset("s", "a"))
     result = cli("validate", ".", cwd=tmp_path)
     assert result.returncode == 2
-    assert "1 JSON file(s) skipped or not read; -v lists them" in result.stderr
+    assert "1 JSON file skipped or not read; -v lists them" in result.stderr
 
 
 # 2. One config rule -------------------------------------------------------------------------

@@ -147,7 +147,9 @@ def test_a_toml_command_that_is_neither_a_line_nor_strings_is_refused(tmp_path: 
     repo = _sample_repo(tmp_path, '[agent]\nkind = "command"\ncommand = ["python", 3]\n')
     done = run_cli("run", cwd=repo)
     assert done.returncode == 2
-    assert "[agent] command has the wrong type" in done.stderr
+    assert "[agent] command: wrong type (list); expected a string or an array of strings" in (
+        done.stderr
+    )
 
 
 def test_the_action_takes_the_command_and_paths_one_per_line(tmp_path: Path) -> None:

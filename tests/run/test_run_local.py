@@ -246,7 +246,7 @@ def test_config_file_and_its_errors(tmp_path: Path) -> None:
     (tmp_path / "ci-eval.toml").write_text('[agent]\nkinds = "command"\n')
     proc = ci_eval("run", cwd=tmp_path)
     assert proc.returncode == 2
-    assert proc.stderr.strip().startswith("ci-eval: ci-eval.toml: unknown setting 'kinds'")
+    assert proc.stderr.strip().startswith("ci-eval: ci-eval.toml: unknown key [agent] kinds")
 
 
 def test_no_agent_is_a_usage_error(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ ExpectedToolExtractor, the ToolCalling metric and the journey's topological-sort
 same conversations.
 
 The framework is not a test dependency (installing it beside google-adk downgrades pandas,
-jsonschema and tenacity and moves opentelemetry; see the README), so this test skips unless
+jsonschema and tenacity and moves opentelemetry; see docs/reference.md), so this test skips unless
 ``agentops`` is importable, e.g. ``pip install --target DIR ibm-watsonx-orchestrate-evaluation-
 framework`` and ``CI_EVAL_IBM_PATH=DIR``. Tool-call goals only: text goals need IBM's LLM checks.
 """

@@ -1,0 +1,235 @@
+"""``ci-eval init``: set ci-eval up in an existing repository — find the agent and the eval
+sets (:mod:`ci_eval.load.find_project`), write ``ci-eval.toml`` and the workflow
+(:mod:`ci_eval.cli.init_files`), and say what was found and what is left to decide. Running it
+again with the same findings changes nothing; a file that exists is replaced only with
+``--force``."""
+
+# no `from __future__ import annotations`: typer would compile and evaluate every option's
+# annotation string at each start (a cost even `ci-eval --help` pays)
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ci_eval.cli.common import fail, say
+from ci_eval.errors import EXIT_OK, InputError
+
+if TYPE_CHECKING:
+    from ci_eval.load.find_project import ProjectFound
+
+
+def init(
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="PATH",
+            help="The repository to set up [default: the root of the repository holding the "
+            "current directory, else the current directory].",
+            show_default=False,
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace files that exist and differ.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the files instead of writing them.")
+    ] = False,
+) -> None:
+    """Set up a repository: write ci-eval.toml and an evals workflow.
+
+    Finds the agent (an ADK agent.py with root_agent, an `adk api_server`, a trpc-agent-go
+    module) and the eval sets with their configs, writes ci-eval.toml and
+    .github/workflows/evals.yml (pull requests gated against main's history; pushes to main
+    record it), and prints what it found and what is left to decide.
+
+    Idempotent: an existing file is kept unless --force. Exits 0, or 2 when PATH is not a
+    directory or a file cannot be written.
+
+    Example: ci-eval init --dry-run
+    """
+    from ci_eval.cli.init_files import WORKFLOW_PATH, render_toml, render_workflow
+    from ci_eval.io.files import repo_root
+    from ci_eval.load.find_project import find_project
+    from ci_eval.settings.model import CONFIG_NAME
+
+    if path is not None and not path.is_dir():
+        fail(InputError("not a directory: give the repository's root folder", path=str(path)))
+    root = path if path is not None else (repo_root(Path.cwd()) or Path.cwd())
+    project = find_project(root)
+    judged = _judged(project)
+    files = [
+        (CONFIG_NAME, render_toml(project, judged)),
+        (WORKFLOW_PATH, render_workflow(project)),
+    ]
+    where = project.root.as_posix()
+    say(f"ci-eval init: {where}" + (" (the repository root)" if project.in_repository else ""))
+    for line in _found(project):
+        say(line)
+    say("Files")
+    done = [_put(project.root / name, name, text, force, dry_run) for name, text in files]
+    for phrase in done:
+        say(f"  {phrase}")
+    if not dry_run and not any(p.startswith(("wrote", "replaced")) for p in done):
+        say("  nothing changed")
+    say("To decide")
+    for line in _to_decide(project, judged):
+        say(f"  - {line}")
+    say("Next: ci-eval validate, then ci-eval run")
+    if dry_run:
+        for name, text in files:  # as written: the workflow's token header is no secret
+            typer.echo(f"\n--- {name}\n{text}", nl=False)
+    raise typer.Exit(EXIT_OK)
+
+
+def _put(target: Path, name: str, text: str, force: bool, dry_run: bool) -> str:
+    """Write one file unless it is there (or ``dry_run``); what was done, in a phrase."""
+    state = _state(target, text)
+    if state == "unchanged":
+        return f"unchanged {name}: already what init writes"
+    if state == "new" or (state == "differs" and force):
+        verb = "write" if state == "new" else "replace"
+        if dry_run:
+            return f"would {verb} {name}"
+        try:
+            _write(target, text)
+        except OSError as exc:
+            fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(target)))
+        return f"{'wrote' if state == 'new' else 'replaced'} {name}"
+    if state == "other":
+        return f"{'would keep' if dry_run else 'kept'} {name}: it is not a file"
+    return (
+        f"{'would keep' if dry_run else 'kept'} {name}: it exists and differs from what init "
+        "would write (--force replaces it" + ("" if dry_run else "; --dry-run shows it") + ")"
+    )
+
+
+def _write(target: Path, text: str) -> None:
+    """``text`` as it is (no redaction: the workflow spells its own token header), through a
+    temp file and a rename."""
+    import os
+    import tempfile
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _state(target: Path, text: str) -> str:
+    """new, unchanged, differs, or other (a folder, unreadable)."""
+    if not target.exists() and not target.is_symlink():
+        return "new"
+    try:
+        current = target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return "other" if not target.is_file() else "differs"
+    return "unchanged" if current == text else "differs"
+
+
+def _judged(project: "ProjectFound") -> list[str]:
+    """The metrics the eval sets use that need an LLM judge, each once, in order."""
+    from ci_eval.metrics.registry import lookup
+
+    names: list[str] = []
+    for found in project.sets:
+        for name in found.metrics:
+            metric = lookup(name, found.dialect)
+            if metric is not None and metric.needs_llm and name not in names:
+                names.append(name)
+    return names
+
+
+def _found(project: "ProjectFound") -> list[str]:
+    from ci_eval.cli.init_files import SHOWN_SETS, set_line, summary
+
+    agent = project.agent
+    lines = ["Found"]
+    if agent.kind == "adk":
+        lines.append(f'  agent: {agent.evidence} → kind "adk", module "{agent.module}"')
+    elif agent.kind == "adk-http":
+        app = f', app_name "{agent.app_name}"' if agent.app_name else ""
+        lines.append(f'  agent: {agent.evidence} → kind "adk-http", url "{agent.url}"{app}')
+    elif agent.kind == "command":
+        lines.append(f'  agent: {agent.evidence} → kind "command"')
+    else:
+        lines.append(
+            "  agent: none (no ADK agent.py with root_agent, `adk api_server` or "
+            "trpc-agent-go module)"
+        )
+    if agent.others:
+        lines.append(f"  other agents, not chosen: {', '.join(agent.others)}")
+    lines.append(f"  eval sets: {summary(project)}")
+    lines += [f"    {set_line(s)}" for s in project.sets[:SHOWN_SETS]]
+    if len(project.sets) > SHOWN_SETS:
+        lines.append(f"    … and {len(project.sets) - SHOWN_SETS} more")
+    lines.append(f"  configs: {', '.join(project.configs) or 'none (default metrics)'}")
+    if project.problems:
+        lines.append(f"  files that did not load: {len(project.problems)}")
+        lines += [f"    {p}" for p in project.problems[:5]]
+    return lines
+
+
+def _to_decide(project: "ProjectFound", judged: list[str]) -> list[str]:
+    agent = project.agent
+    todo = []
+    if agent.kind is None:
+        todo.append(
+            "how ci-eval reaches your agent: set [agent] kind (adk, adk-http, http, command) "
+            "and its settings in ci-eval.toml"
+        )
+    elif agent.kind == "command":
+        todo.append(
+            "set [agent] command in ci-eval.toml: the program that runs your agent and speaks "
+            "ci-eval's JSON-lines contract; set its toolchain up in the workflow"
+        )
+    elif agent.kind == "adk-http" and not agent.app_name:
+        todo.append(
+            "set [agent] app_name (the agent's folder) unless every case's session_input names it"
+        )
+    if agent.kind == "adk":
+        todo.append(
+            "the action's ADK image holds ci-eval and google-adk only: an agent that needs "
+            "more packages runs `pip install` and `ci-eval run --comment` on the runner instead"
+        )
+    if agent.kind in ("adk", "adk-http"):
+        todo.append(
+            "a model key the agent needs goes in the workflow from a secret (the env of the "
+            + ("steps that run ci-eval" if agent.kind == "adk" else "steps that start the agent")
+            + ")"
+        )
+    if agent.others:
+        todo.append("which agent to evaluate: [agent] module names the first one found")
+    if not project.sets:
+        todo.append(
+            "add an eval set (ADK's *.evalset.json, e.g. saved by `adk web`), name its folder "
+            "in [run] paths, and run init again"
+        )
+    if project.problems:
+        todo.append("fix the files that did not load: `ci-eval validate` says why")
+    if judged:
+        todo.append(
+            f"add a judge for {', '.join(judged)}: [judge] base_url, model and api_key_env "
+            "in ci-eval.toml, and the key as a secret in the workflow step's env"
+        )
+    if any(s.scenarios for s in project.sets):
+        todo.append("add a user simulator for the conversation scenarios: [simulator] (or [judge])")
+    if not project.in_repository:
+        todo.append(
+            "this folder is not a git repository's root: GitHub reads workflows from the root's "
+            ".github/workflows, and ci-eval finds ci-eval.toml from subfolders only inside a "
+            "repository"
+        )
+    todo.append(
+        "create the baseline: push to main once (the workflow's record and history jobs keep "
+        "main's runs on the branch ci-eval-data; until then pull requests gate on thresholds "
+        "only)"
+    )
+    todo.append("the workflow triggers on pushes to main: rename it if your default branch differs")
+    return todo
