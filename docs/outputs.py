@@ -1,10 +1,13 @@
-"""README.md's output blocks, generated from real runs.
+"""The output blocks of README.md and docs/*.md, generated from real runs.
 
-``python -m docs.outputs`` reruns every documented command and writes its output into
-README.md; ``python -m docs.outputs --check`` reruns them and exits 1 with a unified diff of
-each block that no longer matches (``tests/docs`` runs the check).
+``python -m docs.outputs`` reruns every documented command and writes its output into the
+document that shows it (README.md or a page of docs/); ``python -m docs.outputs --check``
+reruns them and exits 1 with a unified diff of each block that no longer matches
+(``tests/docs`` runs the check). The sample workflows are blocks too: each file of
+``docs/workflows/`` is included, as it is, where a document marks ``workflow-<its stem>``, so
+what the README shows is the file the tests lint and check against action.yml.
 
-A generated block is marked in README.md by HTML comments, which GitHub does not render::
+A generated block is marked in a document by HTML comments, which GitHub does not render::
 
     <!-- output: quickstart -->
     ```text
@@ -34,6 +37,7 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -46,6 +50,21 @@ from tests.factories import evalset, inv
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
+DOCS = REPO / "docs"
+WORKFLOWS = DOCS / "workflows"
+
+
+def documents() -> list[Path]:
+    """Every document that may hold output blocks: README.md, then docs/ (sub-folders too)."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def _doc_name(path: Path) -> str:
+    try:
+        return path.relative_to(REPO).as_posix()
+    except ValueError:
+        return path.name
+
 
 # --- volatile parts ---------------------------------------------------------------------------
 
@@ -202,14 +221,14 @@ def produces(*names: str) -> Callable[[Callable[[], Any]], Producer]:
 
 @produces("quickstart")
 def quickstart() -> str:
-    """## Quick start: `ci-eval run` with the repository's ci-eval.toml, as the terminal shows
-    it (the "no baseline" line is stderr); exit 1, the sample's failing case."""
+    """README.md, Quick start: `ci-eval run` with the repository's ci-eval.toml, as the
+    terminal shows it (the "no baseline" line is stderr); exit 1, the sample's failing case."""
     return ci_eval("run", cwd=REPO, expect=1).terminal
 
 
 @produces("quickstart-summary")
 def quickstart_summary() -> str:
-    """## Reports: the Markdown summary of the Quick start's run (`--summary summary.md`)."""
+    """docs/reports.md: the Markdown summary of the Quick start's run (`--summary summary.md`)."""
     with tempfile.TemporaryDirectory(prefix="ci-eval-docs-") as out:
         summary = Path(out) / "summary.md"
         ci_eval("run", "--summary", str(summary), cwd=REPO, expect=1)
@@ -218,7 +237,7 @@ def quickstart_summary() -> str:
 
 @produces("template-warning")
 def template_warning() -> str:
-    """## Reports: a --template-dir template the sandbox stops is one warning, on stderr."""
+    """docs/reports.md: a --template-dir template the sandbox stops is one warning, on stderr."""
     with workspace() as root:
         write(root / "tpl/summary.md.j2", '{{ headline.text }}\n{{ "".__class__ }}\n')
         command = shlex.split("run --summary summary.md --template-dir tpl")
@@ -228,7 +247,8 @@ def template_warning() -> str:
 
 @produces("validate-problems")
 def validate_problems() -> str:
-    """## Command line: one line per problem, `path:line:col: json.path: message` (stdout)."""
+    """docs/reference.md, Command line: one line per problem,
+    `path:line:col: json.path: message` (stdout)."""
     with workspace(samples=False) as root:
         write(
             root / "evals/bad.evalset.json",
@@ -242,7 +262,8 @@ def validate_problems() -> str:
 
 @produces("trace-mode")
 def trace_mode() -> str:
-    """### ci-eval run: `validate` names a set whose cases are scored from their recording."""
+    """docs/reference.md, ci-eval run: `validate` names a set whose cases are scored from
+    their recording."""
     with workspace(samples=False) as root:
         write(
             root / "agent/trace_example.evalset.json",
@@ -270,8 +291,8 @@ def trace_mode() -> str:
 
 @produces("starter-pack")
 def starter_pack() -> str:
-    """## Discovery: `validate` and `validate -v` in an agent-starter-pack layout; of `-v`, the
-    lines it adds (what was skipped or not read)."""
+    """docs/reference.md, Discovery: `validate` and `validate -v` in an agent-starter-pack
+    layout; of `-v`, the lines it adds (what was skipped or not read)."""
     with workspace(samples=False) as root:
         write(
             root / "tests/eval/eval_config.json",
@@ -292,7 +313,8 @@ def starter_pack() -> str:
 
 @produces("agentevals")
 def agentevals() -> str:
-    """## Dialects: an agentevals example file is rejected with the fix (its first problem)."""
+    """docs/reference.md, Dialects: an agentevals example file is rejected with the fix (its
+    first problem)."""
     with workspace(samples=False) as root:
         case = {
             "case_id": "roll_die",
@@ -315,8 +337,8 @@ def agentevals() -> str:
 
 @produces("config-rejected")
 def config_rejected() -> str:
-    """### Which config applies: a config google-adk rejects is an error naming config, JSON
-    path and set."""
+    """docs/reference.md, Which config applies: a config google-adk rejects is an error
+    naming config, JSON path and set."""
     with workspace(samples=False) as root:
         write(root / "evals/s.evalset.json", evalset("s", "a"))
         criteria = {"response_match_score": 0.8, "final_response_match_v2": {"weight": 0.3}}
@@ -327,7 +349,8 @@ def config_rejected() -> str:
 
 @produces("foreign-config")
 def foreign_config() -> str:
-    """### Which config applies: another tool's test_config.json is a warning; defaults apply."""
+    """docs/reference.md, Which config applies: another tool's test_config.json is a
+    warning; defaults apply."""
     with workspace(samples=False) as root:
         write(root / "tests/eval/evalsets/support_eval.json", evalset("support", "refund"))
         write(
@@ -350,7 +373,7 @@ reason = "answers now say 'nice', approved in #42"   # required
 
 @produces("regression", "short-history", "accepted")
 def gate() -> dict[str, str]:
-    """## Baseline: the weather sample with 12 runs of history on main (baseline.json) and with
+    """docs/gate.md: the weather sample with 12 runs of history on main (baseline.json) and with
     one (short.json), replaying a change that makes paris_weather answer "Paris is nice."; and
     the same change accepted in accept.toml."""
     with workspace() as root:
@@ -384,7 +407,7 @@ def gate() -> dict[str, str]:
 
 @produces("junit-consumers")
 def junit_consumers() -> str:
-    """## Reports: what four JUnit consumers show a reader of ci-eval's JUnit, by running ports
+    """docs/reports.md: what four JUnit consumers show a reader of ci-eval's JUnit, by running ports
     of their parsers (benchmarks/junit_consumers.py) on the reviewer scenario's file
     (tests/report/scenarios.py): a regression, an agent error, a known failure."""
     from benchmarks.junit_consumers import CONSUMERS
@@ -413,6 +436,205 @@ def junit_consumers() -> str:
     return "\n".join(lines)
 
 
+def _git(root: Path, *args: str, stdin: str | None = None) -> str:
+    """``git ARGS`` in ``root`` (a workspace), as a fixed author, its stdout."""
+    env = _in(
+        root,
+        GIT_AUTHOR_NAME="ci-eval",
+        GIT_AUTHOR_EMAIL="ci-eval@example.com",
+        GIT_COMMITTER_NAME="ci-eval",
+        GIT_COMMITTER_EMAIL="ci-eval@example.com",
+    )
+    done = subprocess.run(
+        ["git", *args], cwd=root, env=env, input=stdin, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+@produces("main-first-push")
+def main_first_push() -> str:
+    """README.md, Main keeps the history: docs/workflows/evals-main.yml on the samples at main's
+    very first push — the run with fail-on error passes although a case fails on purpose, and
+    the history job creates main's history with it — then a pull request, judged against that
+    history on the data branch: the case main fails is a known failure and does not block."""
+    with workspace() as root:
+        # what the action runs, with its default results path
+        main_run = ("run", "--fail-on", "error", "--results", "ci-eval-results.json")
+        first = ci_eval(*main_run, cwd=root, env=_in(root), expect=0)
+        history = root / ".ci-eval-data"
+        history.mkdir()
+        update = ("baseline", "update", "../ci-eval-results.json", "--baseline", "baseline.json")
+        recorded = ci_eval(*update, cwd=history, env=_in(root), expect=0)
+        # the data branch, as the history job pushes it: baseline.json at its root
+        _git(root, "init", "-q", "-b", "main")
+        blob = _git(root, "hash-object", "-w", str(history / "baseline.json"))
+        tree = _git(root, "mktree", stdin=f"100644 blob {blob}\tbaseline.json\n")
+        commit = _git(root, "commit-tree", tree, "-m", "history")
+        _git(root, "update-ref", "refs/heads/ci-eval-data", commit)
+        pull = ci_eval(
+            "run", "--baseline-branch", "ci-eval-data", cwd=root, env=_in(root), expect=0
+        )
+    return "\n".join(
+        [
+            f"{first.command}     # main's first push",
+            first.lines("gate passed: ")[-1],
+            f"$ cd .ci-eval-data && {recorded.command[2:]}     # the history job",
+            recorded.terminal.rstrip("\n"),
+            f"{pull.command}     # a pull request, then",
+            pull.lines("gate passed: ")[-1],
+        ]
+    )
+
+
+COMMAND_AGENT = "python samples/agents/weather_agent/command_agent.py"
+
+
+@produces("hostile-files")
+def hostile_files() -> str:
+    """docs/reference.md, Discovery: files no eval set is — a FIFO, a device, a symlink loop, a
+    huge integer, deep nesting — are one line each, and the good file is still read (exit 2)."""
+    with workspace(samples=False) as root:
+        evals = root / "evals"
+        write(evals / "good.evalset.json", evalset("good", "a"))
+        big = '{"eval_set_id": "big", "eval_cases": [], "n": ' + "9" * 4400 + "}"
+        write(evals / "big.evalset.json", big)
+        deep = '{"eval_set_id": "deep",\n "eval_cases": ' + "[" * 5002 + "]" * 5002 + "}"
+        write(evals / "deep.evalset.json", deep)
+        (evals / "loop.evalset.json").symlink_to("loop.evalset.json")
+        os.mkfifo(evals / "pipe.evalset.json")
+        (evals / "side").mkdir()
+        os.mkfifo(evals / "side" / "a.metrics.json")
+        (evals / "zero.evalset.json").symlink_to("/dev/zero")
+        run = ci_eval("validate", "evals", cwd=root, env=_in(root), expect=2)
+        return f"{run.command}\n{run.terminal}"
+
+
+@produces("custom-metric-clash")
+def custom_metric_clash() -> str:
+    """docs/reference.md, Custom metrics: a custom metric may not take a built-in's name; an
+    input error before any agent call (exit 2)."""
+    with workspace() as root:
+        toml = (root / "ci-eval.toml").read_text("utf-8")
+        toml += '\n[custom_metrics]\nresponse_match_score = "team_metrics:mentions_city"\n'
+        write(root / "ci-eval.toml", toml)
+        metric = "def mentions_city(expected, actual, criterion):\n    return 1.0\n"
+        write(root / "team_metrics.py", metric)
+        command = ("run", SET, "--agent", "command", "--agent-command", COMMAND_AGENT)
+        run = ci_eval(*command, cwd=root, env=_in(root), expect=2)
+        return f"{run.command}\n{run.terminal}$ echo $?\n{run.code}"
+
+
+@produces("redacted-url")
+def redacted_url() -> str:
+    """docs/security.md: a password and an api_key in --agent-url are *** wherever the URL is
+    written, in an agent error too (nothing listens on port 9: exit 3)."""
+    url = "http://bot:hunter2secret@127.0.0.1:9/turn?api_key=abc123456"
+    with workspace() as root:
+        command = ("run", SET, "--case", "weather_basic:paris_weather", "--agent", "http")
+        options = ("--agent-url", url, "--retries", "0")
+        run = ci_eval(*command, *options, cwd=root, env=_in(root), expect=3)
+        if "hunter2secret" in run.terminal or "abc123456" in run.terminal:
+            raise RunError(f"a secret of the URL was printed:\n{run}")
+        return f"{run.command}\n{run.terminal}"
+
+
+@produces("inputs-checked")
+def inputs_checked() -> str:
+    """docs/security.md: an output path that cannot be written and an agent program that does
+    not exist are one line each and exit 2, before any agent call."""
+    with workspace() as root:
+        out = []
+        for extra in (
+            ("--agent-command", COMMAND_AGENT, "--results", "/proc/nope/r.json"),
+            ("--agent-command", "weather-agent --serve"),
+        ):
+            command = ("run", "samples/evals", "--agent", "command", *extra)
+            run = ci_eval(*command, cwd=root, env=_in(root), expect=2)
+            out.append(f"{run.command}\n{run.terminal.rstrip()}")
+        return "\n".join(out)
+
+
+_PROGRESS = re.compile(r"^ci-eval: \d+/\d+ cases done.*\n?", re.MULTILINE)
+
+
+@produces("simulated-user")
+def simulated_user() -> str:
+    """docs/reference.md, User simulation: the sample agent asks for the city first; a loopback
+    LLM (tests/simulated_user.py) plays the user of the ADK scenario and of the Orchestrate
+    dataset, and judges ADK's per-turn quality. The progress lines (a run past two seconds)
+    are left out: whether they appear depends on the machine's speed."""
+    from tests.judge_server import JudgeServer
+    from tests.simulated_user import scripted_user
+
+    sets = ("samples/evals/scenarios", "samples/orchestrate/weather_clarify.json")
+    with workspace() as root, JudgeServer(scripted_user()) as llm:
+        judge = ("--judge-url", llm.url, "--judge-model", "loopback")
+        run = ci_eval("run", *sets, *judge, cwd=root, env=_in(root), expect=0)
+    shown = ("run", *sets, "--judge-url", "http://127.0.0.1:PORT/v1", "--judge-model", "loopback")
+    return "$ " + shlex.join(("ci-eval", *shown)) + "\n" + _PROGRESS.sub("", run.terminal)
+
+
+def _recorded_score(case: dict[str, Any], metric: str, score: float) -> None:
+    """``case`` (an ADK EvalCaseResult) recording ``score`` for ``metric``, failed (status 2)."""
+    results = [*case["overall_eval_metric_results"]]
+    for turn in case["eval_metric_result_per_invocation"]:
+        results += turn["eval_metric_results"]
+    for result in results:
+        if result["metric_name"] == metric:
+            result.update(score=score, eval_status=2)
+    case["final_eval_status"] = 2
+
+
+@produces("replay-history")
+def replay_history() -> str:
+    """docs/reference.md, Reaching the agent: three recordings in ADK's .adk/eval_history (made
+    with --adk-results), whose names do not sort as their creation_timestamp does; the newest
+    (which answers "Paris is nice.") is the one scored."""
+    with workspace() as root:
+        ci_eval("run", SET, "--adk-results", "out", cwd=root, env=_in(root), expect=1)
+        recorded = json.loads((root / "out/weather_basic.evalset_result.json").read_text("utf-8"))
+        history = root / "app/.adk/eval_history"
+        for stamp in ("999999999.0", "1763800000.5", "1763900000.25"):
+            name = f"app_weather_basic_{stamp}"
+            data = json.loads(json.dumps(recorded))
+            data.update(eval_set_result_id=name, eval_set_result_name=name)
+            data["creation_timestamp"] = float(stamp)
+            if stamp == "1763900000.25":  # the newest
+                [paris] = [c for c in data["eval_case_results"] if c["eval_id"] == "paris_weather"]
+                for turn in paris["eval_metric_result_per_invocation"]:
+                    turn["actual_invocation"]["final_response"]["parts"][0]["text"] = (
+                        "Paris is nice."
+                    )
+                _recorded_score(paris, "response_match_score", 0.4)  # as ADK scores the reply
+            write(history / f"{name}.evalset_result.json", data)
+        listing = sorted(p.name for p in history.iterdir())
+        replay = ("--agent", "replay", "--replay", "app/.adk/eval_history")
+        run = ci_eval(
+            "run",
+            SET,
+            *replay,
+            "--case",
+            "weather_basic:paris_weather",
+            cwd=root,
+            env=_in(root),
+            expect=1,
+        )
+    return "\n".join(["$ ls app/.adk/eval_history", *listing, run.command, run.terminal])
+
+
+def _include(path: Path) -> Callable[[], str]:
+    def include() -> str:
+        return path.read_text("utf-8")
+
+    include.__name__ = include.__qualname__ = f"include_{path.stem.replace('-', '_')}"
+    include.__doc__ = f"{_doc_name(path)}, as it is (a sample workflow the tests lint)."
+    return include
+
+
+for _workflow in sorted(WORKFLOWS.glob("*.yml")):
+    produces(f"workflow-{_workflow.stem}")(_include(_workflow))
+
+
 def produce(names: set[str] | None = None) -> dict[str, str]:
     """Every block's text (or those of ``names``), each producer run once."""
     wanted = set(PRODUCERS) if names is None else names
@@ -428,11 +650,11 @@ def produce(names: set[str] | None = None) -> dict[str, str]:
     return {name: out[name] for name in sorted(wanted)}
 
 
-# --- README's blocks --------------------------------------------------------------------------
+# --- the documents' blocks ------------------------------------------------------------------
 
 
 class MarkerError(ValueError):
-    """README's markers and the producers do not agree."""
+    """The documents' markers and the producers do not agree."""
 
 
 _OPEN = "<!-- output: "
@@ -453,13 +675,15 @@ class Block:
     fence: str
     info: str
     body: str
-    start: int  # offset of the opening fence in the README
+    start: int  # offset of the opening fence in the document
     end: int  # offset of the end marker, just past the closing fence's line
-    line: int  # the README's line number of the body's first line
+    line: int  # the document's line number of the body's first line
+    doc: str = "README.md"  # the document, as messages and diffs name it
 
 
-def blocks(text: str) -> list[Block]:
-    """The marked blocks of ``text``, in order; MarkerError for a marker without its block."""
+def blocks(text: str, doc: str = "README.md") -> list[Block]:
+    """The marked blocks of ``text`` (the document ``doc``), in order; MarkerError for a marker
+    without its block."""
     found = []
     for match in _BLOCK.finditer(text):
         fence_at = match.start("fence")
@@ -472,6 +696,7 @@ def blocks(text: str) -> list[Block]:
                 start=fence_at,
                 end=text.rindex(_CLOSE, fence_at, match.end()),
                 line=text.count("\n", 0, fence_at) + 2,
+                doc=doc,
             )
         )
     lines = text.splitlines()
@@ -481,13 +706,13 @@ def blocks(text: str) -> list[Block]:
         matched = {b.line - 2 for b in found} | {text.count("\n", 0, b.end) + 1 for b in found}
         bad = [n for n in opened + closed if n not in matched]
         raise MarkerError(
-            f"README.md line {bad[0]}: an output marker must be followed by one fenced block "
+            f"{doc} line {bad[0]}: an output marker must be followed by one fenced block "
             f"and {_CLOSE} on the line after its closing fence"
         )
     names = [b.name for b in found]
     twice = {n for n in names if names.count(n) > 1}
     if twice:
-        raise MarkerError(f"README.md: block(s) marked more than once: {', '.join(sorted(twice))}")
+        raise MarkerError(f"{doc}: block(s) marked more than once: {', '.join(sorted(twice))}")
     return found
 
 
@@ -500,28 +725,44 @@ def _fenced(block: Block, body: str) -> str:
     return f"{fence}{block.info}\n{body}\n{fence}\n"
 
 
-def _agree(text: str, produced: Mapping[str, str]) -> list[Block]:
-    found = blocks(text)
-    missing = set(produced) - {b.name for b in found}
-    if missing:
-        raise MarkerError(f"README.md has no marker for block(s) {', '.join(sorted(missing))}")
+def _agree(text: str, produced: Mapping[str, str], doc: str) -> list[Block]:
+    """``text``'s blocks, each with its run's output (MarkerError for a block without one)."""
+    found = blocks(text, doc)
     unknown = [b for b in found if b.name not in produced]
     if unknown:
         raise MarkerError(
-            f"README.md line {unknown[0].line - 2}: no producer for block {unknown[0].name}"
+            f"{doc} line {unknown[0].line - 2}: no producer for block {unknown[0].name}"
         )
     return found
+
+
+def marked(texts: Mapping[str, str]) -> dict[str, str]:
+    """Block name -> the document that marks it, over ``texts`` (document -> text); a
+    MarkerError when two documents mark one block or a producer's block is marked nowhere."""
+    where: dict[str, str] = {}
+    for doc, text in texts.items():
+        for block in blocks(text, doc):
+            if block.name in where:
+                raise MarkerError(
+                    f"block {block.name} is marked in {where[block.name]} and in {doc}: "
+                    "mark it once"
+                )
+            where[block.name] = doc
+    missing = set(PRODUCERS) - set(where)
+    if missing:
+        raise MarkerError(f"no document has a marker for block(s) {', '.join(sorted(missing))}")
+    return where
 
 
 def _same(old: str, new: str) -> bool:
     return mask(old) == mask(new)
 
 
-def render(text: str, produced: Mapping[str, str]) -> str:
+def render(text: str, produced: Mapping[str, str], doc: str = "README.md") -> str:
     """``text`` with every marked block's body replaced by its run's output; a block that
     matches once masked keeps its text (no churn of timestamps and durations)."""
     out, at = [], 0
-    for block in _agree(text, produced):
+    for block in _agree(text, produced, doc):
         new = produced[block.name]
         if _same(block.body, new):
             continue
@@ -536,13 +777,13 @@ def _range(start: int, length: int) -> str:
 
 
 def diff(block: Block, new: str) -> str:
-    """A unified diff from the README's block to ``new``, with README line numbers; lines that
+    """A unified diff from the document's block to ``new``, with its line numbers; lines that
     differ only in volatile parts count as equal (shown as the README has them)."""
     old_lines, new_lines = block.body.splitlines(), new.splitlines()
     matcher = difflib.SequenceMatcher(
         None, [mask(x) for x in old_lines], [mask(x) for x in new_lines], autojunk=False
     )
-    out = [f"--- README.md  block {block.name}", f"+++ a real run  block {block.name}"]
+    out = [f"--- {block.doc}  block {block.name}", f"+++ a real run  block {block.name}"]
     for group in matcher.get_grouped_opcodes(3):
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
         out.append(f"@@ -{_range(block.line + i1, i2 - i1)} +{_range(block.line + j1, j2 - j1)} @@")
@@ -555,12 +796,12 @@ def diff(block: Block, new: str) -> str:
     return "\n".join(out)
 
 
-def check(text: str, produced: Mapping[str, str]) -> str:
+def check(text: str, produced: Mapping[str, str], doc: str = "README.md") -> str:
     """The diffs of every marked block of ``text`` that differs from its run's output (volatile
     parts masked); empty when all match."""
     return "\n".join(
         diff(block, produced[block.name])
-        for block in _agree(text, produced)
+        for block in _agree(text, produced, doc)
         if not _same(block.body, produced[block.name])
     )
 
@@ -568,10 +809,16 @@ def check(text: str, produced: Mapping[str, str]) -> str:
 # --- the command ------------------------------------------------------------------------------
 
 
+def _texts() -> dict[str, str]:
+    """Every document's text, by its name (README.md, docs/…)."""
+    return {_doc_name(path): path.read_text("utf-8") for path in documents()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m docs.outputs",
-        description="Regenerate README.md's marked output blocks from real ci-eval runs.",
+        description="Regenerate the marked output blocks of README.md and docs/*.md from real "
+        "ci-eval runs (and the sample workflows of docs/workflows/).",
     )
     parser.add_argument(
         "--check",
@@ -580,22 +827,28 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        blocks(README.read_text("utf-8"))  # a broken marker fails before the runs
+        marked(_texts())  # a broken or missing marker fails before the runs
         produced = produce()
-        text = README.read_text("utf-8")  # read again: the runs take seconds
+        paths = {_doc_name(path): path for path in documents()}
+        texts = _texts()  # read again: the runs take seconds
+        marked(texts)
         if args.check:
-            drift = check(text, produced)
-            if drift:
-                print(drift)
-                print("README.md: output blocks drifted; run `python -m docs.outputs`")
+            drift = [check(text, produced, doc) for doc, text in texts.items()]
+            if any(drift):
+                print("\n".join(d for d in drift if d))
+                print("output blocks drifted; run `python -m docs.outputs`")
                 return 1
-            print(f"README.md: {len(produced)} output blocks match their runs")
+            print(f"{len(produced)} output blocks match their runs")
             return 0
-        new = render(text, produced)
-        changed = [b.name for b in blocks(text) if not _same(b.body, produced[b.name])]
-        if new != text:
-            README.write_text(new, "utf-8")
-        print(f"README.md: {', '.join(changed) or 'no block'} regenerated")
+        changed = []
+        for doc, text in texts.items():
+            new = render(text, produced, doc)
+            changed += [
+                f"{doc}: {b.name}" for b in blocks(text, doc) if not _same(b.body, produced[b.name])
+            ]
+            if new != text:
+                paths[doc].write_text(new, "utf-8")
+        print(f"{', '.join(changed) or 'no block'} regenerated")
         return 0
     except (MarkerError, RunError) as exc:
         print(f"docs.outputs: {exc}", file=sys.stderr)

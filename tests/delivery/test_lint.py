@@ -1,6 +1,7 @@
 """The linters GitHub users run over workflows and actions pass over ours: zizmor (offline) and
 GitHub's action and workflow schemas (check-jsonschema's vendored copies), on every action file,
-every workflow, and every workflow or list of steps the README and docs/ show."""
+every workflow, the sample workflows of docs/workflows/, and every workflow or list of steps the
+README and docs/ show."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.delivery.yamlfiles import ACTIONS, workflows, yaml_texts
+from tests.delivery.yamlfiles import ACTIONS, sample_workflows, workflows, yaml_texts
 
 BIN = Path(sys.executable).parent
 _CONFIG = ("--config", str(REPO / ".github" / "zizmor.yml"))
@@ -59,6 +60,8 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     flows.mkdir(parents=True)
     for path in workflows():
         shutil.copy(path, flows / path.name)
+    for path in sample_workflows():  # the README's workflows, as the files they are
+        shutil.copy(path, flows / f"sample-{path.name}")
     assert _documented_workflows(flows)
     return root
 

@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 
 from ci_eval.cli.action_entry import INPUTS, OUTPUTS
 from tests.conftest import REPO
-from tests.delivery.yamlfiles import ACTIONS, YamlText, workflows, yaml_texts
+from tests.delivery.yamlfiles import ACTIONS, YamlText, sample_workflows, workflows, yaml_texts
 
 TEXTS = yaml_texts()
 
@@ -40,7 +40,10 @@ def test_the_yaml_texts_include_every_action_and_workflow_and_the_readmes_blocks
     names = {t.where for t in TEXTS}
     assert set(ACTIONS) <= names
     assert {p.relative_to(REPO).as_posix() for p in workflows()} <= names
-    assert sum(t.where.startswith("README.md block") for t in TEXTS) >= 5
+    assert {p.relative_to(REPO).as_posix() for p in sample_workflows()} <= names
+    assert len(sample_workflows()) >= 4  # pull requests, main's history, forks' two phases
+    assert sum(t.where.startswith("README.md block") for t in TEXTS) >= 4
+    assert sum(" block " in t.where for t in TEXTS) >= 10  # README's and docs/' together
 
 
 def _action(name: str) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Every YAML text a user of ci-eval loads: the three action files, the workflows (and the
-linter's settings for them), and the
-``yaml`` blocks of the README and ``docs/`` (what users copy into their own workflows)."""
+linter's settings for them), the sample workflows of ``docs/workflows/`` and the ``yaml`` blocks
+of the README and ``docs/`` (what users copy into their own workflows)."""
 
 from __future__ import annotations
 
@@ -24,13 +24,21 @@ def workflows() -> list[Path]:
     return sorted((REPO / ".github" / "workflows").glob("*.y*ml"))
 
 
+def sample_workflows() -> list[Path]:
+    """The workflows the README shows, as files (``docs/workflows/``)."""
+    return sorted((REPO / "docs" / "workflows").glob("*.y*ml"))
+
+
 def documents() -> list[Path]:
     return [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 
 
 def yaml_texts() -> list[YamlText]:
     texts = [YamlText(name, (REPO / name).read_text()) for name in ACTIONS]
-    texts += [YamlText(p.relative_to(REPO).as_posix(), p.read_text()) for p in workflows()]
+    texts += [
+        YamlText(p.relative_to(REPO).as_posix(), p.read_text())
+        for p in workflows() + sample_workflows()
+    ]
     texts.append(YamlText(".github/zizmor.yml", (REPO / ".github" / "zizmor.yml").read_text()))
     for doc in documents():
         body = doc.read_text()

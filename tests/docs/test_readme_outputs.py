@@ -1,5 +1,6 @@
-"""README.md's output blocks are what ci-eval prints: ``docs/outputs.py`` reruns each documented
-command (``python -m docs.outputs`` writes the blocks, ``--check`` compares them)."""
+"""The output blocks of README.md and docs/ are what ci-eval prints: ``docs/outputs.py`` reruns
+each documented command (``python -m docs.outputs`` writes the blocks, ``--check`` compares
+them)."""
 
 from __future__ import annotations
 
@@ -65,9 +66,32 @@ def test_every_output_block_matches_a_real_run(produced: dict[str, str]) -> None
     assert not drift, f"README.md's output blocks drifted; run `python -m docs.outputs`:\n{drift}"
 
 
+def _documents() -> dict[str, str]:
+    return {outputs._doc_name(p): p.read_text("utf-8") for p in outputs.documents()}
+
+
 def test_every_marked_block_has_a_producer_and_every_producer_a_block() -> None:
-    marked = [b.name for b in outputs.blocks(outputs.README.read_text("utf-8"))]
+    """Over README.md and docs/: each block is marked once, in one document."""
+    marked = [b.name for doc, text in _documents().items() for b in outputs.blocks(text, doc)]
     assert sorted(marked) == sorted(outputs.PRODUCERS)
+    assert sorted(outputs.marked(_documents())) == sorted(outputs.PRODUCERS)
+
+
+def test_every_output_block_of_the_docs_matches_a_real_run(produced: dict[str, str]) -> None:
+    """The blocks moved out of the README into docs/ are checked as the README's are."""
+    drift = [outputs.check(text, produced, doc) for doc, text in _documents().items()]
+    assert not any(drift), "\n".join(drift)
+
+
+def test_a_block_marked_in_two_documents_is_an_error() -> None:
+    text = _one_block("old")
+    with pytest.raises(outputs.MarkerError, match=r"block x is marked in a\.md and in b\.md"):
+        outputs.marked({"a.md": text, "b.md": text})
+
+
+def test_a_drifted_block_of_a_page_of_docs_names_that_page() -> None:
+    drift = outputs.check(_one_block("old"), {"x": "new"}, "docs/gate.md")
+    assert drift.splitlines()[0] == "--- docs/gate.md  block x"
 
 
 def test_an_edited_block_is_reported_with_a_diff(synced: str, produced: dict[str, str]) -> None:
@@ -151,6 +175,8 @@ def test_the_check_command_exits_1_and_prints_the_diff(
     readme = tmp_path / "README.md"
     readme.write_text(_one_block("old"), "utf-8")
     monkeypatch.setattr(outputs, "README", readme)
+    monkeypatch.setattr(outputs, "documents", lambda: [readme])
+    monkeypatch.setattr(outputs, "PRODUCERS", {"x": lambda: {"x": "new"}})
     monkeypatch.setattr(outputs, "produce", lambda: {"x": "new"})
     assert outputs.main(["--check"]) == 1
     out = capsys.readouterr().out
