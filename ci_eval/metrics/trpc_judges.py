@@ -26,7 +26,7 @@ from typing import Any
 
 from ci_eval.metrics import trpc_judge_parse as parse
 from ci_eval.metrics import trpc_judge_text as text
-from ci_eval.metrics.base import Metric, MetricFailure, ScoreContext
+from ci_eval.metrics.base import Metric, MetricFailure, ScoreContext, Scorer
 from ci_eval.metrics.registry import register
 from ci_eval.metrics.trpc import trpc_tools
 from ci_eval.metrics.trpc_judge_run import (
@@ -60,24 +60,13 @@ def llm_final_response(
     return evaluate(setup, expected, actual, build, parse.final_response)
 
 
-def llm_rubric_response(
-    expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
-) -> tuple[float, list[float | None], dict[str, Any]]:
-    setup = Setup(spec, ctx)
-    rubrics = rubrics_required(setup)
-
-    def build(acts: list[Invocation], exps: list[Invocation]) -> str:
-        return text.render(
-            "llm_rubric_response.txt",
-            UserInput=text.message_text(last(acts).user_content),
-            FinalResponse=text.message_text(last(acts).final_response),
-            Rubrics=rubrics,
-        )
-
-    return evaluate(setup, expected, actual, build, rubric_reader(setup))
+Fill = Callable[[list[Invocation], list[Invocation]], dict[str, str]]
 
 
-def _critic(metric: str, prompt: str, actual_key: str, expected_key: str) -> Callable[..., Any]:
+def _rubric(prompt: str, fill: Fill) -> Scorer:
+    """A rubric judge: trpc-agent-go's ``prompt`` filled with the user's input, ``fill``'s
+    values and the rubrics; the answer's rubric scores read as trpc reads them."""
+
     def scorer(
         expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
     ) -> tuple[float, list[float | None], dict[str, Any]]:
@@ -88,10 +77,7 @@ def _critic(metric: str, prompt: str, actual_key: str, expected_key: str) -> Cal
             return text.render(
                 prompt,
                 UserInput=text.message_text(last(acts).user_content),
-                **{
-                    actual_key: text.message_text(last(acts).final_response),
-                    expected_key: reference(exps, metric),
-                },
+                **fill(acts, exps),
                 Rubrics=rubrics,
             )
 
@@ -100,22 +86,33 @@ def _critic(metric: str, prompt: str, actual_key: str, expected_key: str) -> Cal
     return scorer
 
 
-def llm_rubric_knowledge_recall(
-    expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
-) -> tuple[float, list[float | None], dict[str, Any]]:
-    setup = Setup(spec, ctx)
-    rubrics = rubrics_required(setup)
+def _answer(acts: list[Invocation]) -> str:
+    return text.message_text(last(acts).final_response)
 
-    def build(acts: list[Invocation], exps: list[Invocation]) -> str:
-        retrieved = text.knowledge_recall(trpc_tools(last(acts)))
-        return text.render(
-            "llm_rubric_knowledge_recall.txt",
-            UserInput=text.message_text(last(acts).user_content),
-            RetrievedKnowledge=retrieved or text.NO_KNOWLEDGE,
-            Rubrics=rubrics,
-        )
 
-    return evaluate(setup, expected, actual, build, rubric_reader(setup))
+llm_rubric_response = _rubric(
+    "llm_rubric_response.txt", lambda acts, exps: {"FinalResponse": _answer(acts)}
+)
+llm_rubric_critic = _rubric(
+    "llm_rubric_critic.txt",
+    lambda acts, exps: {
+        "FinalResponse": _answer(acts),
+        "ExpectedResponse": reference(exps, "llm_rubric_critic"),
+    },
+)
+llm_rubric_reference_critic = _rubric(
+    "llm_rubric_reference_critic.txt",
+    lambda acts, exps: {
+        "ActualFinalResponse": _answer(acts),
+        "ExpectedFinalResponse": reference(exps, "llm_rubric_reference_critic"),
+    },
+)
+llm_rubric_knowledge_recall = _rubric(
+    "llm_rubric_knowledge_recall.txt",
+    lambda acts, exps: {
+        "RetrievedKnowledge": text.knowledge_recall(trpc_tools(last(acts))) or text.NO_KNOWLEDGE
+    },
+)
 
 
 def _context_messages(inv: Invocation, ctx: ScoreContext) -> list[dict[str, Any]]:
@@ -241,18 +238,13 @@ _METRICS: tuple[tuple[str, Callable[..., Any], str], ...] = (
     ),
     (
         "llm_rubric_critic",
-        _critic("llm_rubric_critic", "llm_rubric_critic.txt", "FinalResponse", "ExpectedResponse"),
+        llm_rubric_critic,
         "LLM judge (trpc-agent-go's prompt): rubric scores of the final answer against the "
         "golden answer as the source of truth; mean per invocation, then over invocations.",
     ),
     (
         "llm_rubric_reference_critic",
-        _critic(
-            "llm_rubric_reference_critic",
-            "llm_rubric_reference_critic.txt",
-            "ActualFinalResponse",
-            "ExpectedFinalResponse",
-        ),
+        llm_rubric_reference_critic,
         "LLM judge (trpc-agent-go's prompt): rubric scores of the final answer with the "
         "reference answer as a quality anchor; mean per invocation, then over invocations.",
     ),
