@@ -15,6 +15,7 @@ from ci_eval import preflight
 from ci_eval.connectors import build_connector
 from ci_eval.connectors.base import AgentError
 from ci_eval.errors import InputError, ValidationFailed
+from ci_eval.gate import changed as changed_cases
 from ci_eval.gate import confirm
 from ci_eval.gate.compare import compare
 from ci_eval.gate.decision import gate
@@ -35,7 +36,9 @@ from ci_eval.metrics.registry import did_you_mean
 from ci_eval.model import EvalCase
 from ci_eval.model.comparison import Comparison
 from ci_eval.model.results import CaseRecord
+from ci_eval.net import llm, llm_cache
 from ci_eval.results import spill as spill_to
+from ci_eval.results import usage_totals
 from ci_eval.results.file import RunResults, write_results
 from ci_eval.run import control as control_run
 from ci_eval.run import selection as shard_spec
@@ -285,9 +288,25 @@ def run(
     control_run.check(settings)
     options = score_options(settings, plan, env, sets)
     simulator = build_simulator(settings.simulator, settings.judge, env)
+    # the judge's and the simulator's clients: their answers cached (--cache), their usage counted
+    judge_llm, simulator_llm = (x.client if x else None for x in (options.judge, simulator))
+    cache, cached_said = llm_cache.attach(
+        (judge_llm, simulator_llm),
+        settings.cache,
+        settings.cache_ttl,
+        settings.update_baseline,
+        env,
+    )
     if not settings.metric:  # --metric replaces the sets' own metrics
         preflight.check_metric_names(sets, settings)
     loaded = load_baseline(settings, env)
+    selection = (
+        changed_cases.select(
+            sets, loaded.data, env, Path(settings.root or "."), settings.agent.watch
+        )
+        if settings.select == "changed"
+        else None
+    )
     # the control's commit, found before any agent call (with no baseline there is nothing to
     # judge against, and no control is run)
     control_sha = (
@@ -312,6 +331,7 @@ def run(
     if kept_root and redact.current().secrets:  # root with nothing to read is no news
         notices.append(f"warning: {kept_root} (set {settings.agent.name('user')})")
     notices += plan.notices
+    notices += cached_said
     notices += [f"warning: {n}" for n in preflight.metrics_needing_elsewhere(sets, plan)]
     if settings.agent.replay_pick == "all" and plan.num_runs == 1:
         # one run per recording: every recording of a case is scored
@@ -344,6 +364,7 @@ def run(
         case_done=scorer.case,
         # the sets are not read after the run, unless reruns or a control run them again
         release_cases=not confirming and not settings.control,
+        carried=selection.carried if selection else {},
     )
     try:
         results = run_sets(sets, connector, run_options, stop=stop)
@@ -352,6 +373,9 @@ def run(
         if stopped:
             results.settings["stopped"] = stopped
             notices.append(str(stopped))
+        if selection is not None:
+            results.settings["selection"] = selection.said  # said in the verdict
+            notices.append(selection.said)
         scorer.rest(results)
         if confirming and not results.interrupted:
             notices += confirmation_reruns(
@@ -380,6 +404,11 @@ def run(
             results.interrupted = True
     # compare first (against the baseline as it was), then write
     notices += apply_baseline(results, settings, env, plan.fail_on, loaded, control)
+    used = llm.usage_of(judge=judge_llm, simulator=simulator_llm)
+    results.settings["llm_usage"] = used  # the judge's and the simulator's own, apart
+    results.settings["llm_cache"] = cache and {"dir": settings.cache, "read": cache.read}
+    notices += [line for line in [llm.usage_line(used)] if line]
+    results.settings["usage_totals"] = usage_totals.summary(results)  # in the results file
     written = True
     if settings.results:
         try:  # the other reports are still written; the run then exits 3
@@ -416,4 +445,8 @@ def run_settings(settings: RunSettings, plan: Plan, simulator: object, confirmin
         # what the pull request's ci-eval.toml changed of the bar, not applied
         "bar_changes": list(settings.bar_changes),
         "max_removed": settings.max_removed,
+        # the usage report's prices and the gate's [budget] (ci_eval.results.usage_totals)
+        "prices": dict(settings.prices),
+        "budget": dict(settings.budget),
+        "models": {"judge": settings.judge.model, "simulator": settings.simulator.model},
     }

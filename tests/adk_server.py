@@ -29,12 +29,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def adk_api_server(workdir: Path) -> Iterator[str]:
-    """Serve a copy of the sample agents and the tests' own: api_server keeps sessions (and
-    folders for unknown apps) on disk beside the agents, which must not land in the
-    repository."""
+def adk_api_server(
+    workdir: Path,
+    sources: tuple[Path, ...] = (AGENTS, TEST_AGENTS),
+    env: dict[str, str] | None = None,
+) -> Iterator[str]:
+    """Serve a copy of the sample agents and the tests' own (or ``sources``'): api_server keeps
+    sessions (and folders for unknown apps) on disk beside the agents, which must not land in
+    the repository."""
     agents = workdir / "agents"
-    for source in (AGENTS, TEST_AGENTS):
+    for source in sources:
         shutil.copytree(
             source, agents, ignore=shutil.ignore_patterns("__pycache__", ".adk"), dirs_exist_ok=True
         )
@@ -56,6 +60,7 @@ def adk_api_server(workdir: Path) -> Iterator[str]:
             ],
             stdout=out,
             stderr=out,
+            env=env,
         )
         try:
             deadline = time.monotonic() + 90

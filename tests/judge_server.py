@@ -10,6 +10,11 @@ from typing import Any
 from tests.loopback import Loopback, QuietHandler
 
 
+def words(messages: list[dict[str, Any]]) -> int:
+    """The words of the messages' text: the tokens the server says a prompt had."""
+    return sum(len(str(m.get("content", "")).split()) for m in messages)
+
+
 class JudgeServer(Loopback):
     """``answer(prompt, n)`` gives the completion text for the n-th identical prompt; an int
     answer is sent as that HTTP status instead."""
@@ -46,6 +51,11 @@ class JudgeServer(Loopback):
                                     "finish_reason": "stop",
                                 }
                             ],
+                            # OpenAI's usage: a word a token, enough to count by
+                            "usage": {
+                                "prompt_tokens": words(body["messages"]),
+                                "completion_tokens": len(reply.split()),
+                            },
                         }
                     ).encode()
                     status = 200

@@ -40,6 +40,9 @@ OUTPUTS = (
     "junit-path",
     "results-path",
     "summary-path",
+    "tokens",
+    "cost",
+    "p95-latency-s",
 )
 
 

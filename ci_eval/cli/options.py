@@ -154,9 +154,10 @@ FailOnOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--fail-on",
-        metavar="failure,regression,error,not-evaluated",
+        metavar="failure,regression,error,not-evaluated,usage",
         help="What fails the gate [default: regression,error,not-evaluated with a baseline; "
-        "failure,error,not-evaluated without]. A run where nothing was evaluated always fails.",
+        "failure,error,not-evaluated without]; usage: a case's tokens or latency risen beyond "
+        "its history. A run where nothing was evaluated always fails.",
         show_default=False,
         rich_help_panel=GATE,
     ),
@@ -275,6 +276,52 @@ MaxAgeOpt = Annotated[
 ]
 
 
+SelectOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--select",
+        metavar="all|changed",
+        help="changed: in a pull request, re-run only the cases whose eval set or config "
+        "changed since the merge base, and new ones; the rest carry main's latest result, "
+        "said as not re-run. Everything runs when the agent's inputs (--watch) changed "
+        "[default: all].",
+        show_default=False,
+        rich_help_panel=SELECTION,
+    ),
+]
+WatchOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--watch",
+        metavar="GLOB",
+        help="What the agent reads, for --select changed (repeatable; from ci-eval.toml's "
+        "folder) [default: every file but eval files, *.md, docs/ and .ci-eval/].",
+        show_default=False,
+        rich_help_panel=SELECTION,
+    ),
+]
+CacheOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache",
+        metavar="DIR",
+        help="Keep the judge's and the user simulator's answers in DIR, keyed by endpoint, "
+        "model, prompt, sampling parameters, run and sample: an identical job asks them "
+        "nothing (the agent is never cached; --update-baseline asks afresh).",
+        show_default=False,
+        rich_help_panel=SCORING,
+    ),
+]
+CacheTtlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cache-ttl",
+        metavar="DURATION",
+        help="How long a cached answer is used: seconds, or 90m, 12h, 7d, 2w [default: 7d].",
+        show_default=False,
+        rich_help_panel=SCORING,
+    ),
+]
 DialectOpt = Annotated[
     str | None,
     typer.Option(

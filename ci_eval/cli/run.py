@@ -17,6 +17,8 @@ from ci_eval.cli.options import (
     BaselineBranchOpt,
     BaselineOpt,
     BaselineRefOpt,
+    CacheOpt,
+    CacheTtlOpt,
     CommentIdOpt,
     CommentOpt,
     ConfirmRunsOpt,
@@ -32,10 +34,12 @@ from ci_eval.cli.options import (
     MaxRemovedOpt,
     MinHistoryOpt,
     PathsArg,
+    SelectOpt,
     SignificanceOpt,
     SummaryOpt,
     ToleranceOpt,
     TrustPrConfigOpt,
+    WatchOpt,
     WindowOpt,
 )
 from ci_eval.errors import InputError
@@ -189,6 +193,8 @@ def run(
     exclude: ExcludeOpt = None,
     eval_config: EvalConfigOpt = None,
     dialect: DialectOpt = None,
+    select: SelectOpt = None,
+    watch: WatchOpt = None,
     case: Annotated[
         list[str] | None,
         typer.Option(
@@ -334,6 +340,8 @@ def run(
             rich_help_panel=SCORING,
         ),
     ] = None,
+    cache: CacheOpt = None,
+    cache_ttl: CacheTtlOpt = None,
     template_dir: Annotated[
         Path | None,
         typer.Option(
@@ -415,6 +423,8 @@ def run(
                 "paths": paths or None,
                 "eval_config": eval_config,
                 "dialect": dialect,
+                "select": select,
+                "agent.watch": watch,
                 "include": include,
                 "exclude": exclude,
                 "cases": case,
@@ -426,6 +436,8 @@ def run(
                 "metric": metric,
                 "min_pass": min_pass,
                 "template_dir": template_dir,
+                "cache": cache,
+                "cache_ttl": cache_ttl,
                 "junit": junit,
                 "summary": summary,
                 "adk_results": adk_results,

@@ -40,6 +40,7 @@ from ci_eval.io import git
 from ci_eval.io.git import GitError as GitError  # re-exported: read_at_ref raises it
 from ci_eval.model.status import Status
 from ci_eval.results.file import CaseRecord, RunRecord, RunResults
+from ci_eval.results.usage_totals import run_tokens
 from ci_eval.settings.model import DEFAULT_BASELINE
 
 __all__ = [
@@ -151,7 +152,7 @@ def _rows(case: CaseRecord, names: Iterable[str]) -> list[Row]:
     return rows
 
 
-def _latest(entry: dict[str, Any]) -> bool | None:
+def latest_failed(entry: dict[str, Any]) -> bool | None:
     """Did the case's latest scored run fail? None when no run was scored."""
     per_metric = [
         stored_fails(m, m["threshold"])
@@ -162,7 +163,12 @@ def _latest(entry: dict[str, Any]) -> bool | None:
 
 
 def _append(
-    entry: dict[str, Any], rows: list[Row], names: dict[str, float | None], seq: int, window: int
+    entry: dict[str, Any],
+    rows: list[Row],
+    names: dict[str, float | None],
+    seq: int,
+    window: int,
+    tokens: list[int | None],
 ) -> None:
     """The case's runs of this push, appended to its aligned lists, the last ``window`` kept.
     A metric's own verdicts (``fails``) are kept only while some run has one."""
@@ -185,8 +191,10 @@ def _append(
         ("latency_s", [row[1] for row in rows]),
     ):
         entry[key] = [*(entry.get(key) or [None] * old_length), *values][-window:]
-    if "usage" in entry:  # not measured yet: kept aligned where a file has it
-        entry["usage"] = [*entry["usage"], *[None] * len(rows)][-window:]
+    # each run's agent tokens (None: not reported), kept once some run reported them
+    if "usage" in entry or any(t is not None for t in tokens):
+        was = entry.get("usage") or [None] * old_length
+        entry["usage"] = [*was, *tokens][-window:]
 
 
 def update(
@@ -253,10 +261,12 @@ def update(
                     "passing_since": None,
                     "metrics": {},
                 }
-            was_failing = _latest(entry)
-            _append(entry, rows, names, seq, window)
+            was_failing = latest_failed(entry)
+            runs = list(case.runs)
+            tokens = run_tokens(case) if len(runs) == len(rows) else [None] * len(rows)
+            _append(entry, rows, names, seq, window, tokens)
             entry["fingerprint"] = mark
-            now_failing = _latest(entry)
+            now_failing = latest_failed(entry)
             if now_failing and not was_failing:
                 entry["failing_since"], entry["passing_since"] = since, None
             elif now_failing is False and was_failing is not False:

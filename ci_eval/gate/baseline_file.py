@@ -29,8 +29,10 @@ A case's lists are aligned, one entry per run, oldest first: which push (``seq``
 from, its error (``null`` when the agent finished it; an errored run's scores are ``null``), its
 wall time, and each gating metric's score — and, for a metric with its own pass rule (adk-rs's
 any-invocation rule, a custom metric's status), ``fails``: per run, did it fail (``null``: by its
-score against the threshold). A case may also carry ``usage`` (per-run token
-counts), aligned the same way. History upgraded from format 2 belongs to the push ``seq`` 0,
+score against the threshold). A case may also carry ``usage``: each run's total agent tokens
+(``null`` when the agent reported none), aligned the same way, once some run reported them —
+what :mod:`ci_eval.gate.usage` judges token regressions against, as it judges latency against
+``latency_s``. History upgraded from format 2 belongs to the push ``seq`` 0,
 marked ``"upgraded": true`` (its runs' jobs are unknown), with ``passing_since: "unknown"``.
 """
 
@@ -217,8 +219,6 @@ def _check_shape(data: dict[str, Any], where: str) -> None:
             for name in ALIGNED:
                 values = case.get(name, [None] * max(lengths, default=0))
                 ok = _numbers(values) if name != "error" else isinstance(values, list)
-                if name == "usage":
-                    ok = isinstance(values, list)
                 if not ok:
                     refuse(f"expected a list, one {name} per run", f"{here}.{name}")
                 lengths.add(len(values))

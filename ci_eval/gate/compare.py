@@ -46,6 +46,7 @@ from ci_eval.gate.case_judgement import (
 )
 from ci_eval.gate.history import case_metric_fails, run_fails
 from ci_eval.gate.noise import measure
+from ci_eval.gate.usage import usage_changes
 from ci_eval.model.comparison import (
     DEFAULT_MIN_HISTORY,
     Acceptance,
@@ -104,7 +105,8 @@ def compare(
                 if case.status in JUDGED:
                     _judge_new(s.eval_set_id, case, comparison, confirm)
                 continue
-            _thresholds(s.eval_set_id, s.metrics.source, case, base, moved)
+            if case.metrics:  # a case not scored (skipped, not re-run) moved no threshold
+                _thresholds(s.eval_set_id, s.metrics.source, case, base, moved)
             if case.status not in JUDGED:
                 continue  # ERROR, SKIPPED, NOT_EVALUATED: said elsewhere, not compared
             read = read_case(s.eval_set_id, case, base, comparison, min_history)
@@ -223,6 +225,8 @@ def compare(
                 f"accept.toml: {acceptance.case} matched no regression: remove it once main's "
                 "history has the new scores"
             )
+    # tokens and latency per case against their history (ci_eval.gate.usage)
+    comparison.usage = usage_changes(results, baseline, min_history, significance)
     comparison.changed = [
         f"threshold: {set_id} ({source}): {metric} {before:g} → "
         + ("no longer applied" if after is None else f"{after:g}")

@@ -46,6 +46,9 @@ class Kind(StrEnum):
     NOTHING = "nothing evaluated"
     INTERRUPTED = "interrupted"
     REMOVED = "removed"  # a case main has that the pull request no longer has
+    BUDGET = "over budget"  # a [budget] limit exceeded (ci_eval.gate.usage_items)
+    TOKENS = "token regression"  # tokens per run rose beyond the case's history
+    LATENCY = "latency regression"  # slower per run beyond the case's history and the runner
     KNOWN_FAILURE = "known failure"
     NOISE = "usual noise"
     UNCONFIRMED_FAILURE = "unconfirmed failure"  # failed where main never did; not confirmed
@@ -54,6 +57,7 @@ class Kind(StrEnum):
     ACCEPTED = "accepted"
     NOT_SCORED = "not scored"
     SKIPPED = "skipped"
+    NOT_RERUN = "not re-run"  # --select changed: unchanged since main's latest run of it
     IMPROVED = "improved"
 
 
@@ -98,6 +102,9 @@ NOUNS = {
     Kind.NOTHING: ("nothing was evaluated", "nothing was evaluated"),
     Kind.INTERRUPTED: ("the run was interrupted", "the run was interrupted"),
     Kind.REMOVED: ("case removed", "cases removed"),
+    Kind.BUDGET: ("budget exceeded", "budgets exceeded"),
+    Kind.TOKENS: ("token regression", "token regressions"),
+    Kind.LATENCY: ("latency regression", "latency regressions"),
     Kind.KNOWN_FAILURE: ("known failure", "known failures"),
     Kind.NOISE: ("failure within its usual noise", "failures within their usual noise"),
     Kind.UNCONFIRMED_FAILURE: ("unconfirmed failure", "unconfirmed failures"),
@@ -106,10 +113,14 @@ NOUNS = {
     Kind.ACCEPTED: ("accepted change", "accepted changes"),
     Kind.NOT_SCORED: ("not scored", "not scored"),
     Kind.SKIPPED: ("skipped", "skipped"),
+    Kind.NOT_RERUN: ("not re-run", "not re-run"),
     Kind.IMPROVED: ("improved", "improved"),
 }
 # the order of the clauses and of the lists: what blocks hardest first
 ORDER = list(NOUNS)
+# what a case spent rather than how it did: listed beside the case's own item, if any
+USAGE_KINDS = (Kind.BUDGET, Kind.TOKENS, Kind.LATENCY)
+SKIPS = (Kind.SKIPPED, Kind.NOT_RERUN)  # not run: listed apart, never blocking
 
 
 def count(n: int, kind: Kind) -> str:
@@ -174,7 +185,7 @@ class Item:
         if self.kind is Kind.IMPROVED:
             return IMPROVED_ICON
         if not self.blocking:
-            return SKIPPED_ICON if self.kind is Kind.SKIPPED else QUIET_ICON
+            return SKIPPED_ICON if self.kind in SKIPS else QUIET_ICON
         return UNMEASURED_ICON if self.kind in UNMEASURED else WORSE_ICON
 
     @property
@@ -407,7 +418,8 @@ def case_item(
             **base,
         )
     if status == Status.SKIPPED:
-        return Item(Kind.SKIPPED, False, said=clip(case.skipped or "not run", WHY_LIMIT), **base)
+        kind = Kind.NOT_RERUN if case.carried else Kind.SKIPPED
+        return Item(kind, False, said=clip(case.skipped or "not run", WHY_LIMIT), **base)
     if status == Status.COMPLETED:
         return Item(Kind.NOT_SCORED, False, said="ran but was not scored", **base)
     if status == Status.FAILED:
@@ -496,7 +508,7 @@ def set_line(
         item = items.get(case.eval_id)
         if item is None:
             passed += 1
-        elif item.kind is Kind.SKIPPED:
+        elif item.kind in SKIPS:
             skipped += 1
         elif item.blocking:
             blocking += 1

@@ -28,6 +28,8 @@ from ci_eval.gate.items import (
     PASSED_ICON,
     QUIET_ICON,
     SKIPPED_ICON,
+    SKIPS,
+    USAGE_KINDS,
     Item,
     Kind,
     SetLine,
@@ -38,6 +40,7 @@ from ci_eval.gate.items import (
     set_line,
     short_id,
 )
+from ci_eval.gate.usage_items import usage_items
 from ci_eval.model.comparison import Judgement
 from ci_eval.model.status import Status
 from ci_eval.results.file import RunResults
@@ -81,6 +84,16 @@ class Verdict:
             n = sum(1 for i in items if i.kind is kind)
             if n:
                 found[kind] = n
+        return found
+
+    def by_case(self) -> dict[tuple[str, str], Item]:
+        """Each listed case's item by (set id, case id): its own (how it did), else what it
+        spent (a budget, a token or latency regression)."""
+        found: dict[tuple[str, str], Item] = {}
+        for i in self.blocking + self.not_blocking:
+            key = (i.set_id, i.case_id)
+            if key not in found or (found[key].kind in USAGE_KINDS and i.kind not in USAGE_KINDS):
+                found[key] = i
         return found
 
     def tally(self, blocking: bool) -> str:
@@ -164,6 +177,9 @@ def verdict(results: RunResults) -> Verdict:
         redact.current().scrubs,
         len(changed_of(results)),
         results.settings.get("no_baseline"),
+        repr((results.settings.get("budget"), results.settings.get("prices"))),
+        results.settings.get("selection"),
+        results.settings.get("stopped"),
         hash(tuple(c.status for s in results.sets for c in s.cases)),
     )
     kept = results.__dict__.get("_verdict")
@@ -202,7 +218,8 @@ def _verdict(results: RunResults) -> Verdict:
         blocking.append(
             Item(Kind.INTERRUPTED, "error" in fail_on, said="cases that did not start are errors")
         )
-    if not evaluated:
+    carried = sum(1 for s in results.sets for c in s.cases if c.carried)
+    if not evaluated and not carried:  # every case carried main's result: nothing to measure
         blocking.append(
             Item(
                 Kind.NOTHING,
@@ -237,7 +254,7 @@ def _verdict(results: RunResults) -> Verdict:
         elif comparison.suite is not None and comparison.suite.regressed:
             notices.append("the suite-wide drop is accepted")
         # a case skipped every time is in no history: it is listed as skipped, not as new
-        skipped = {(i.set_id, i.case_id) for i in quiet if i.kind is Kind.SKIPPED}
+        skipped = {(i.set_id, i.case_id) for i in quiet if i.kind in SKIPS}
         new = [f"{s}:{c}" for s, c in comparison.new_cases if (s, c) not in skipped]
         if any(i.kind is Kind.UNCONFIRMED for i in blocking):
             notices.append("too many failed at once to confirm: run the job again")
@@ -265,6 +282,10 @@ def _verdict(results: RunResults) -> Verdict:
                 f"{len(short)} {'case' if len(short) == 1 else 'cases'} with a short history "
                 f"(fewer than {plural(comparison.min_history, 'run')} on main)"
             )
+    selection = results.settings.get("selection")
+    if isinstance(selection, str):
+        notices.insert(0, selection)
+    blocking += usage_items(results)  # [budget] limits; token and latency regressions
     stopped = results.settings.get("stopped")
     if isinstance(stopped, str):
         notices.insert(0, stopped)

@@ -22,6 +22,7 @@ MAX_ANSWER_CHARS = 100_000
 # runs of whitespace, quotes or brackets: ADK's label patterns nest a quantifier over each,
 # and a long run costs them a power of its length; three of them read the same to every parser
 _RUN = re.compile(r'\s{4,}|\[{4,}|\]{4,}|"{4,}')
+LOGPROBS = 20  # top log probabilities per token (trpc-agent-go's pairwise verifier)
 
 
 def tame(answer: str) -> str:
@@ -42,9 +43,15 @@ class Judge:
     settings: JudgeConfig  # where the judge is and how to call it ([judge] in ci-eval.toml)
     api_key: str | None = None
     template_dir: Path | None = None
-    calls: int = 0
-    _cache: dict[tuple[str, str, int], str] = field(default_factory=dict)
-    _tokens: dict[tuple[str, str, int], list[dict[str, Any]]] = field(default_factory=dict)
+    calls: int = 0  # calls made (answers from the response cache aside)
+    cache_hits: int = 0  # answers the response cache (--cache) gave
+    # answers by (model, prompt, sample): (text, token log probabilities)
+    _cache: dict[tuple[str, str, int], tuple[str, list[dict[str, Any]]]] = field(
+        default_factory=dict
+    )
+    _tokens: dict[tuple[str, str, int], tuple[str, list[dict[str, Any]]]] = field(
+        default_factory=dict
+    )
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -74,17 +81,20 @@ class Judge:
         """One completion of a user prompt, or of chat messages (a system prompt, few-shot
         turns: IBM's quick-eval checks); the same prompt and sample number is asked once per
         run."""
-        from ci_eval.net.llm import LlmError
+        from ci_eval.net.llm import Completion, LlmError
 
         messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
         key = (self.settings.model or "", json.dumps(prompt), sample)
         with self._lock:
-            if key in self._cache:
-                return self._cache[key]
+            known = self._cache.get(key)
+        if known is not None:
+            self.client.remember(messages, Completion(*known), sample)
+            return known[0]
         try:
-            text = self.client.complete(messages)
+            done = self.client.ask(messages, sample)
         except LlmError as exc:
             raise MetricFailure(f"judge: {exc}") from None
+        text = done.text
         if len(text) > MAX_ANSWER_CHARS:
             raise MetricFailure(
                 f"judge: an answer of {len(text):,} characters (more than "
@@ -92,9 +102,16 @@ class Judge:
             )
         text = tame(text)
         with self._lock:
-            self._cache[key] = text
-            self.calls += 1
+            self._cache[key] = (text, [])
+            self._count(done.cached)
         return text
+
+    def _count(self, cached: bool) -> None:
+        """A real call, or an answer from the response cache (``--cache``); under the lock."""
+        if cached:
+            self.cache_hits += 1
+        else:
+            self.calls += 1
 
     def ask_json(self, prompt: str | list[dict[str, str]], sample: int = 0) -> dict[str, Any]:
         text = self.ask(prompt, sample)
@@ -112,17 +129,20 @@ class Judge:
     def ask_logprobs(self, prompt: str, sample: int = 0) -> list[dict[str, Any]]:
         """One completion's tokens with their log probabilities (trpc-agent-go's pairwise
         verifier reads them); the same prompt and sample number is asked once per run."""
-        from ci_eval.net.llm import LlmError
+        from ci_eval.net.llm import Completion, LlmError
 
         key = (self.settings.model or "", prompt, sample)
+        messages = [{"role": "user", "content": prompt}]
         with self._lock:
-            if key in self._tokens:
-                return self._tokens[key]
+            known = self._tokens.get(key)
+        if known is not None:
+            self.client.remember(messages, Completion(*known), sample, LOGPROBS)
+            return known[1]
         try:
-            _, tokens = self.client.complete_logprobs([{"role": "user", "content": prompt}])
+            done = self.client.ask(messages, sample, LOGPROBS)
         except LlmError as exc:
             raise MetricFailure(f"judge: {exc}") from None
         with self._lock:
-            self._tokens[key] = tokens
-            self.calls += 1
-        return tokens
+            self._tokens[key] = (done.text, done.logprobs)
+            self._count(done.cached)
+        return done.logprobs

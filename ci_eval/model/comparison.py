@@ -208,6 +208,40 @@ class SuiteDrop:
         )
 
 
+@dataclass(slots=True)
+class UsageChange:
+    """One case's tokens or latency per run against main's history of them
+    (:mod:`ci_eval.gate.usage`): the medians, their ratio (latency's: after allowing for how much
+    slower or faster this job's runner is than main's), the test's p-value and whether it is a
+    regression (risen by the margin, and beyond the history's noise)."""
+
+    __pydantic_config__ = RECORD
+
+    set_id: Text
+    case_id: Text
+    kind: Text  # "tokens" or "latency"
+    before: Number  # main's median per run
+    after: Number  # this job's median per run
+    ratio: Number  # after / before (latency: over the job's runner factor)
+    p_value: Number
+    history_runs: Count
+    runs_now: Count
+    adjusted: Number | None = None  # Benjamini–Hochberg over the cases
+    regressed: Flag = False
+    runner: Number | None = None  # latency: this job's runner against main's (1.5: 50% slower)
+
+    @property
+    def key(self) -> str:
+        return f"{self.set_id}:{self.case_id}"
+
+    def describe(self) -> str:
+        unit = (lambda v: f"{v:,.0f} tokens") if self.kind == "tokens" else (lambda v: f"{v:.2f} s")
+        text = f"{unit(self.before)} → {unit(self.after)} per run (×{self.ratio:.2f}"
+        if self.runner is not None and abs(self.runner - 1) >= 0.005:
+            text += f" after this runner's ×{self.runner:.2f}"
+        return text + f"; {runs_label(self.history_runs)} on main, p={self.p_value:.2g})"
+
+
 @dataclass
 class Comparison:
     __pydantic_config__ = RECORD
@@ -237,6 +271,8 @@ class Comparison:
     removed_accepted: Items[Text] = field(default_factory=list)
     # what this run changed that main's history had: thresholds, one line each
     changed: Items[Text] = field(default_factory=list)
+    # each case's tokens and latency per run against main's history (ci_eval.gate.usage)
+    usage: Items[UsageChange] = field(default_factory=list)
 
     @property
     def regressed_case_count(self) -> int:

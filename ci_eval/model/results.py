@@ -270,6 +270,8 @@ class CaseRecord:
     # ADK conversation_scenario (starting_prompt, conversation_plan, user_persona): the user's
     # turns are simulated; metrics that need an expected conversation do not apply
     scenario: Annotated[dict[str, Any] | None, Field(alias="conversation_scenario")] = None
+    # --select changed: not re-run, main's latest result carried (its reason in ``skipped``)
+    carried: Flag = False
 
     @property
     def status(self) -> Status:
@@ -329,9 +331,10 @@ class RunSettingsJson(TypedDict, total=False):
     merged_from: Count | None
     no_baseline: Text | None  # where a baseline was looked for and not found
     stopped: Text | None  # why the run started no more cases (its first ones failed alike)
+    selection: Text | None  # --select changed: what ran and what carried main's result
 
 
-FailOn = Literal["failure", "regression", "error", "not-evaluated"]
+FailOn = Literal["failure", "regression", "error", "not-evaluated", "usage"]
 
 
 @dataclass

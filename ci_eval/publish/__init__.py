@@ -121,6 +121,21 @@ def outputs(results: RunResults, settings: ReportSettings) -> dict[str, object]:
         "junit-path": settings.junit or "",
         "results-path": settings.results or "",
         "summary-path": settings.summary or "",
+        **usage_outputs(results),
+    }
+
+
+def usage_outputs(results: RunResults) -> dict[str, object]:
+    """The agent's tokens, the job's cost and the p95 turn latency (empty: not measured)."""
+    from ci_eval.results.usage_totals import summary
+
+    spent = summary(results)
+    agent = spent["agent"]
+    p95 = (agent.get("latency_s") or {}).get("p95")
+    return {
+        "tokens": "" if agent.get("total_tokens") is None else agent["total_tokens"],
+        "cost": "" if spent.get("cost_usd") is None else spent["cost_usd"],
+        "p95-latency-s": "" if p95 is None else p95,
     }
 
 

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ci_eval.gate.items import Kind, clip, short_id
+from ci_eval.gate.items import SKIPS, clip, short_id
 from ci_eval.gate.verdict import verdict
 from ci_eval.net.deadline import Deadline
 from ci_eval.results.file import RunResults
@@ -99,7 +99,7 @@ def annotate(results: RunResults, workflow: Workflow, cap: int = ANNOTATION_CAP)
     annotated. Returns how many cases there were to annotate."""
     decision = verdict(results)
     listed = [i for i in decision.blocking if i.case_id] + [
-        i for i in decision.not_blocking if i.case_id and i.kind is not Kind.SKIPPED
+        i for i in decision.not_blocking if i.case_id and i.kind not in SKIPS
     ]
     for item in listed[:cap]:
         workflow.command(

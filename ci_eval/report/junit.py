@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 
-from ci_eval.gate.items import Item, Kind
+from ci_eval.gate.items import SKIPS, Item, Kind
 from ci_eval.gate.verdict import verdict
 from ci_eval.model.describe import (
     fmt,
@@ -40,6 +40,7 @@ from ci_eval.model.describe import (
 )
 from ci_eval.model.status import Status
 from ci_eval.results.file import CaseRecord, RunRecord, RunResults
+from ci_eval.results.usage_totals import CaseUsage, of_results
 from ci_eval.text.inert import inert, inert_line
 
 
@@ -240,6 +241,9 @@ TAGS = {
     Kind.SUITE_DROP: "failure",
     Kind.UNCONFIRMED: "failure",
     Kind.FAILURE: "failure",
+    Kind.BUDGET: "failure",
+    Kind.TOKENS: "failure",
+    Kind.LATENCY: "failure",
     Kind.ERROR: "error",
     Kind.NOT_EVALUATED: "error",
     Kind.INTERRUPTED: "error",
@@ -251,11 +255,25 @@ def reason(item: Item) -> str:
     """The first line of the element's body, and its message: the kind, then why — so a
     consumer that shows only the body (GitLab) or only the message (dorny prefixes the type)
     says both. A kind that does not block says so."""
-    kind = str(item.kind) + ("" if item.blocking or item.kind is Kind.SKIPPED else ", not blocking")
+    kind = str(item.kind) + ("" if item.blocking or item.kind in SKIPS else ", not blocking")
     return f"{kind}: {item.text()}"
 
 
-def _case(case: CaseRecord, set_id: str, item: Item | None) -> tuple[str, str | None]:
+def _usage_properties(spent: CaseUsage | None) -> list[str]:
+    """The case's agent tokens per run and p95 turn latency, where measured."""
+    if spent is None:
+        return []
+    props = []
+    if spent.tokens_per_run is not None:
+        props.append(_property("tokens per run", f"{spent.tokens_per_run:.0f}"))
+    if spent.p95_latency is not None:
+        props.append(_property("p95 turn latency s", f"{spent.p95_latency:.3f}"))
+    return props
+
+
+def _case(
+    case: CaseRecord, set_id: str, item: Item | None, spent: CaseUsage | None = None
+) -> tuple[str, str | None]:
     """The testcase element (at indentation level 2) and the tag of its verdict element."""
     opening = (
         f'<testcase name="{_escape_attribute(inert_line(case.eval_id))}" '
@@ -266,7 +284,8 @@ def _case(case: CaseRecord, set_id: str, item: Item | None) -> tuple[str, str | 
         opening += f' line="{case.line}"'
     children = []
     multi = len(case.runs) > 1
-    if case.metrics or case.flaky or multi:
+    used = _usage_properties(spent)
+    if case.metrics or case.flaky or multi or used:
         props = []
         for m in case.metrics:
             score, threshold = m.score, m.threshold  # as fmt() writes them
@@ -281,6 +300,7 @@ def _case(case: CaseRecord, set_id: str, item: Item | None) -> tuple[str, str | 
             props.append(_property("runs passed", f"{passed}/{len(case.runs)}"))
         if case.flaky:
             props.append(_property("flaky", "true"))
+        props += used
         children.append(_parent("properties", {}, props, 3))
     verdict: str | None = None
     if item is None or item.kind is Kind.FLAKY:  # passed: its failing runs, if any, were flaky
@@ -289,7 +309,7 @@ def _case(case: CaseRecord, set_id: str, item: Item | None) -> tuple[str, str | 
         # what did not block is skipped: a CI that reads only JUnit must not go red for it.
         # No type: dorny prints "type: message", and the message already starts with the kind
         verdict = TAGS[item.kind] if item.blocking else "skipped"
-        shown = None if item.kind is Kind.SKIPPED else shown_run(case)
+        shown = None if item.kind in SKIPS else shown_run(case)
         line = reason(item)
         children.append(_element(verdict, line, None, f"{line}\n{_run_details(case, shown)}"))
         if item.blocking:
@@ -333,7 +353,11 @@ def junit_parts(results: RunResults) -> list[str]:
     a writer takes them one by one, so a large run never holds its XML several times over
     (joined, redacted, encoded)."""
     decision = verdict(results)
-    items = {(i.set_id, i.case_id): i for i in decision.blocking + decision.not_blocking}
+    items = decision.by_case()  # a case's own item before what it spent
+    # each case's tokens and latency, once usage is recorded (an older file's cases as then)
+    spent = (
+        {u.key: u for u in of_results(results).cases} if "usage_totals" in results.settings else {}
+    )
     suites: list[list[str]] = []
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for s in results.sets:
@@ -341,7 +365,8 @@ def junit_parts(results: RunResults) -> list[str]:
         cases = []  # each with the line break and indentation before it
         clock = _SetTime()
         for c in s.cases:
-            element, tag = _case(c, s.eval_set_id, items.get((s.eval_set_id, c.eval_id)))
+            key = (s.eval_set_id, c.eval_id)
+            element, tag = _case(c, s.eval_set_id, items.get(key), spent.get(f"{key[0]}:{key[1]}"))
             cases.append(_INDENT[2] + element)
             clock.add(c)
             if tag is not None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ci_eval.gate.items import ORDER, PASSED_ICON, Item, Kind
+from ci_eval.gate.items import ORDER, PASSED_ICON, SKIPS, Item
 from ci_eval.gate.verdict import verdict
 from ci_eval.model.comparison import MetricChange
 from ci_eval.model.describe import fmt, invocation_diffs, shown_run
@@ -217,7 +217,7 @@ def _rank(item: Item | None) -> tuple[int, int]:
     """Table order: what blocks, what did not, then passes, then skips."""
     if item is None:
         return (2, 0)
-    if item.kind is Kind.SKIPPED:
+    if item.kind in SKIPS:
         return (3, 0)
     return (0 if item.blocking else 1, ORDER.index(item.kind))
 
@@ -241,7 +241,7 @@ def _set_parts(
             if m.score is not None:
                 scores.setdefault(m.name, []).append(m.score)
         item = items.get((s.eval_set_id, c.eval_id))
-        listed = item is not None and item.kind is not Kind.SKIPPED
+        listed = item is not None and item.kind not in SKIPS
         keyed.append((_rank(item), listed, c))
     names = [m.name for m in s.applied_metrics if m.name not in informational]
     columns = [n for n in names if n in scores]  # no column of n/a when nothing was scored
@@ -279,13 +279,17 @@ def context(
     if "context" not in cache:
         decision = verdict(results)
         records = {(s.eval_set_id, c.eval_id): (s, c) for s, c in results.cases()}
-        items = {(i.set_id, i.case_id): i for i in decision.blocking + decision.not_blocking}
+        items = decision.by_case()  # a case's own item before what it spent
 
         def detailed(listed: list[Item]) -> list[tuple[SetRecord, CaseRecord, Item]]:
             out = []
             for i in listed:
                 found = records.get((i.set_id, i.case_id))
-                if found is not None and found[1].status in PROBLEMS:
+                if (
+                    found is not None
+                    and found[1].status in PROBLEMS
+                    and items.get((i.set_id, i.case_id)) is i
+                ):  # once per case
                     out.append((*found, i))
             return out
 
@@ -348,7 +352,7 @@ def context(
 def sizes(results: RunResults, cache: dict[Any, Any]) -> dict[str, int]:
     """How many of each budgeted kind there are (after :func:`context` filled the cache)."""
     decision, items, _, blocking_cases, quiet_cases = cache["context"]
-    listed = sum(1 for i in items.values() if i.kind is not Kind.SKIPPED)
+    listed = sum(1 for i in items.values() if i.kind not in SKIPS)
     total = len(results.cases())
     return {
         "blocking_items": len(decision.blocking),

@@ -25,6 +25,7 @@ from ci_eval.gate.verdict import Verdict
 from ci_eval.model.comparison import MetricChange
 from ci_eval.model.describe import fmt, run_outcome
 from ci_eval.model.status import Status
+from ci_eval.report.usage_view import usage_view
 from ci_eval.results.file import CaseRecord, RunResults, SetRecord
 
 ORDER = {
@@ -178,4 +179,5 @@ def fixed_context(results: RunResults, decision: Verdict, marker: str | None) ->
         "version": __version__,
         "interrupted": results.interrupted,
         "runs": results.settings.get("num_runs", 1),
+        "usage": usage_view(results),  # tokens, calls, latency, cost (None: not measured)
     }

@@ -14,6 +14,7 @@ from ci_eval.model.describe import (
     not_evaluated_reason,
 )
 from ci_eval.model.status import Status
+from ci_eval.report.usage_view import usage_view
 from ci_eval.results.file import CaseRecord, RunResults, SetRecord
 
 COUNTED = (Status.PASSED, Status.FAILED, Status.ERROR, Status.NOT_EVALUATED, Status.SKIPPED)
@@ -59,7 +60,7 @@ def summary_lines(results: RunResults) -> list[str]:
             f"{comparison.baseline_date or 'undated'}): main's history of "
             f"{plural(len(comparison.cases), 'case')} this run has"
         )
-    items = {(i.set_id, i.case_id): i for i in decision.blocking + decision.not_blocking}
+    items = decision.by_case()  # a case's own item before what it spent
     totals = dict.fromkeys(COUNTED, 0)
     for s in results.sets:
         counts = dict.fromkeys(COUNTED, 0)
@@ -100,6 +101,9 @@ def summary_lines(results: RunResults) -> list[str]:
         f"{plural(cases, 'case')}: {total} in {results.duration_s:.1f} s "
         f"({results.agent})" + (" — interrupted" if results.interrupted else "")
     )
+    usage = usage_view(results)
+    if usage is not None and usage["tokens"]:  # latency alone: the summary says it
+        lines.append(f"usage: {usage['line']}")
     lines.append(decision.line)  # the gate's decision, last, in one line
     return lines
 

@@ -36,7 +36,7 @@ def merge(paths: list[Path], keep: Callable[[CaseRecord], CaseRecord] | None = N
                 target.cases.append(case)
     for s in sets.values():
         s.cases.sort(key=lambda c: (c.file, c.line or 0, c.eval_id))
-    return RunResults(
+    merged = RunResults(
         sets=sorted(sets.values(), key=lambda s: s.file),
         agent=first.agent,
         started=min(r.started for _, r in parts),
@@ -45,3 +45,8 @@ def merge(paths: list[Path], keep: Callable[[CaseRecord], CaseRecord] | None = N
         interrupted=any(r.interrupted for _, r in parts),
         fail_on=first.fail_on,
     )
+    if "usage_totals" in first.settings:  # the shards' usage together, not the first's
+        from ci_eval.results.usage_totals import summary
+
+        merged.settings["usage_totals"] = summary(merged)
+    return merged

@@ -14,7 +14,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -50,6 +50,8 @@ class RunOptions:
     # the eval sets' cases are the runner's to drop: each one goes as its runs end, so that a
     # run holds only the cases still to run (a big eval set is mostly what a run holds)
     release_cases: bool = False
+    # --select changed: cases not re-run, each with what it says (main's latest result carried)
+    carried: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 def _skip_reason(
@@ -80,7 +82,7 @@ def _run_simulated_job(
             return RunRecord(run=run, error=str(exc))  # a replay has no session: it says why
         return replay_simulated(session.invocations, run, usage, session.expected)
     user = options.simulator.make(case, loaded.dialect, loaded.metrics.extras)
-    with llm.one_case():
+    with llm.one_case(run):
         return run_simulated(connector, user, eval_set_id, case, run)
 
 
@@ -459,9 +461,10 @@ def run_sets(
                     )
                 ]
                 continue
-            reason = _skip_reason(case, loaded, connector, options)
+            carried = options.carried.get((es.eval_set_id, case.eval_id))
+            reason = carried or _skip_reason(case, loaded, connector, options)
             if reason:
-                case_record.skipped = reason
+                case_record.skipped, case_record.carried = reason, carried is not None
                 continue
             for run in range(1, options.num_runs + 1):
                 jobs.append((es.eval_set_id, case, case_record, run, loaded))

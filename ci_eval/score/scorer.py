@@ -320,7 +320,7 @@ def score_case(
         if run.reported is not None:  # the source tool's own scores, as it reported them
             run.metrics = reported.from_report(specs, run.reported)
             continue
-        with llm.one_case():
+        with llm.one_case(run.run):
             run.metrics = score_run(specs, dialect, expected, actual, replace(ctx, usage=usage))
     case.metrics = []
     if completed:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ci_eval.errors import InputError
 from ci_eval.model.metric_spec import MetricSpec
+from ci_eval.net.llm_cache import parse_ttl
 from ci_eval.settings.model import Names, RunSettings
 from ci_eval.settings.parse import (
     REPLAY_PICKS,
@@ -80,6 +81,7 @@ def check_gate(settings: RunSettings) -> tuple[str, ...]:
 
 # what ``dialect`` may name: a dialect whose files ADK's shape cannot tell apart
 DIALECT_CHOICES = ("adk-rs",)
+SELECT_CHOICES = ("all", "changed")
 
 
 def check(settings: RunSettings) -> Plan:
@@ -97,6 +99,20 @@ def check(settings: RunSettings) -> Plan:
             f"must be between 1 and {names.name('num_runs')} ({settings.num_runs})",
         )
     shard = parse_shard(settings.shard, names.name("shard")) if settings.shard else None
+    try:
+        parse_ttl(settings.cache_ttl)
+    except ValueError as exc:
+        raise names.error("cache_ttl", str(exc)) from None
+    if settings.select not in SELECT_CHOICES:
+        raise names.error(
+            "select", f"{settings.select!r}: choose one of " + ", ".join(SELECT_CHOICES)
+        )
+    if settings.select == "changed" and settings.update_baseline:
+        raise names.error(
+            "select",
+            f"changed cannot go with {names.name('update_baseline')}: the cases it does not "
+            "re-run carry main's results, which are never recorded as runs",
+        )
     if settings.dialect not in (None, *DIALECT_CHOICES):
         raise names.error(
             "dialect", f"{settings.dialect!r}: choose one of " + ", ".join(DIALECT_CHOICES)

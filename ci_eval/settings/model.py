@@ -56,6 +56,7 @@ SETTINGS = (
     Setting("eval_config", "--eval-config", "eval-config", bar=True),
     Setting("dialect", "--dialect", "dialect", bar=True),
     Setting("cases", "--case", bar=True),
+    Setting("select", "--select", "select", bar=True),
     Setting("metric", "--metric", "metrics", "list", bar=True),
     Setting("num_runs", "--num-runs", "num-runs", "int", bar=True),
     Setting("min_pass", "--min-pass", "min-pass", "int", bar=True),
@@ -86,6 +87,9 @@ SETTINGS = (
     Setting("comment", "--comment", "comment", "bool"),
     Setting("comment_id", "--comment-id", "comment-id"),
     Setting("template_dir", "--template-dir", "template-dir", bar=True),
+    # the judge's and simulator's answers kept across jobs: a folder the PR's config cannot move
+    Setting("cache", "--cache", "cache", bar=True),
+    Setting("cache_ttl", "--cache-ttl", "cache-ttl", bar=True),
     Setting("agent.kind", "--agent", "agent"),
     Setting("agent.url", "--agent-url", "agent-url"),
     Setting("agent.app_name", "--app-name", "app-name"),
@@ -98,6 +102,7 @@ SETTINGS = (
     Setting("agent.headers", "--header"),
     Setting("agent.env", "--agent-env", "agent-env", "list"),
     Setting("agent.user", "--agent-user", "agent-user"),
+    Setting("agent.watch", "--watch", "watch", "list", bar=True),
     Setting("judge.base_url", "--judge-url", bar=True),
     Setting("judge.model", "--judge-model", bar=True),
     Setting("judge.api_key_env", "--judge-key-env", bar=True),
@@ -109,7 +114,7 @@ SETTINGS = (
 )
 BAR = tuple(s.key for s in SETTINGS if s.bar)
 # tables of ci-eval.toml that place the bar as a whole: metric thresholds
-BAR_TABLES = ("metrics", "custom_metrics")
+BAR_TABLES = ("metrics", "custom_metrics", "prices", "budget")
 NOT_IN_TOML = ("trust_pr_config", "agent.user")
 _BY_KEY = {s.key: s for s in SETTINGS}
 
@@ -159,6 +164,9 @@ class AgentSettings:
     cwd: str | None = None  # the folder a command agent runs in (a control's worktree)
     # the user a command agent runs as: auto (nobody when ci-eval is root), keep, or a user
     user: str | None = None
+    # what the agent reads, as globs from ci-eval.toml's folder (--select changed); empty: the
+    # whole repository but eval files, Markdown, docs/ and .ci-eval/
+    watch: list[str] = field(default_factory=list)
     names: Names = field(default_factory=Names, repr=False, compare=False)
 
     def name(self, key: str) -> str:
@@ -237,6 +245,8 @@ class RunSettings:
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     cases: list[str] = field(default_factory=list)
+    # "changed": a pull request re-runs only the cases it could have changed (gate.changed)
+    select: str = "all"
     concurrency: int = 4
     timeout: float = 60.0
     retries: int = 2
@@ -272,11 +282,19 @@ class RunSettings:
     metric: list[str] = field(default_factory=list)  # --metric NAME[=THRESHOLD]
     min_pass: int | None = None
     template_dir: str | None = None
+    # the judge's and simulator's response cache (ci_eval.net.llm_cache): a folder, and how long
+    # an answer is used (seconds, or "12h", "7d"; default 7 days)
+    cache: str | None = None
+    cache_ttl: str | float | None = None
     agent: AgentSettings = field(default_factory=AgentSettings)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     simulator: SimulatorConfig = field(default_factory=SimulatorConfig)
     metrics: dict[str, object] = field(default_factory=dict)  # [metrics]: name → threshold/table
     custom_metrics: dict[str, str] = field(default_factory=dict)  # name → "module:function"
+    # [prices]: model → {input, output} in $ per million tokens; [budget]: opt-in limits
+    # (ci_eval.settings.usage)
+    prices: dict[str, object] = field(default_factory=dict)
+    budget: dict[str, object] = field(default_factory=dict)
     # the pull request's ci-eval.toml is trusted to move the bar (a flag or input only)
     trust_pr_config: bool = False
     # what the pull request's ci-eval.toml changed of the bar, not applied (ci_eval.settings.bar)

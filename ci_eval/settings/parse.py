@@ -13,7 +13,7 @@ from typing import Any
 from ci_eval.errors import InputError
 from ci_eval.model.metric_spec import MetricSpec, snake_keys
 
-FAIL_ON = ("failure", "regression", "error", "not-evaluated")
+FAIL_ON = ("failure", "regression", "error", "not-evaluated", "usage")
 REPLAY_PICKS = ("newest", "oldest", "all")
 
 

@@ -23,12 +23,16 @@ from ci_eval.text.suggest import did_you_mean
 
 # --- ci-eval.toml ------------------------------------------------------------------------------
 
-_TABLES = ("run", "agent", "judge", "simulator", "metrics", "custom_metrics")
+_TABLES = (
+    "run", "agent", "judge", "simulator", "metrics", "custom_metrics", "prices", "budget",
+)  # fmt: skip
 # settings whose default is None but take a number
 _NUMBER_OR_NONE = {"min_pass", "max_turns", "retries", "timeout", "temperature"}
 
 
 def _type_ok(current: object, value: object, name: str) -> bool:
+    if name == "cache_ttl":  # seconds, or a duration's text ("7d")
+        return isinstance(value, str | int | float) and not isinstance(value, bool)
     if name == "command":  # [agent] command: a command line, or an array of its arguments
         return isinstance(value, str) or (
             isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
@@ -53,6 +57,8 @@ def _wanted(current: object, name: str) -> str:
     """What :func:`_type_ok` accepts for a setting, in words."""
     if name == "command":
         return "a string or an array of strings"
+    if name == "cache_ttl":
+        return 'seconds or a duration like "7d"'
     if name in _NUMBER_OR_NONE and current is None:
         return "a whole number" if name in ("min_pass", "max_turns", "retries") else "a number"
     if isinstance(current, bool):
@@ -172,6 +178,12 @@ def load_config(path: Path | None, required: bool, text: str | None = None) -> R
             problems.append(InputError(f"[{table}] must be a table", path=str(path)))
         elif table in ("metrics", "custom_metrics"):
             setattr(settings, table, value)
+        elif table in ("prices", "budget"):
+            from ci_eval.settings.usage import check_budget, check_prices
+
+            check_table = check_prices if table == "prices" else check_budget
+            problems += check_table(value, str(path))
+            setattr(settings, table, value)
         else:
             _apply(settings, value, table, str(path), problems)
     if problems:
@@ -183,7 +195,7 @@ def load_config(path: Path | None, required: bool, text: str | None = None) -> R
 
 # the settings that name a file or folder (a data branch's baseline is a path on that branch)
 _PATHS = ("eval_config", "accept", "results", "junit", "summary", "adk_results", "adk_rs_report",
-          "template_dir")  # fmt: skip
+          "template_dir", "cache")  # fmt: skip
 
 
 def _from_the_config(settings: RunSettings, base: Path) -> None:

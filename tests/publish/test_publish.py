@@ -60,6 +60,9 @@ def test_step_outputs_count_the_cases_and_carry_the_verdict() -> None:
         "junit-path": "j.xml",
         "results-path": "r.json",
         "summary-path": "",
+        "tokens": "",  # the agent reported none
+        "cost": "",
+        "p95-latency-s": "",
     }
 
 

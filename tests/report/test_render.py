@@ -122,6 +122,9 @@ def test_the_bundled_samples_summary_snapshot(samples: Path) -> None:
     lines = summary.splitlines()
     assert lines[-1].startswith("<sub>ci-eval ")
     text = "\n".join(lines[:-1]) + "\n"
+    # the usage's latencies, and so the slowest cases' order, are this machine's
+    text = re.sub(r"\d+\.\d\d s\b", "N s", text)
+    text = re.sub(r"(\*\*Slowest turns \(p95\):\*\*).*", r"\1 …", text)
     snapshot = REPO / "tests/snapshots/sample-summary.md"
     if not snapshot.is_file():  # first run writes it; review it in the diff
         snapshot.write_text(text)

@@ -22,6 +22,7 @@ from ci_eval.metrics.adk_judge_labels import (
 )
 from ci_eval.metrics.base import MetricFailure
 from ci_eval.metrics.judge import MAX_ANSWER_CHARS, Judge, tame
+from ci_eval.net.llm import Completion
 from ci_eval.settings import JudgeConfig
 
 
@@ -31,6 +32,12 @@ class _Canned:
 
     def complete(self, messages: object) -> str:
         return self.text
+
+    def ask(self, messages: object, sample: int = 0, logprobs: int | None = None) -> Completion:
+        return Completion(self.text, [])
+
+    def remember(self, *args: object) -> None:
+        pass
 
 
 def _judge(answer: str) -> Judge:

@@ -1,0 +1,72 @@
+"""ci-eval.toml's ``[prices]`` and ``[budget]`` tables, checked: every bad key at once, with the
+type it wants. Both place the bar (``BAR_TABLES``): in a pull request they are the merge
+base's.
+
+``[prices]``: model name → ``{input = $/Mtok, output = $/Mtok}`` (``agent`` and ``default`` are
+names too: see :mod:`ci_eval.results.usage_totals`). ``[budget]``: opt-in limits, each a
+blocking item of the verdict when exceeded — ``tokens_per_case`` (a case's mean total tokens
+per run), ``cost_per_run`` (dollars for the whole job: the agent's runs, its reruns, the judge's
+and the simulator's calls, where priced) and ``p95_latency_s`` (the 95th percentile of the
+agent's wall time per turn over the job)."""
+
+from __future__ import annotations
+
+from ci_eval.errors import InputError
+from ci_eval.text.suggest import did_you_mean
+
+BUDGET_KEYS = ("tokens_per_case", "cost_per_run", "p95_latency_s")
+PRICE_KEYS = ("input", "output")
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+
+
+def check_budget(table: dict[str, object], path: str) -> list[InputError]:
+    problems = []
+    for key, value in table.items():
+        name = key.replace("-", "_")
+        if name not in BUDGET_KEYS:
+            hint = did_you_mean(name, BUDGET_KEYS) or "; [budget] has: " + ", ".join(BUDGET_KEYS)
+            problems.append(InputError(f"unknown key [budget] {key}{hint}", path=path))
+        elif not _number(value):
+            problems.append(InputError(f"[budget] {key}: expected a number (0 or more)", path=path))
+    return problems
+
+
+def check_prices(table: dict[str, object], path: str) -> list[InputError]:
+    problems = []
+    for model, entry in table.items():
+        if not isinstance(entry, dict):
+            problems.append(
+                InputError(
+                    f"[prices] {model}: expected a table {{input = $/Mtok, output = $/Mtok}}",
+                    path=path,
+                )
+            )
+            continue
+        for key, value in entry.items():
+            if key not in PRICE_KEYS:
+                problems.append(
+                    InputError(
+                        f"unknown key [prices] {model}.{key}; a price has: input, output",
+                        path=path,
+                    )
+                )
+            elif not _number(value):
+                problems.append(
+                    InputError(
+                        f"[prices] {model}.{key}: expected dollars per million tokens (a number)",
+                        path=path,
+                    )
+                )
+    return problems
+
+
+def budget_of(table: dict[str, object]) -> dict[str, float]:
+    """The limits set, by their canonical names."""
+    return {
+        key.replace("-", "_"): float(value)  # type: ignore[arg-type]
+        for key, value in table.items()
+        if key.replace("-", "_") in BUDGET_KEYS and _number(value)
+    }
