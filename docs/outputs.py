@@ -77,6 +77,9 @@ VOLATILE: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?<=· )\d+(?:\.\d+)?(?= s ·)"), "<seconds>"),
     # the summary's footer "ci-eval 0.1.0 · ..."
     (re.compile(r"(?<=\bci-eval )\d+\.\d+[\w.+!-]*"), "<version>"),
+    # the usage's turn latencies "p50 0.05 s, p95 0.12 s, max 0.12 s", and so the slowest cases
+    (re.compile(r"(?<=\b(?:p50|p95|max) )\d+\.\d\d(?= s\b)"), "<seconds>"),
+    (re.compile(r"(?<=\*\*Slowest turns \(p95\):\*\* ).*"), "<cases>"),
 )
 
 
