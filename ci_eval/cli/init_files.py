@@ -90,8 +90,10 @@ def render_toml(project: ProjectFound, judged: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_APP_NAME_TODO = (
-    "# app_name = \"my_agent\"  # the agent folder's name (unset: each case's session_input)"
+# with several agents found and none chosen, the app is left to the server (its only app) or
+# to each case's session_input; a run says which apps the server has if that is not enough
+_APP_NAME_UNSET = (
+    "# app_name = \"my_agent\"  # unset: the server's only app, else each case's session_input"
 )
 
 
@@ -107,7 +109,7 @@ def _agent_lines(project: ProjectFound) -> list[str]:
             f"module = {_toml_str(agent.module or '.')}",
         ]
     if agent.kind == "adk-http":
-        app = f"app_name = {_toml_str(agent.app_name)}" if agent.app_name else _APP_NAME_TODO
+        app = f"app_name = {_toml_str(agent.app_name)}" if agent.app_name else _APP_NAME_UNSET
         return [found, 'kind = "adk-http"', f"url = {_toml_str(agent.url or '')}", app]
     if agent.kind == "command":
         return [

@@ -148,10 +148,8 @@ def _otlp_value(value: Any) -> Any:
     """An OTLP ``AnyValue`` as a plain value (strings are what this module reads)."""
     if not isinstance(value, dict):
         return None
-    for key in ("stringValue", "string_value"):
-        if key in value:
-            return value[key]
-    for key in ("intValue", "int_value", "doubleValue", "double_value", "boolValue", "bool_value"):
+    kinds = ("string", "int", "double", "bool")  # in this order: a string first
+    for key in (f"{kind}{suffix}" for kind in kinds for suffix in ("Value", "_value")):
         if key in value:
             return value[key]
     return None

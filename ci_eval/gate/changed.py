@@ -48,9 +48,7 @@ def choose(
     """Which cases carry main's latest result. ``changed``: the files changed since the merge
     base, as the sets' paths name them; ``history``: the baseline at the merge base."""
     sets = list(sets)
-    eval_files = {s.path for s in sets} | {
-        s.metrics.source for s in sets if s.metrics.source not in ("default", "x")
-    }
+    eval_files = {s.path for s in sets} | {s.metrics.source for s in sets}
     agent = sorted(f for f in changed if _watched(f, watch or [], eval_files))
     if agent:
         more = f" +{len(agent) - 3} more" if len(agent) > 3 else ""

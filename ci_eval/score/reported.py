@@ -19,8 +19,8 @@ def from_report(specs: list[MetricSpec], reported: dict[str, Any]) -> list[Metri
     metric of the set the report does not score is NOT_EVALUATED; one the report adds is kept,
     at the threshold its details name, if any."""
     out = []
-    names = [s.name for s in specs] + [n for n in reported if n not in {s.name for s in specs}]
     thresholds = {s.name: s.threshold for s in specs}
+    names = [*thresholds, *(n for n in reported if n not in thresholds)]
     for name in names:
         entry = reported.get(name)
         if not isinstance(entry, dict):
