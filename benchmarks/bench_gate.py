@@ -18,6 +18,7 @@ benchmark only. ``python benchmarks/bench_gate.py [PRS]`` (default 200 simulated
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
@@ -142,8 +143,17 @@ def old_gate(before: list[list[dict[str, float]]], after: list[list[dict[str, fl
     return False
 
 
+def simulated_prs(default: int) -> int:
+    """PRS, positional as before or as --prs (run.py's name for it in every statistical one)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("prs", nargs="?", type=int, help=f"simulated PRs a row (default {default})")
+    parser.add_argument("--prs", dest="prs_option", type=int, metavar="PRS")
+    args = parser.parse_args()
+    return args.prs_option or args.prs or default
+
+
 def main() -> None:
-    prs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    prs = simulated_prs(200)
     rng = random.Random(20261122)
     os.environ["GITHUB_SHA"] = "0" * 40  # provenance without a git call per update
     caught = {(kind, runs): [0, 0] for _, kind, runs, _ in SCENARIOS}

@@ -21,6 +21,7 @@ a PR in which any other case (or kind) fired.
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import random
@@ -123,8 +124,17 @@ class Suite:
         return results
 
 
+def simulated_prs(default: int) -> int:
+    """PRS, positional as before or as --prs (run.py's name for it in every statistical one)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("prs", nargs="?", type=int, help=f"simulated PRs a row (default {default})")
+    parser.add_argument("--prs", dest="prs_option", type=int, metavar="PRS")
+    args = parser.parse_args()
+    return args.prs_option or args.prs or default
+
+
 def main() -> None:
-    prs = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+    prs = simulated_prs(300)
     rng = random.Random(20261127)
     os.environ["GITHUB_SHA"] = "0" * 40  # provenance without a git call per update
     # per scenario (label, PR runs): PRs with any false alarm, and with the change caught
