@@ -261,6 +261,8 @@ def shared_options(
     notes: list[str] = []
     for flag, *values in wanted:
         lacking = [t.label for t in trees if flag not in t.options(name)]
+        if len(lacking) == len(trees):
+            continue  # an option of other benchmarks: nothing to say
         if lacking:
             notes.append(f"{name}: {', '.join(lacking)} has no {flag}; both trees ran without it")
         else:

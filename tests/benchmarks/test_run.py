@@ -168,3 +168,8 @@ def test_every_benchmark_answers_help():
     tree = Tree(label="here", root=REPO, python=Path(sys.executable))
     for name in ("gate", "usage", "scale", "http", "startup"):
         assert "--" in tree.options(name), name
+
+
+def test_an_option_no_tree_takes_is_not_said():
+    trees = [tree_with_help("this tree", "--repeat"), tree_with_help("d2bab55", "--repeat")]
+    assert shared_options(trees, "scale", [("--no-where",)]) == ([], [])
