@@ -5,16 +5,15 @@ The same LLM-free ADK agent (samples/agents/weather_agent) and the same eval set
 adk`` (target: >= 4x faster than adk eval, and within 1.3x of the floor), and the floor itself
 (adk_floor.py: import the agent, play the turns with InMemoryRunner, nothing more).
 
-And what a worker process for the in-process agent (started without the job's credentials,
-which the in-process agent shares today) would cost: the start-up such a worker needs before its
-first turn — an interpreter importing google-adk and the agent — measured against the run.
+The agent runs in ci-eval's agent worker (a process without the job's credentials); what that
+costs against the agent run in ci-eval's own process is ``run.py --against REV adk`` with a REV
+from before the worker (b8bfa3a).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import shutil
 import sys
 import tempfile
@@ -38,11 +37,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         agent = Path(tmp) / "weather_agent"  # adk eval writes .adk/ beside the agent
         shutil.copytree(AGENT, agent, ignore=shutil.ignore_patterns("__pycache__", ".adk"))
-        worker_start = (
-            f"import sys; sys.path.insert(0, {str(agent.parent)!r}); "
-            "import google.adk.runners, google.genai.types, weather_agent"
-        )
-        floor, ours, theirs, worker = _measure.interleaved(
+        floor, ours, theirs = _measure.interleaved(
             [
                 [sys.executable, str(HERE / "adk_floor.py"), str(agent), str(EVALSET)],
                 [
@@ -50,7 +45,6 @@ def main() -> None:
                     "--agent-module", str(agent), "--results", str(Path(tmp) / "results.json"),
                 ],
                 [str(_measure.BIN / "adk"), "eval", str(agent), str(EVALSET)],
-                [sys.executable, "-c", worker_start],
             ],
             repeat=args.repeat,
             cwd=Path(tmp),
@@ -69,17 +63,6 @@ def main() -> None:
         f"adk eval {theirs}",
         ">= 4x faster",
         theirs.wall >= 4 * ours.wall,
-        "python benchmarks/run.py adk",
-    )
-    cases = len(json.loads(EVALSET.read_text())["eval_cases"])
-    _measure.figure(
-        "--agent adk in a worker process without CI credentials (not built): its start-up",
-        f"+{worker.wall:.2f} s for one worker = {(ours.wall + worker.wall) / ours.wall:.2f} x the "
-        f"run; a worker per case (as command agents run) +{worker.wall * cases:.1f} s for "
-        f"{cases} cases at concurrency 1",
-        f"ci-eval run --agent adk {ours}",
-        "— (the README says the adk agent shares ci-eval's secrets)",
-        None,
         "python benchmarks/run.py adk",
     )
 

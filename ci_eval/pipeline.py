@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval import preflight
+from ci_eval import worker as workers
 from ci_eval.connectors import build_connector
 from ci_eval.connectors.base import AgentError
 from ci_eval.errors import InputError, ValidationFailed
@@ -31,7 +32,7 @@ from ci_eval.load.discover import discover
 from ci_eval.load.evalsets import Failed, LoadedEvalSet, load_all
 from ci_eval.metrics import adk_code, adk_judges, lookup
 from ci_eval.metrics.judge import Judge
-from ci_eval.metrics.pr_code import PullRequestCode
+from ci_eval.metrics.pr_code import PullRequestCode, not_run_reasons
 from ci_eval.metrics.registry import did_you_mean
 from ci_eval.model import EvalCase
 from ci_eval.model.comparison import Comparison
@@ -286,6 +287,10 @@ def run(
     plan = preflight.run(settings)  # settings and output paths: before any agent call
     check_case_filters(sets, plan.cases, settings.names.name("cases"))
     control_run.check(settings)
+    # before any worker or agent starts: our environ is not theirs to read; the workers (the
+    # repository's metric code, an in-process agent) get what an agent gets
+    redact.undumpable()
+    workers.configure(child_environment(settings, env), settings.agent.user)
     options = score_options(settings, plan, env, sets)
     simulator = build_simulator(settings.simulator, settings.judge, env)
     # the judge's and the simulator's clients: their answers cached (--cache), their usage counted
@@ -312,7 +317,6 @@ def run(
     control_sha = (
         control_run.base_commit(settings, env) if settings.control and loaded.data else None
     )
-    redact.undumpable()  # before any agent starts: our environ is not an agent's to read
     connector = build_connector(
         settings.agent,
         settings.timeout,
@@ -408,6 +412,7 @@ def run(
     results.settings["llm_usage"] = used  # the judge's and the simulator's own, apart
     results.settings["llm_cache"] = cache and {"dir": settings.cache, "read": cache.read}
     notices += [line for line in [llm.usage_line(used)] if line]
+    notices += [f"warning: {why}" for why in not_run_reasons()]
     results.settings["usage_totals"] = usage_totals.summary(results)  # in the results file
     written = True
     if settings.results:

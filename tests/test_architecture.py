@@ -24,12 +24,15 @@ LAYERS = (
     ("ci_eval.results",),  # the results file over the model
     ("ci_eval.settings",),
     ("ci_eval.load", "ci_eval.dialects"),
-    ("ci_eval.run", "ci_eval.connectors", "ci_eval.simulate"),
+    # the worker process's trusted side (start it, ask it); what it serves is further up
+    ("ci_eval.run", "ci_eval.connectors", "ci_eval.simulate", "ci_eval.worker"),
     ("ci_eval.score", "ci_eval.metrics"),
     ("ci_eval.gate",),
     ("ci_eval.report",),
     ("ci_eval.publish",),
     ("ci_eval.preflight", "ci_eval.pipeline"),  # the pipeline orchestrates rounds (reruns)
+    # the worker process itself: metrics and agents, on request
+    ("ci_eval.worker.serve", "ci_eval.worker.ops", "ci_eval.worker.__main__"),
     ("ci_eval.cli", "ci_eval.__main__"),
 )
 TOP_LEVEL = {"__init__.py", "__main__.py", "pipeline.py", "errors.py", "preflight.py"}

@@ -236,6 +236,12 @@ def test_every_report_written_to_a_path_is_a_registered_reporter() -> None:
 TEAM_METRICS = "def loud(expected, actual, criterion):\n    return 1.0\n"
 
 
+def _site(tmp_path: Path) -> Path:
+    """Site-packages outside the workspace (the working directory): an entry point in the
+    workspace is the repository's code, which the worker runs (tests/security)."""
+    return tmp_path.parent / f"{tmp_path.name}-site"
+
+
 def _entry_point(site: Path, line: str) -> None:
     """An installed package declaring ``line`` in the ci_eval.metrics entry point group."""
     dist = site / "team_plugin-1.0.dist-info"
@@ -261,8 +267,8 @@ def test_a_custom_metric_may_not_take_a_built_in_name(plugin, tmp_path: Path) ->
 
 def test_an_entry_point_may_not_take_a_built_in_name(plugin, tmp_path: Path, monkeypatch) -> None:
     plugin("team_metrics", TEAM_METRICS)
-    _entry_point(tmp_path / "site", "tool_trajectory_avg_score = team_metrics:loud")
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    _entry_point(_site(tmp_path), "tool_trajectory_avg_score = team_metrics:loud")
+    monkeypatch.syspath_prepend(str(_site(tmp_path)))
     with pytest.raises(InputError, match=r"the entry point tool_trajectory_avg_score = "):
         register_custom({})
     assert REGISTRY["tool_trajectory_avg_score"].origin == "ADK"
@@ -275,8 +281,8 @@ def test_a_custom_metric_and_an_entry_point_may_not_share_a_name(
         "team_metrics",
         TEAM_METRICS + "\n\ndef quiet(expected, actual, criterion):\n    return 0.0\n",
     )
-    _entry_point(tmp_path / "site", "volume = team_metrics:quiet")
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    _entry_point(_site(tmp_path), "volume = team_metrics:quiet")
+    monkeypatch.syspath_prepend(str(_site(tmp_path)))
     with pytest.raises(InputError) as raised:
         register_custom({"volume": "team_metrics:loud"})
     assert str(raised.value.message) == (
@@ -287,8 +293,8 @@ def test_a_custom_metric_and_an_entry_point_may_not_share_a_name(
 
 def test_the_same_function_named_twice_is_one_metric(plugin, tmp_path: Path, monkeypatch) -> None:
     plugin("team_metrics", TEAM_METRICS)
-    _entry_point(tmp_path / "site", "volume = team_metrics:loud")
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    _entry_point(_site(tmp_path), "volume = team_metrics:loud")
+    monkeypatch.syspath_prepend(str(_site(tmp_path)))
     register_custom({"volume": "team_metrics:loud"})
     register_custom({"volume": "team_metrics:loud"})  # a second run replaces the first's
     assert REGISTRY["volume"].description == "custom metric team_metrics:loud"

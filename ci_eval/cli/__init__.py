@@ -70,6 +70,12 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
 
 
 def _main(argv: list[str] | None, env: Mapping[str, str] | None) -> int:
+    if argv is None:
+        # the process's own run: `python -m ci_eval` from the repository put the workspace
+        # first on the import path; no module this process imports may come from there
+        from ci_eval.worker.workspace import scrub_sys_path
+
+        scrub_sys_path()
     command = _command()
     with _process_state(env), using_environment(env):
         # collect young garbage less often: big runs allocate millions of long-lived objects
@@ -153,6 +159,9 @@ def _process_state(env: Mapping[str, str] | None) -> Iterator[None]:
             for sig, handler in handlers.items():
                 if handler is not None:
                     signal.signal(sig, handler)
+        workers = sys.modules.get("ci_eval.worker")
+        if workers is not None:
+            workers.close()  # the run's metrics worker is the run's own
         metrics = sys.modules.get("ci_eval.metrics")
         if metrics is not None:
             metrics.reset()  # custom metrics are the run's own

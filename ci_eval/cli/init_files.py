@@ -103,8 +103,8 @@ def _agent_lines(project: ProjectFound) -> list[str]:
     if agent.kind == "adk":
         return [
             found,
-            "# It runs in ci-eval's own process (pip install 'ci-eval[adk]'; in GitHub, the",
-            f"# action {ACTION_REPO}/adk).",
+            "# It runs in a worker process without the job's credentials (pip install",
+            f"# 'ci-eval[adk]'; in GitHub, the action {ACTION_REPO}/adk).",
             'kind = "adk"',
             f"module = {_toml_str(agent.module or '.')}",
         ]

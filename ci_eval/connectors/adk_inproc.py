@@ -1,4 +1,4 @@
-"""An ADK agent run in this process with ADK's in-memory runner (extra ``ci-eval[adk]``).
+"""An ADK agent run with ADK's in-memory runner (extra ``ci-eval[adk]``), in the agent worker.
 
 The agent is loaded as ``adk eval`` loads it: ``--agent-module`` names an agent directory
 (``path/to/my_agent`` holding ``agent.py`` with ``root_agent``) or an importable module.
@@ -7,7 +7,9 @@ The agent is loaded as ``adk eval`` loads it: ``--agent-module`` names an agent 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,62 +55,119 @@ def _hint(spec: str) -> str:
 
 @dataclass
 class AdkInProcessConnector:
+    """``--agent adk``: the agent runs with ADK's in-memory runner in the agent worker
+    (:mod:`ci_eval.worker`), never in ci-eval's process, which holds the job's credentials. Its
+    events come back as data and are read as an api_server's are."""
+
     module: str
     timeout: float = 60.0
     app_name: str | None = None
     user_id: str | None = None
     kind: str = "adk"
-    _agent: Any = field(default=None, init=False)
+    _worker: Any = field(default=None, init=False, repr=False)
+    _agent_name: str | None = field(default=None, init=False)
+    _ids: Any = field(default_factory=lambda: itertools.count(1), init=False, repr=False)
 
     def describe(self) -> str:
-        return f"in-process ADK agent {self.module}"
+        return f"in-process ADK agent {self.module} (in a worker process)"
+
+    def _call(self, op: str, timeout: float | None = None, **args: Any) -> dict[str, Any]:
+        from ci_eval.worker.client import WorkerError
+
+        try:
+            return self._worker.call(op, timeout, **args)
+        except WorkerError as exc:
+            raise AgentError(str(exc)) from None
 
     def verify(self, cases: object = ()) -> None:
         """The agent loads before the first case: a misspelled module, an import error in its
         agent.py or a dotted path is one usage error, not an ERROR per case."""
+        if self._worker is None:
+            from ci_eval import worker
+
+            self._worker = worker.agent_worker()
         try:
-            self._agent = load_root_agent(self.module)
+            self._agent_name = str(self._call("agent.load", module=self.module)["name"])
         except AgentError as exc:
             raise AgentError(f"{exc}{_hint(self.module)}") from None
 
-    def open(self, eval_set_id: str, case: EvalCase, run: int) -> _InProcessSession:
-        if self._agent is None:
-            self._agent = load_root_agent(self.module)
-        from google.adk.runners import InMemoryRunner
-
+    def open(self, eval_set_id: str, case: EvalCase, run: int) -> _WorkerSession:
+        if self._agent_name is None:
+            self.verify()
         si = case.session_input
-        app = self.app_name or (si.app_name if si and si.app_name else self._agent.name)
+        app = self.app_name or (si.app_name if si and si.app_name else self._agent_name)
         user = self.user_id or (si.user_id if si and si.user_id else DEFAULT_USER)
-        runner = InMemoryRunner(agent=self._agent, app_name=app)
-        loop = asyncio.new_event_loop()
-        session = loop.run_until_complete(
-            runner.session_service.create_session(
-                app_name=app,
-                user_id=user,
-                state=dict(si.state) if si else {},
-                session_id=si.session_id if si and si.session_id else None,
-            )
-        )
-        return _InProcessSession(self, runner, loop, user, session.id)
+        key = str(next(self._ids))
+        self._call(
+            "agent.open", key=key, app=app, user=user, state=dict(si.state) if si else {},
+            session_id=si.session_id if si and si.session_id else None,
+        )  # fmt: skip
+        return _WorkerSession(self, key)
 
     def close(self) -> None:
-        return None
+        if self._worker is not None:
+            self._worker.close()
 
 
 @dataclass
-class _InProcessSession:
+class _WorkerSession:
     connector: AdkInProcessConnector
+    key: str
+
+    def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
+        from ci_eval.worker.client import WorkerError
+
+        deadline = deadline or Deadline(self.connector.timeout)
+        content = user_content.model_dump(mode="json", exclude_none=True)
+        worker = self.connector._worker
+        try:
+            answer = worker.call(
+                "agent.send", None, deadline.guard, key=self.key, content=content,
+                seconds=max(deadline.remaining(), 0.001),
+            )  # fmt: skip
+        except WorkerError as exc:
+            if exc.kind == "aborted" or deadline.expired():
+                raise AgentError(deadline.message()) from None
+            raise AgentError(str(exc)) from None
+        events = answer.get("events")
+        if not isinstance(events, list):
+            raise AgentError("the agent worker answered a turn with no list of events")
+        return events_to_turn(scrub_json(events))
+
+    def close(self) -> None:
+        with contextlib.suppress(AgentError):
+            self.connector._call("agent.close", 30.0, key=self.key)
+
+
+@dataclass
+class LocalSession:
+    """In the agent worker: one case's session with ADK's in-memory runner."""
+
     runner: Any
     loop: asyncio.AbstractEventLoop
     user: str
     session_id: str
 
-    def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
+    @classmethod
+    def open(
+        cls, agent: Any, app: str | None, user: str, state: dict[str, Any], session_id: str | None
+    ) -> LocalSession:
+        from google.adk.runners import InMemoryRunner
+
+        app = app or agent.name
+        runner = InMemoryRunner(agent=agent, app_name=app)
+        loop = asyncio.new_event_loop()
+        session = loop.run_until_complete(
+            runner.session_service.create_session(
+                app_name=app, user_id=user, state=state, session_id=session_id
+            )
+        )
+        return cls(runner, loop, user, session.id)
+
+    def send(self, content: dict[str, Any], timeout: float) -> list[Any]:
         from google.genai import types
 
-        message = types.Content.model_validate(
-            user_content.model_dump(mode="json", exclude_none=True)
-        )
+        message = types.Content.model_validate(content)
 
         async def turn() -> list[Any]:
             return [
@@ -118,19 +177,12 @@ class _InProcessSession:
                 )
             ]
 
-        deadline = deadline or Deadline(self.connector.timeout)
-        task = self.loop.create_task(turn())
         try:
-            # the watchdog cancels the task on cancellation; the deadline bounds the wait
-            with deadline.guard(lambda: self.loop.call_soon_threadsafe(task.cancel)):
-                events = self.loop.run_until_complete(
-                    asyncio.wait_for(task, max(deadline.remaining(), 0.001))
-                )
+            return self.loop.run_until_complete(asyncio.wait_for(turn(), timeout))
         except (TimeoutError, asyncio.CancelledError):
-            raise AgentError(deadline.message()) from None
+            raise AgentError(f"no reply within {timeout:g} s") from None
         except Exception as exc:  # the agent's own code raised
             raise AgentError(f"the agent raised {type(exc).__name__}: {exc}") from None
-        return events_to_turn(scrub_json(events))
 
     def close(self) -> None:
         self.loop.close()

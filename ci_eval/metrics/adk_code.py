@@ -25,7 +25,6 @@ is said in the verdict.
 from __future__ import annotations
 
 import importlib
-import inspect
 import os
 import warnings
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import Any
 from ci_eval import ACTION_REPO, IMAGE, __version__
 from ci_eval.errors import InputError
 from ci_eval.metrics.base import Metric, MetricFailure, NotApplicable, ScoreContext
-from ci_eval.metrics.custom import add_source, repository_importable
+from ci_eval.metrics.custom import METRIC_TIMEOUT_S, add_source
 from ci_eval.metrics.pr_code import PullRequestCode, not_run
 from ci_eval.metrics.registry import REGISTRY, register
 from ci_eval.model import Invocation
@@ -44,10 +43,6 @@ from ci_eval.model.status import Status
 # MetricConfig.extras keys (see load.sidecars): name -> the custom_metrics entry, and name ->
 # where its code_config.name is written (path, line, col, json path)
 ENTRIES, PLACES = "custom_metrics", "custom_metrics_at"
-
-# one ADK metric registry per function: two eval configs may give one metric name to two
-# functions, which a single registry (keyed by metric name) could not hold
-_ADK_REGISTRIES: dict[str, Any] = {}
 
 
 def code_metrics(config: MetricConfig) -> list[tuple[MetricSpec, dict[str, Any]]]:
@@ -87,7 +82,7 @@ def register_config(config: MetricConfig, guard: PullRequestCode | None = None) 
             register(not_run(spec.name, changed))
             continue
         try:
-            _register_one(spec.name, entry)
+            _register_one(spec.name, entry, guard)
         except _CannotLoad as exc:
             problems.append(_error(str(exc), places.get(spec.name), config.source))
     return problems
@@ -127,13 +122,55 @@ def _adk_missing(names: list[str]) -> str | None:
     return f"{head}, and google-adk is not installed: pip install 'ci-eval[adk]'"
 
 
-def _register_one(name: str, entry: dict[str, Any]) -> None:
+def _register_one(name: str, entry: dict[str, Any], guard: PullRequestCode | None) -> None:
+    """Load the function in the metrics worker and register its metric here, each path once."""
+    from ci_eval import worker as workers
+    from ci_eval.worker.client import WorkerError
+
     path = function_path(entry)
     if not path.rpartition(".")[0]:  # google-adk splits it at the last dot
         raise _CannotLoad(
             f"custom metric {name}: its code_config {path!r} is not a dotted "
             "'package.module.function' path, which google-adk imports"
         )
+    worker = workers.metrics(guard)
+    try:
+        answer = worker.call("adk.load", METRIC_TIMEOUT_S, name=name, entry=entry)
+    except WorkerError as exc:
+        if not worker.changed:
+            raise _CannotLoad(str(exc)) from None
+        answer = {}
+    if worker.changed:
+        register(not_run(name, worker.changed))
+        return
+    if path not in REGISTRY:
+        description = f"ADK custom metric {path} (an eval config's code_config)"
+        register(
+            Metric(
+                path,
+                description,
+                lambda e, a, spec, ctx: _score(worker, path, e, a, spec, ctx),
+                origin="custom",
+                needs_expected=False,  # ADK gives it None and the scenario instead
+            )
+        )
+    source = answer.get("source")
+    if isinstance(source, str):
+        add_source(name, Path(source))
+
+
+class CannotLoad(Exception):
+    """google-adk cannot load a code_config's function (said as the input error)."""
+
+
+_CannotLoad = CannotLoad
+
+
+def load_into_registry(name: str, entry: dict[str, Any], registry: Any | None) -> Any:
+    """In the metrics worker: ``entry``'s function registered in an ADK metric registry of its
+    own (``registry`` when the path already has one) and imported, as ADK does before a case
+    is scored; that registry."""
+    path = function_path(entry)
     with warnings.catch_warnings():  # ADK marks its registry and evaluators experimental
         warnings.simplefilter("ignore")
         from google.adk.evaluation.eval_config import EvalConfig
@@ -143,45 +180,56 @@ def _register_one(name: str, entry: dict[str, Any]) -> None:
             register_custom_metrics_from_config,
         )
 
-        registry = _ADK_REGISTRIES.get(path)
-        if registry is None:
-            registry = _ADK_REGISTRIES[path] = MetricEvaluatorRegistry()
-        repository_importable()
+        registry = registry or MetricEvaluatorRegistry()
         try:
             register_custom_metrics_from_config(
                 EvalConfig.model_validate({"custom_metrics": {name: entry}}), registry
             )
-            # what ADK does before a case is scored: import the function (here, once, before
-            # any agent call)
             registry.get_evaluator(
                 EvalMetric(metric_name=name, threshold=0.0, criterion=BaseCriterion(threshold=0))
             )
         except Exception as exc:  # ADK wraps an ImportError; a module may raise anything
             cause = exc.__cause__ or exc
-            raise _CannotLoad(
+            raise CannotLoad(
                 f"custom metric {name}: google-adk cannot load its code_config {path!r} "
                 f"({type(cause).__name__}: {cause}); the module path is imported from the "
                 "repository root (the working directory), as `adk eval` run there with "
                 "PYTHONPATH=. imports it"
             ) from None
-    if path not in REGISTRY:
-        description = f"ADK custom metric {path} (an eval config's code_config)"
-        register(
-            Metric(
-                path,
-                description,
-                lambda e, a, spec, ctx: _score(registry, path, e, a, spec, ctx),
-                origin="custom",
-                needs_expected=False,  # ADK gives it None and the scenario instead
-            )
-        )
-    module, _, attr = path.rpartition(".")
-    try:  # a function's file; a callable object's may have none
-        source = inspect.getsourcefile(getattr(importlib.import_module(module), attr))
-    except TypeError:
-        source = None
-    if source:
-        add_source(name, Path(source))
+    return registry
+
+
+def _spec_data(spec: MetricSpec) -> dict[str, Any]:
+    return {
+        "name": spec.name,
+        "threshold": spec.threshold,
+        "criterion": dict(spec.criterion),
+        "evaluator": spec.evaluator,
+    }
+
+
+def _score(
+    worker: Any,
+    path: str,
+    expected: list[Invocation],
+    actual: list[Invocation],
+    spec: MetricSpec,
+    ctx: ScoreContext,
+) -> tuple[float, list[float | None], dict[str, Any]]:
+    from ci_eval.metrics.custom import asked, dumped
+
+    answer = asked(
+        worker, path, "adk.score",
+        path=path, expected=dumped(expected), actual=dumped(actual),
+        spec=_spec_data(spec), rubrics=ctx.rubrics, scenario=ctx.scenario,
+    )  # fmt: skip
+    details = dict(answer["details"])
+    if "status" in details:
+        try:
+            details["status"] = Status(details["status"])
+        except ValueError:
+            details["status"] = Status.FAILED
+    return answer["score"], answer["per"], details
 
 
 def _adk_invocations(invocations: list[Invocation]) -> list[Any]:
@@ -196,7 +244,7 @@ def _adk_invocations(invocations: list[Invocation]) -> list[Any]:
 _VERDICTS = {"PASSED": Status.PASSED, "FAILED": Status.FAILED, "INFORMATIONAL": Status.INFO}
 
 
-def _score(
+def score_in_registry(
     registry: Any,
     path: str,
     expected: list[Invocation],

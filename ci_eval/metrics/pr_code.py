@@ -1,17 +1,18 @@
 """A metric's code that a pull request added or changed is not run in the job.
 
-Custom metrics (``[custom_metrics]`` and an ADK eval config's ``code_config``) are repository
-code that ci-eval imports into its own process, which holds the job's credentials. A pull
-request may name the metric (its name and threshold follow the bar's rules), but code it wrote
-runs only where the workflow says so (``trust-pr-config``): otherwise the metric is
-NOT_EVALUATED, saying why, and nothing of that code is imported (importing runs it).
+Custom metrics (``[custom_metrics]``, an ADK eval config's ``code_config``, workspace plugins)
+are repository code; they run in the metrics worker (:mod:`ci_eval.worker`), never in the
+process that holds the job's credentials. A pull request may name the metric (its name and
+threshold follow the bar's rules), but code it wrote decides no score unless the workflow says
+so (``trust-pr-config``): otherwise the metric is NOT_EVALUATED, saying why.
 
-The files checked are those an import of the module executes from the repository: each
-package's ``__init__.py`` on the dotted path, and the module itself."""
+Two checks: before a module is imported, the files that import executes from the repository
+(each package's ``__init__.py`` on the dotted path, and the module itself); after, every
+workspace file the worker executed (``first_changed``), helpers the module imports included."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ class PullRequestCode:
     trusted: bool = False
     root: Path = field(default_factory=Path.cwd)
     _base_sha: dict[str, str | None] = field(default_factory=dict, repr=False)
+    _verdicts: dict[str, bool] = field(default_factory=dict, repr=False)  # path -> changed
 
     def _merge_base(self, base: str) -> str | None:
         """Found (and fetched, in a shallow clone) once for all of the run's modules."""
@@ -51,31 +53,68 @@ class PullRequestCode:
         """The first file of ``module`` the pull request added or changed (repository-relative);
         None outside a pull request, when trusted, or when none was. Without the merge base
         every tracked file counts as changed: unknown is not trusted."""
+        return self.first_changed(module_files(module, self.root))
+
+    def first_changed(self, paths: Iterable[Path]) -> str | None:
+        """The first of ``paths`` (files code executed) that the pull request added or changed,
+        repository-relative; files outside the repository are not the pull request's."""
         base = git.pull_request_base(self.env)
         if self.trusted or not base:
             return None
-        for path in module_files(module, self.root):
+        for path in paths:
             relative = git.in_worktree(path)
             if relative is None:  # outside the repository: not the pull request's
                 continue
-            sha = self._merge_base(base)
-            theirs = git.quiet("show", f"{sha}:{relative}") if sha else None
-            if theirs is None or theirs.strip() != path.read_text("utf-8").strip():
+            if relative not in self._verdicts:
+                sha = self._merge_base(base)
+                theirs = git.quiet("show", f"{sha}:{relative}") if sha else None
+                try:
+                    ours = path.read_text("utf-8")
+                except (OSError, UnicodeDecodeError):
+                    ours = None
+                self._verdicts[relative] = (
+                    theirs is None or ours is None or (theirs.strip() != ours.strip())
+                )
+            if self._verdicts[relative]:
                 return relative
         return None
 
 
+_SAID: dict[str, str] = {}  # this run's metrics not run, name -> why: said once in the verdict
+
+
+def changed_reason(name: str, changed: str) -> str:
+    """Why ``name`` is NOT_EVALUATED."""
+    return (
+        f"custom metric {name}: code it runs ({changed}) is added or changed by this pull "
+        "request, and a pull request's code decides no score (the workflow's trust-pr-config "
+        "lets it)"
+    )
+
+
+def kept_from_scoring(name: str, changed: str) -> NotApplicable:
+    """The exception that makes a case's metric ``name`` NOT_EVALUATED; the run says it once."""
+    reason = changed_reason(name, changed)
+    _SAID.setdefault(name, reason)
+    return NotApplicable(reason)
+
+
+def not_run_reasons() -> list[str]:
+    """Each of this run's metrics that code the pull request changed kept from scoring."""
+    return list(_SAID.values())
+
+
+def forget_reasons() -> None:
+    _SAID.clear()
+
+
 def not_run(name: str, changed: str) -> Metric:
     """The stand-in for a metric whose code is not run: NOT_EVALUATED, saying why."""
-    reason = (
-        f"custom metric {name}: its code ({changed}) is added or changed by this pull request, "
-        "and is not run in the job, which holds the CI's credentials (the workflow's "
-        "trust-pr-config runs it)"
-    )
+    reason = changed_reason(name, changed)
 
     def scorer(
         expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
     ) -> Any:
-        raise NotApplicable(reason)
+        raise kept_from_scoring(name, changed)
 
     return Metric(name, reason, scorer, origin="custom", needs_expected=False)

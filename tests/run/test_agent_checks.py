@@ -65,11 +65,19 @@ def test_an_import_error_in_agent_py_is_one_usage_error(adk_project: Path) -> No
     assert "not_a_module_anywhere" in line
 
 
-def test_a_dotted_module_for_a_folder_names_the_folder_to_give(adk_project: Path) -> None:
+def test_a_dotted_module_of_the_workspace_is_imported_in_the_agent_worker(
+    adk_project: Path,
+) -> None:
+    """The worker has the workspace on its import path (after site-packages), as
+    ``[custom_metrics]`` modules are found: a package's dotted path is an agent too."""
     (adk_project / "agents").mkdir()
     shutil.move(adk_project / "weather_agent", adk_project / "agents/weather_agent")
-    line = _run_adk(adk_project, "agents.weather_agent")
-    assert "give the agent's folder: --agent-module agents/weather_agent" in line
+    proc = run_cli(
+        "run", "s.evalset.json", "--agent", "adk", "--agent-module", "agents.weather_agent",
+        cwd=adk_project,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # it ran: the case has no answer
+    assert "I can only help with the weather" in proc.stdout
 
 
 # --- ADK's api_server -----------------------------------------------------------------------

@@ -293,6 +293,8 @@ def test_code_the_pull_request_changed_is_not_imported_unless_the_workflow_trust
             metric.scorer([], [], MetricSpec("answered"), ScoreContext())
         register_custom({})
         register_code_metrics([loaded], PullRequestCode(pr, trusted=True))
-        assert "trip_eval.metrics" in sys.modules  # the workflow's word: it runs
+        trusted = lookup("trip_eval.metrics.answered")  # trusted: it runs, in the metrics worker
+        assert trusted is not None and trusted.description.startswith("ADK custom metric")
+        assert "trip_eval.metrics" not in sys.modules
     finally:
         register_custom({})

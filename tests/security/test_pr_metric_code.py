@@ -75,9 +75,8 @@ def test_a_module_the_pr_changed_is_not_imported_and_says_why(
     with pytest.raises(NotApplicable) as caught:  # the case's metric is NOT_EVALUATED
         metric.scorer([], [], MetricSpec("mine"), ScoreContext())
     assert str(caught.value) == (
-        f"custom metric mine: its code ({path}) is added or changed by this pull request, and "
-        "is not run in the job, which holds the CI's credentials (the workflow's "
-        "trust-pr-config runs it)"
+        f"custom metric mine: code it runs ({path}) is added or changed by this pull request, "
+        "and a pull request's code decides no score (the workflow's trust-pr-config lets it)"
     )
 
 

@@ -1,0 +1,125 @@
+"""Code a pull request controls runs in a worker process, never in the trusted one.
+
+The trusted process holds ``GITHUB_TOKEN`` and the judge's key and writes the verdict, the
+reports and the baseline; it imports no workspace code (:mod:`.workspace`). What the repository
+supplies that executes runs in one of a run's two workers:
+
+- the **metrics worker**: ``[custom_metrics]``, ADK ``code_config`` metrics and metric plugins
+  installed in the workspace. Its code must be the merge base's: every workspace file it
+  executes is compared with it, and once one differs every metric it computes from then on is
+  NOT_EVALUATED, naming the file (the code shares one process: one changed file could change
+  any of them).
+- the **agent worker**: ``--agent adk``'s in-process ADK agent, the pull request's code by
+  design, kept apart from the metrics so that it cannot change how it is scored.
+
+Both get the environment an agent gets and, where ci-eval is root, the agent's user.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ci_eval.worker.client import Worker, WorkerError
+
+if TYPE_CHECKING:
+    from ci_eval.metrics.pr_code import PullRequestCode
+
+__all__ = [
+    "MetricsWorker",
+    "Worker",
+    "WorkerError",
+    "agent_worker",
+    "close",
+    "configure",
+    "metrics",
+]
+
+
+class _Setup:
+    def __init__(self) -> None:
+        self.env: Mapping[str, str] | None = None  # the agent's environment (None: derived)
+        self.user: str | None = None  # --agent-user
+        self.metrics: MetricsWorker | None = None
+        self.lock = threading.Lock()
+
+
+_SETUP = _Setup()
+
+
+def configure(env: Mapping[str, str] | None, user: str | None = None) -> None:
+    """This run's workers get ``env`` (the agent's environment) and run as ``user``'s choice
+    (``--agent-user``); a worker already running is stopped."""
+    close()
+    _SETUP.env, _SETUP.user = env, user
+
+
+def _environment() -> dict[str, str]:
+    from ci_eval.text import redact
+
+    if _SETUP.env is not None:
+        return dict(_SETUP.env)
+    return redact.child_environment(os.environ)  # no run configured: still no credentials
+
+
+def _identity(root: Path):  # type: ignore[no-untyped-def]
+    import sys
+
+    from ci_eval.connectors import identity
+
+    env = _environment()
+    choice = identity.choose(_SETUP.user, "--agent-user", root, [sys.executable], env.get("PATH"))
+    return choice.identity
+
+
+def start(role: str, on_files=None) -> Worker:  # type: ignore[no-untyped-def]
+    root = Path.cwd()
+    return Worker(role, root, _environment(), _identity(root), on_files)
+
+
+class MetricsWorker:
+    """The run's metrics worker and what its executed files say: ``changed`` is the first
+    workspace file it ran that the pull request added or changed (None: none yet)."""
+
+    def __init__(self, guard: PullRequestCode | None) -> None:
+        self.guard = guard
+        self.changed: str | None = None
+        self.files: list[str] = []
+        self.worker = start("metrics", self._files)
+
+    def _files(self, files: list[str]) -> None:
+        self.files += files
+        if self.changed is None and self.guard is not None:
+            self.changed = self.guard.first_changed(Path(f) for f in files)
+
+    def call(self, op: str, timeout: float | None = None, **args: object) -> dict[str, object]:
+        return self.worker.call(op, timeout, **args)
+
+    def close(self) -> None:
+        self.worker.close()
+
+
+def metrics(guard: PullRequestCode | None = None) -> MetricsWorker:
+    """The run's metrics worker, started on first use (``guard`` then decides what changed)."""
+    with _SETUP.lock:
+        if _SETUP.metrics is None:
+            _SETUP.metrics = MetricsWorker(guard)
+        elif guard is not None and _SETUP.metrics.guard is None:
+            _SETUP.metrics.guard = guard
+        return _SETUP.metrics
+
+
+def agent_worker() -> Worker:
+    """A worker for an in-process agent (its connector closes it)."""
+    return start("agent")
+
+
+def close() -> None:
+    """Stop the run's metrics worker."""
+    with _SETUP.lock:
+        worker, _SETUP.metrics = _SETUP.metrics, None
+    if worker is not None:
+        worker.close()

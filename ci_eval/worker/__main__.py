@@ -1,0 +1,3 @@
+from ci_eval.worker.serve import main
+
+raise SystemExit(main())
