@@ -637,6 +637,10 @@ def _include(path: Path) -> Callable[[], str]:
 for _workflow in sorted(WORKFLOWS.glob("*.yml")):
     produces(f"workflow-{_workflow.stem}")(_include(_workflow))
 
+# a recorded `benchmarks/run.py --against REV --record FILE` (timings are never run by tests)
+for _figures in sorted((REPO / "benchmarks" / "figures").glob("against-*.md")):
+    produces(f"bench-{_figures.stem}")(_include(_figures))
+
 
 def produce(names: set[str] | None = None) -> dict[str, str]:
     """Every block's text (or those of ``names``), each producer run once."""

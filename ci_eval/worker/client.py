@@ -96,8 +96,6 @@ class Worker:
     def _drain(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
         for chunk in iter(lambda: self._proc.stderr.read1(65536), b""):  # type: ignore[union-attr]
-            if os.environ.get("CI_EVAL_WORKER_DEBUG"):
-                sys.__stderr__.write(chunk.decode("utf-8", "replace"))
             self._stderr.append(chunk)
             self._stderr_size += len(chunk)
             while self._stderr_size > STDERR_KEPT and len(self._stderr) > 1:
