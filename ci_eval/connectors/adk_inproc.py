@@ -6,9 +6,7 @@ The agent is loaded as ``adk eval`` loads it: ``--agent-module`` names an agent 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import importlib
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,28 +17,6 @@ from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
 from ci_eval.model import Content, EvalCase
 from ci_eval.net.deadline import Deadline
 from ci_eval.text.surrogates import scrub_json
-
-
-def load_root_agent(spec: str) -> Any:
-    path = Path(spec)
-    try:
-        if path.is_dir():
-            from google.adk.cli.utils.agent_loader import AgentLoader
-
-            return AgentLoader(str(path.resolve().parent)).load_agent(path.resolve().name)
-        module = importlib.import_module(spec)
-    except ImportError as exc:
-        if "google.adk" in str(exc) or getattr(exc, "name", "") == "google":
-            raise AgentError("the adk agent needs google-adk: pip install 'ci-eval[adk]'") from None
-        raise AgentError(f"cannot import agent {spec!r}: {exc}") from None
-    except Exception as exc:  # the user's agent code failed while loading
-        raise AgentError(f"cannot load agent {spec!r}: {type(exc).__name__}: {exc}") from None
-    agent = getattr(module, "root_agent", None) or getattr(
-        getattr(module, "agent", None), "root_agent", None
-    )
-    if agent is None:
-        raise AgentError(f"{spec!r} defines no root_agent")
-    return agent
 
 
 def _hint(spec: str) -> str:
@@ -82,14 +58,18 @@ class AdkInProcessConnector:
     def verify(self, cases: object = ()) -> None:
         """The agent loads before the first case: a misspelled module, an import error in its
         agent.py or a dotted path is one usage error, not an ERROR per case."""
+        from ci_eval.worker.client import WorkerError
+
+        pending = None
         if self._worker is None:
             from ci_eval import worker
 
-            self._worker = worker.agent_worker()
+            self._worker, pending = worker.agent_worker(self.module)
         try:
-            self._agent_name = str(self._call("agent.load", module=self.module)["name"])
-        except AgentError as exc:
+            loaded = (pending or self._worker.submit("agent.load", module=self.module)).result()
+        except WorkerError as exc:
             raise AgentError(f"{exc}{_hint(self.module)}") from None
+        self._agent_name = str(loaded["name"])
 
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _WorkerSession:
         if self._agent_name is None:
@@ -137,52 +117,3 @@ class _WorkerSession:
     def close(self) -> None:
         with contextlib.suppress(AgentError):
             self.connector._call("agent.close", 30.0, key=self.key)
-
-
-@dataclass
-class LocalSession:
-    """In the agent worker: one case's session with ADK's in-memory runner."""
-
-    runner: Any
-    loop: asyncio.AbstractEventLoop
-    user: str
-    session_id: str
-
-    @classmethod
-    def open(
-        cls, agent: Any, app: str | None, user: str, state: dict[str, Any], session_id: str | None
-    ) -> LocalSession:
-        from google.adk.runners import InMemoryRunner
-
-        app = app or agent.name
-        runner = InMemoryRunner(agent=agent, app_name=app)
-        loop = asyncio.new_event_loop()
-        session = loop.run_until_complete(
-            runner.session_service.create_session(
-                app_name=app, user_id=user, state=state, session_id=session_id
-            )
-        )
-        return cls(runner, loop, user, session.id)
-
-    def send(self, content: dict[str, Any], timeout: float) -> list[Any]:
-        from google.genai import types
-
-        message = types.Content.model_validate(content)
-
-        async def turn() -> list[Any]:
-            return [
-                event.model_dump(mode="json", by_alias=True, exclude_none=True)
-                async for event in self.runner.run_async(
-                    user_id=self.user, session_id=self.session_id, new_message=message
-                )
-            ]
-
-        try:
-            return self.loop.run_until_complete(asyncio.wait_for(turn(), timeout))
-        except (TimeoutError, asyncio.CancelledError):
-            raise AgentError(f"no reply within {timeout:g} s") from None
-        except Exception as exc:  # the agent's own code raised
-            raise AgentError(f"the agent raised {type(exc).__name__}: {exc}") from None
-
-    def close(self) -> None:
-        self.loop.close()

@@ -23,19 +23,28 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ci_eval.worker.client import Worker, WorkerError
-
 if TYPE_CHECKING:
     from ci_eval.metrics.pr_code import PullRequestCode
+    from ci_eval.worker.client import Request, Worker
+
+
+def __getattr__(name: str) -> object:
+    # the client is the trusted side's: the worker process imports this package without it
+    if name in ("Worker", "WorkerError"):
+        from ci_eval.worker import client
+
+        return getattr(client, name)
+    raise AttributeError(name)
+
 
 __all__ = [
     "MetricsWorker",
-    "Worker",
-    "WorkerError",
     "agent_worker",
     "close",
+    "close_metrics",
     "configure",
     "metrics",
+    "prestart_agent",
 ]
 
 
@@ -44,6 +53,7 @@ class _Setup:
         self.env: Mapping[str, str] | None = None  # the agent's environment (None: derived)
         self.user: str | None = None  # --agent-user
         self.metrics: MetricsWorker | None = None
+        self.agent: tuple[str, Worker, Request] | None = None  # started ahead: module, it, load
         self.lock = threading.Lock()
 
 
@@ -76,6 +86,8 @@ def _identity(root: Path):  # type: ignore[no-untyped-def]
 
 
 def start(role: str, on_files=None) -> Worker:  # type: ignore[no-untyped-def]
+    from ci_eval.worker.client import Worker
+
     root = Path.cwd()
     return Worker(role, root, _environment(), _identity(root), on_files)
 
@@ -112,14 +124,41 @@ def metrics(guard: PullRequestCode | None = None) -> MetricsWorker:
         return _SETUP.metrics
 
 
-def agent_worker() -> Worker:
-    """A worker for an in-process agent (its connector closes it)."""
-    return start("agent")
+def prestart_agent(module: str) -> None:
+    """Start the agent worker and its import of ``module`` now, while this process loads the
+    eval sets: google-adk's import (seconds) overlaps the run's start-up."""
+    with _SETUP.lock:
+        if _SETUP.agent is None:
+            worker = start("agent")
+            _SETUP.agent = (module, worker, worker.submit("agent.load", module=module))
 
 
-def close() -> None:
-    """Stop the run's metrics worker."""
+def agent_worker(module: str) -> tuple[Worker, Request | None]:
+    """A worker for an in-process agent (its connector closes it), and its pending load of
+    ``module`` when it was started ahead."""
+    with _SETUP.lock:
+        ahead, _SETUP.agent = _SETUP.agent, None
+    if ahead is not None and ahead[0] == module:
+        return ahead[1], ahead[2]
+    if ahead is not None:
+        ahead[1].close()
+    return start("agent"), None
+
+
+def close_metrics() -> None:
+    """Stop the run's metrics worker (a new run's metrics start afresh)."""
     with _SETUP.lock:
         worker, _SETUP.metrics = _SETUP.metrics, None
     if worker is not None:
         worker.close()
+
+
+def close() -> None:
+    """Stop the run's metrics worker, and an agent worker started ahead that no one took."""
+    with _SETUP.lock:
+        worker, _SETUP.metrics = _SETUP.metrics, None
+        ahead, _SETUP.agent = _SETUP.agent, None
+    if worker is not None:
+        worker.close()
+    if ahead is not None:
+        ahead[1].close()

@@ -21,10 +21,14 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, InvalidStateError
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ci_eval.connectors.identity import Identity
+from ci_eval.connectors import reaper
+
+if TYPE_CHECKING:
+    from ci_eval.connectors.identity import Identity
 from ci_eval.worker import protocol
 
 STDERR_KEPT = 64 * 1024  # the last bytes of the worker's stderr kept for a message
@@ -63,6 +67,7 @@ class Worker:
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
         self._closed = False
+        self.token = reaper.new_token()
 
     # --- the process ---------------------------------------------------------------------
 
@@ -70,7 +75,7 @@ class Worker:
         if self._closed:
             raise WorkerError(f"the {self.role} worker is closed")
         if self._proc is None:
-            env = self.env
+            env = reaper.marked(self.env, self.token)  # what it starts ends with it
             extra: dict[str, Any] = {}
             if self.identity is not None:
                 env = self.identity.environment(env)
@@ -135,16 +140,8 @@ class Worker:
 
     # --- requests --------------------------------------------------------------------------
 
-    def call(
-        self,
-        op: str,
-        timeout: float | None = None,
-        guard: Callable[[Callable[[], None]], Any] | None = None,
-        **args: Any,
-    ) -> dict[str, Any]:
-        """The op's answer; WorkerError for an error answer (its ``kind``), a worker that died,
-        or no answer within ``timeout`` seconds. ``guard`` (a turn's ``Deadline.guard``) is
-        given a function that stops the wait at once (kind ``aborted``)."""
+    def submit(self, op: str, **args: Any) -> Request:
+        """Send ``op``; its answer is :meth:`Request.result`'s (the worker works meanwhile)."""
         with self._lock:
             proc = self._start()
             ident = next(self._ids)
@@ -158,29 +155,19 @@ class Worker:
                 proc.stdin.flush()
         except (BrokenPipeError, OSError):
             pass  # the reader fails the future with what the worker said
+        return Request(self, op, ident, future)
 
-        def abort() -> None:
-            with contextlib.suppress(InvalidStateError):
-                future.set_exception(WorkerError(f"{op} aborted", "aborted"))
-
-        try:
-            with guard(abort) if guard is not None else contextlib.nullcontext():
-                message = future.result(timeout)
-        except FutureTimeout:
-            with self._lock:
-                self._pending.pop(ident, None)
-            raise WorkerError(
-                f"the {self.role} worker gave no answer to {op} in {timeout:g} s"
-            ) from None
-        files = message.get("files")
-        if self.on_files and isinstance(files, list) and files:
-            self.on_files([str(f) for f in files])
-        if "error" in message:
-            raise WorkerError(str(message["error"]), str(message.get("kind", "failure")))
-        ok = message.get("ok")
-        if not isinstance(ok, dict):
-            raise WorkerError(f"the {self.role} worker answered {op} with no result")
-        return ok
+    def call(
+        self,
+        op: str,
+        timeout: float | None = None,
+        guard: Callable[[Callable[[], None]], Any] | None = None,
+        **args: Any,
+    ) -> dict[str, Any]:
+        """The op's answer; WorkerError for an error answer (its ``kind``), a worker that died,
+        or no answer within ``timeout`` seconds. ``guard`` (a turn's ``Deadline.guard``) is
+        given a function that stops the wait at once (kind ``aborted``)."""
+        return self.submit(op, **args).result(timeout, guard)
 
     def kill(self) -> None:
         proc = self._proc
@@ -196,13 +183,53 @@ class Worker:
         proc = self._proc
         if proc is None:
             return
-        try:
+        # nothing it holds is ours to keep: killed at once, not waited for (an interpreter with
+        # google-adk loaded takes most of a second to exit)
+        with contextlib.suppress(OSError):
             if proc.stdin:
                 proc.stdin.close()
-            proc.wait(2)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
         self.kill()
         proc.wait()
+        reaper.kill_marked(self.token)
         if self.identity is not None:
             self.identity.close()
+
+
+@dataclass
+class Request:
+    """An op sent to a worker, its answer to come."""
+
+    worker: Worker
+    op: str
+    ident: int
+    future: Future[dict[str, Any]]
+
+    def result(
+        self,
+        timeout: float | None = None,
+        guard: Callable[[Callable[[], None]], Any] | None = None,
+    ) -> dict[str, Any]:
+        op, future, worker = self.op, self.future, self.worker
+
+        def abort() -> None:
+            with contextlib.suppress(InvalidStateError):
+                future.set_exception(WorkerError(f"{op} aborted", "aborted"))
+
+        try:
+            with guard(abort) if guard is not None else contextlib.nullcontext():
+                message = future.result(timeout)
+        except FutureTimeout:
+            with worker._lock:
+                worker._pending.pop(self.ident, None)
+            raise WorkerError(
+                f"the {worker.role} worker gave no answer to {op} in {timeout:g} s"
+            ) from None
+        files = message.get("files")
+        if worker.on_files and isinstance(files, list) and files:
+            worker.on_files([str(f) for f in files])
+        if "error" in message:
+            raise WorkerError(str(message["error"]), str(message.get("kind", "failure")))
+        ok = message.get("ok")
+        if not isinstance(ok, dict):
+            raise WorkerError(f"the {worker.role} worker answered {op} with no result")
+        return ok

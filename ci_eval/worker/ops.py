@@ -148,8 +148,7 @@ def adk_score(
 
 @op("agent.load")
 def agent_load(module: str) -> dict[str, Any]:
-    from ci_eval.connectors.adk_inproc import load_root_agent
-    from ci_eval.connectors.base import AgentError
+    from ci_eval.worker.adk_agent import AgentError, load_root_agent
 
     try:
         _AGENT["agent"] = load_root_agent(module)
@@ -162,7 +161,7 @@ def agent_load(module: str) -> dict[str, Any]:
 def agent_open(
     key: str, app: str | None, user: str, state: dict[str, Any], session_id: str | None
 ) -> dict[str, Any]:
-    from ci_eval.connectors.adk_inproc import LocalSession
+    from ci_eval.worker.adk_agent import LocalSession
 
     session = LocalSession.open(_AGENT["agent"], app, user, state, session_id)
     _SESSIONS[key] = session
@@ -171,7 +170,7 @@ def agent_open(
 
 @op("agent.send")
 def agent_send(key: str, content: dict[str, Any], seconds: float) -> dict[str, Any]:
-    from ci_eval.connectors.base import AgentError
+    from ci_eval.worker.adk_agent import AgentError
 
     try:
         return {"events": _SESSIONS[key].send(content, seconds)}

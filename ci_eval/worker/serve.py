@@ -21,13 +21,21 @@ from typing import Any
 from ci_eval.worker import protocol, workspace
 
 
-def _answer(request: dict[str, Any]) -> dict[str, Any]:
-    from ci_eval.errors import InputError
-    from ci_eval.metrics.base import MetricFailure, NotApplicable
+def _kind(exc: BaseException) -> str:
+    """What an op's exception means to the trusted side. ci-eval's own exception classes are
+    looked up only where already imported: an agent's worker never imports the metrics."""
+    base, errors = sys.modules.get("ci_eval.metrics.base"), sys.modules.get("ci_eval.errors")
+    if base is not None and isinstance(exc, base.NotApplicable):
+        return "not_applicable"
+    if errors is not None and isinstance(exc, errors.InputError):
+        return "input"
+    return "failure"
 
-    reply: dict[str, Any] = {"id": request["id"]}
+
+def _answer(request: dict[str, Any]) -> dict[str, Any]:
     from ci_eval.worker.ops import OPS, Refused
 
+    reply: dict[str, Any] = {"id": request["id"]}
     function = OPS.get(str(request.get("op")))
     try:
         if function is None:
@@ -35,15 +43,13 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
         reply["ok"] = function(**dict(request.get("args") or {}))
     except Refused as exc:
         reply.update(error=str(exc), kind=exc.kind)
-    except NotApplicable as exc:
-        reply.update(error=str(exc), kind="not_applicable")
-    except InputError as exc:
-        reply.update(error=str(exc), kind="input")
-    except MetricFailure as exc:
-        reply.update(error=str(exc), kind="failure")
     except (Exception, SystemExit) as exc:  # the workspace's code raised: said, the worker goes on
-        reply.update(error=f"{type(exc).__name__}: {exc}", kind="failure")
-        traceback.print_exc(file=sys.stderr)
+        kind = _kind(exc)
+        base = sys.modules.get("ci_eval.metrics.base")
+        ours = kind != "failure" or (base is not None and isinstance(exc, base.MetricFailure))
+        reply.update(error=str(exc) if ours else f"{type(exc).__name__}: {exc}", kind=kind)
+        if not ours:
+            traceback.print_exc(file=sys.stderr)
     reply["files"] = workspace.take_imported()
     return reply
 
