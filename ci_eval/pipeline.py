@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ci_eval import preflight
 from ci_eval import worker as workers
-from ci_eval.connectors import build_connector
+from ci_eval.connectors import adk_missing_message, build_connector, reaper
 from ci_eval.connectors.base import AgentError
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import changed as changed_cases
@@ -254,7 +254,8 @@ def child_environment(settings: RunSettings, env: Mapping[str, str]) -> dict[str
     """What a command agent sees: the job's environment without GitHub's and the Actions
     runtime's tokens, the action's inputs, the judge's key and the agent's own token — except
     the variables the user passes through with ``--agent-env`` / ``[agent] env``."""
-    drop = [n for n in (settings.judge.api_key_env, settings.agent.token_env) if n]
+    keys = (settings.judge.api_key_env, settings.agent.token_env, settings.cache_sign_key_env)
+    drop = [n for n in keys if n]
     return redact.child_environment(env, drop=drop, keep=settings.agent.env)
 
 
@@ -278,6 +279,12 @@ def run(
     write the results file. ``env`` is the job's environment (default: the process's)."""
     env = os.environ if env is None else env
     redact.register_settings(settings, env)
+    # before any worker or agent starts: our environ is not theirs to read; the workers (the
+    # repository's metric code, an in-process agent) get what an agent gets
+    redact.undumpable()
+    workers.configure(child_environment(settings, env), settings.agent.user)
+    if settings.agent.kind == "adk" and settings.agent.module and not adk_missing_message(env):
+        workers.prestart_agent(settings.agent.module)  # its imports overlap the loading below
     with paused_gc():
         sets = load_eval_sets(settings)
         # what is loaded lives to the end: out of the cyclic collector's sight, which would
@@ -287,21 +294,22 @@ def run(
     plan = preflight.run(settings)  # settings and output paths: before any agent call
     check_case_filters(sets, plan.cases, settings.names.name("cases"))
     control_run.check(settings)
-    # before any worker or agent starts: our environ is not theirs to read; the workers (the
-    # repository's metric code, an in-process agent) get what an agent gets
-    redact.undumpable()
-    workers.configure(child_environment(settings, env), settings.agent.user)
     options = score_options(settings, plan, env, sets)
     simulator = build_simulator(settings.simulator, settings.judge, env)
     # the judge's and the simulator's clients: their answers cached (--cache), their usage counted
     judge_llm, simulator_llm = (x.client if x else None for x in (options.judge, simulator))
-    cache, cached_said = llm_cache.attach(
-        (judge_llm, simulator_llm),
-        settings.cache,
-        settings.cache_ttl,
-        settings.update_baseline,
-        env,
-    )
+    try:
+        cache, cached_said = llm_cache.attach(
+            (judge_llm, simulator_llm),
+            settings.cache,
+            settings.cache_ttl,
+            settings.update_baseline,
+            env,
+            settings.cache_sign_key_env,
+            settings.cache_public_key,
+        )
+    except ValueError as exc:
+        raise InputError(f"response cache: {exc}") from None
     if not settings.metric:  # --metric replaces the sets' own metrics
         preflight.check_metric_names(sets, settings)
     loaded = load_baseline(settings, env)
@@ -334,6 +342,8 @@ def run(
     kept_root = getattr(connector, "warning", None)
     if kept_root and redact.current().secrets:  # root with nothing to read is no news
         notices.append(f"warning: {kept_root} (set {settings.agent.name('user')})")
+    if settings.agent.kind in ("command", "adk"):  # agents ci-eval starts itself
+        notices += [f"warning: {w}" for w in [reaper.unavailable_warning()] if w]
     notices += plan.notices
     notices += cached_said
     notices += [f"warning: {n}" for n in preflight.metrics_needing_elsewhere(sets, plan)]
@@ -413,6 +423,7 @@ def run(
     results.settings["llm_cache"] = cache and {"dir": settings.cache, "read": cache.read}
     notices += [line for line in [llm.usage_line(used)] if line]
     notices += [f"warning: {why}" for why in not_run_reasons()]
+    notices += cache.said() if cache is not None else []
     results.settings["usage_totals"] = usage_totals.summary(results)  # in the results file
     written = True
     if settings.results:

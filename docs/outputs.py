@@ -637,6 +637,19 @@ def _include(path: Path) -> Callable[[], str]:
 for _workflow in sorted(WORKFLOWS.glob("*.yml")):
     produces(f"workflow-{_workflow.stem}")(_include(_workflow))
 
+
+@produces("environment-variables")
+def environment_variables() -> str:
+    """Every environment variable ci-eval reads, as `ci-eval action --help` lists them."""
+    from ci_eval.cli.help import ENVIRONMENT
+
+    width = max(len(name) for name, _ in ENVIRONMENT if len(name) <= 40)
+    return "\n".join(
+        f"{name:<{width}}  {text}" if len(name) <= width else f"{name}\n{'':<{width}}  {text}"
+        for name, text in ENVIRONMENT
+    )
+
+
 # a recorded `benchmarks/run.py --against REV --record FILE` (timings are never run by tests)
 for _figures in sorted((REPO / "benchmarks" / "figures").glob("against-*.md")):
     produces(f"bench-{_figures.stem}")(_include(_figures))

@@ -137,7 +137,8 @@ def _brief(text: str) -> str:
 ENVIRONMENT = [
     (
         "INPUT_<NAME>",
-        "The inputs above, hyphens kept (INPUT_NUM-RUNS); INPUT_NUM_RUNS is read too.",
+        "The inputs above, hyphens kept (INPUT_NUM-RUNS), as the runner sets a Docker action's; "
+        "with CI_EVAL_ACTION=setup (the composite action) only INPUT_NUM_RUNS. Empty is unset.",
     ),
     ("GITHUB_WORKSPACE", "The checkout; the run starts there (or in working-directory)."),
     ("GITHUB_TOKEN", "The PR comment's token when github-token is empty."),
@@ -156,6 +157,23 @@ ENVIRONMENT = [
     ),
     ("GITHUB_WORKFLOW, GITHUB_JOB", "The PR comment's default id (workflow/job)."),
     ("GITHUB_STEP_SUMMARY, GITHUB_OUTPUT", "The job summary and the step's outputs."),
+    (
+        "GITHUB_ENV, GITHUB_PATH, GITHUB_STATE",
+        "Never read, never passed to an agent or worker (nor GITHUB_OUTPUT, GITHUB_STEP_SUMMARY).",
+    ),
+    (
+        "GH_TOKEN, GITHUB_ENTERPRISE_TOKEN, ACTIONS_*, RUNNER_*",
+        "The job's credentials: withheld from agents and workers, never an API key.",
+    ),
+    (
+        "the variables --judge-key-env, --simulator-key-env, --agent-token-env name",
+        "Their keys, read by ci-eval alone: withheld from agents and workers.",
+    ),
+    ("PATH", "Where an agent's program is found."),
+    ("NETRC, HOME", "Whether requests would send a .netrc's credentials (ci-eval says so)."),
+    ("CI_EVAL_ACTION", "'setup': the composite action (its inputs' spelling; what to install)."),
+    ("CI_EVAL_IMAGE", "The Docker image's variant ('slim', 'adk'): what to use instead."),
+    ("CI_EVAL_JUDGE_PROMPTS", "'ci-eval': ci-eval's own simulator prompts even with google-adk."),
     ("CI_EVAL_CANCEL_GRACE", "Seconds running turns get after a cancel [default: 3]."),
     ("CI_EVAL_MAX_FILE_MB", "Size limit of a JSON file read [default: 50]."),
     ("CI_EVAL_RUNS_IN_MEMORY", "Case runs kept in memory before spilling [default: 25000]."),

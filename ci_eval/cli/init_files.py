@@ -159,6 +159,10 @@ _PR_RUN = """\
         uses: {action}
         with:
           baseline-branch: {branch}  # main's history, read through git
+          # a judge's answers kept across jobs: main's job signs them (cache-sign-key-env),
+          # pull requests trust only those (docs/reference.md#response-cache)
+          # cache: ${{{{ runner.temp }}}}/ci-eval-cache
+          # cache-public-key: .ci-eval/cache-key.pub
 """
 
 _RECORD = """\

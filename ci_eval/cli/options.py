@@ -322,6 +322,29 @@ CacheTtlOpt = Annotated[
         rich_help_panel=SCORING,
     ),
 ]
+CacheSignKeyEnvOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cache-sign-key-env",
+        metavar="VAR",
+        help="Environment variable holding main's Ed25519 private key (PEM or base64; a secret "
+        "of an environment limited to main): the cache entries this job writes are signed, "
+        "so pull requests can trust them (never printed, never an agent's).",
+        show_default=False,
+        rich_help_panel=SCORING,
+    ),
+]
+CachePublicKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cache-public-key",
+        metavar="FILE_OR_KEY",
+        help="The Ed25519 public key (a file, PEM or base64) whose signed cache entries are "
+        "trusted; without it the cache is used within the job only.",
+        show_default=False,
+        rich_help_panel=SCORING,
+    ),
+]
 DialectOpt = Annotated[
     str | None,
     typer.Option(

@@ -18,6 +18,8 @@ from ci_eval.cli.options import (
     BaselineOpt,
     BaselineRefOpt,
     CacheOpt,
+    CachePublicKeyOpt,
+    CacheSignKeyEnvOpt,
     CacheTtlOpt,
     CommentIdOpt,
     CommentOpt,
@@ -342,6 +344,8 @@ def run(
     ] = None,
     cache: CacheOpt = None,
     cache_ttl: CacheTtlOpt = None,
+    cache_sign_key_env: CacheSignKeyEnvOpt = None,
+    cache_public_key: CachePublicKeyOpt = None,
     template_dir: Annotated[
         Path | None,
         typer.Option(
@@ -438,6 +442,8 @@ def run(
                 "template_dir": template_dir,
                 "cache": cache,
                 "cache_ttl": cache_ttl,
+                "cache_sign_key_env": cache_sign_key_env,
+                "cache_public_key": cache_public_key,
                 "junit": junit,
                 "summary": summary,
                 "adk_results": adk_results,

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
-from ci_eval.connectors import contract
+from ci_eval.connectors import contract, reaper
 from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.connectors.identity import Identity
 from ci_eval.connectors.process import PipeReader, kill_tree, parse_command, popen_options
@@ -75,7 +75,8 @@ class CommandConnector:
         # kept open for the session's life (closed in close()); a file, so a chatty agent
         # cannot fill a pipe and stall
         stderr = tempfile.TemporaryFile()  # noqa: SIM115
-        env = None if self.env is None else dict(self.env)
+        token = reaper.new_token()  # its descendants' mark: none outlives the case
+        env = reaper.marked(dict(os.environ if self.env is None else self.env), token)
         as_user: dict[str, object] = {}
         if self.user is not None:
             env = self.user.environment(os.environ if env is None else env)
@@ -98,8 +99,9 @@ class CommandConnector:
         assert process.stdout is not None
         reader = PipeReader(process.stdout, _CHUNK)
         return _CommandSession(
-            self, eval_set_id, case, run, contract.new_session_id(), process, stderr, reader
-        )
+            self, eval_set_id, case, run, contract.new_session_id(), process, stderr, reader,
+            token,
+        )  # fmt: skip
 
     def close(self) -> None:
         if self.user is not None:
@@ -116,6 +118,7 @@ class _CommandSession:
     process: subprocess.Popen[bytes]
     stderr: IO[bytes]
     reader: PipeReader
+    token: str  # the mark its descendants carry (reaper)
     turns: int = 0
     _buffer: bytearray = field(default_factory=bytearray)
     _scanned: int = 0  # bytes of _buffer already searched for a newline
@@ -212,8 +215,9 @@ class _CommandSession:
         except (subprocess.TimeoutExpired, OSError):
             pass
         finally:
-            # whatever it started in the background dies with the case
+            # whatever it started in the background dies with the case, in its group or not
             self._kill()
+            reaper.kill_marked(self.token)
             self.reader.stop()
             if self.process.stdout:
                 self.process.stdout.close()

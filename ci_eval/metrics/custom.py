@@ -206,7 +206,7 @@ def register_custom(table: dict[str, str], guard: PullRequestCode | None = None)
 
     reset()
     forget_reasons()
-    workers.close()  # the previous run's worker, with what it imported
+    workers.close_metrics()  # the previous run's worker, with what it imported
     _SOURCES.clear()
     sources: dict[str, tuple[str, str]] = {}  # name -> (where it was named, module:function)
     for name, target in table.items():

@@ -151,13 +151,13 @@ class ChatClient:
             count.charge()
         parts = self.key_parts(messages, extra, sample) if self.cache is not None else None
         if self.cache is not None and parts is not None:
-            kept = self.cache.get(parts, self.api_key)
+            kept = self.cache.get(parts)
             if kept is not None:
                 self.usage.hit()
                 return Completion(kept["text"], kept["logprobs"], cached=True)
         text, tokens = self._complete(messages, extra)
         if self.cache is not None and parts is not None:
-            self.cache.put(parts, text, tokens, self.api_key)
+            self.cache.put(parts, text, tokens)
         return Completion(text, tokens)
 
     def remember(
@@ -174,7 +174,7 @@ class ChatClient:
         extra = {} if logprobs is None else {"logprobs": True, "top_logprobs": logprobs}
         parts = self.key_parts(messages, extra, sample)
         if not self.cache.has(parts):
-            self.cache.put(parts, done.text, done.logprobs, self.api_key)
+            self.cache.put(parts, done.text, done.logprobs)
 
     def key_parts(
         self, messages: list[dict[str, Any]], extra: dict[str, Any], sample: int

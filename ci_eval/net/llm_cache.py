@@ -9,17 +9,28 @@ the key's readable parts (the endpoint without credentials, never an API key). E
 than the TTL are not read, and are removed when the cache is opened. A run that records main's
 history (``--update-baseline``) asks afresh and only writes, so the history keeps the judge's
 real noise.
+
+An entry is the judge's answer only when a trusted job wrote it: main's job signs each entry
+it writes with an Ed25519 private key only it holds (``--cache-sign-key-env``: a secret of an
+environment limited to main); a pull request's job verifies with the public key read from the
+base branch (``--cache-public-key``: a committed file or the key). An entry this job wrote
+itself is used within the job, from memory (an agent may rewrite the file). Anything else in
+the folder — unsigned, signed by another key, stale, not a regular file (a FIFO, a symlink),
+too large, not JSON — is refused and counted, never read twice. Without keys the cache is used
+within the job only, and the run says so.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import hashlib
-import hmac
 import json
 import math
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -82,16 +93,14 @@ class ResponseCache:
     ttl: float = DEFAULT_TTL
     read: bool = True  # False: ask afresh (a baseline update), still write what was asked
     now: Callable[[], float] = field(default=time.time, repr=False)
-    # the entries there before the agent started (:meth:`freeze`): the only ones read, so an
-    # agent that writes in the folder during the job is not its own judge
-    _before: frozenset[str] | None = field(default=None, repr=False)
+    signer: Any = field(default=None, repr=False)  # Ed25519PrivateKey: main's job signs
+    verifier: Any = field(default=None, repr=False)  # Ed25519PublicKey: what is trusted
+    # this job's own answers, by entry name: served from memory, never re-read from the file
+    _mine: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    refused: dict[str, int] = field(default_factory=dict)  # why -> how many entries
 
-    def freeze(self) -> None:
-        """Read only the entries the folder holds now (call it before the agent starts)."""
-        try:
-            self._before = frozenset(n for n in os.listdir(self.folder) if _NAME.fullmatch(n))
-        except OSError:
-            self._before = frozenset()
+    def _refuse(self, why: str) -> None:
+        self.refused[why] = self.refused.get(why, 0) + 1
 
     @staticmethod
     def key(parts: dict[str, Any]) -> str:
@@ -101,74 +110,79 @@ class ResponseCache:
     def path(self, parts: dict[str, Any]) -> Path:
         return self.folder / f"{self.key(parts)}{_SUFFIX}"
 
-    def get(self, parts: dict[str, Any], secret: str | None = None) -> dict[str, Any] | None:
-        """The answer kept for ``parts`` (``{"text": …, "logprobs": […]}``), None when there
-        is none, it expired, it is unreadable, reads are off, it came after :meth:`freeze`,
-        or (with the endpoint's API key as ``secret``) its signature is not that key's."""
+    def get(self, parts: dict[str, Any]) -> dict[str, Any] | None:
+        """The answer kept for ``parts`` (``{"text": …, "logprobs": […]}``): this job's own, or
+        an entry signed by the trusted key; None (and counted, where the folder had one) for
+        anything else, an expired one, or when reads are off."""
         if not self.read:
             return None
         path = self.path(parts)
-        if self._before is not None and path.name not in self._before:
+        if path.name in self._mine:
+            return self._mine[path.name]
+        raw = _read_regular(path, MAX_ENTRY_BYTES)
+        if raw is None:
+            return None  # none there: asked
+        if isinstance(raw, str):
+            self._refuse(raw)
             return None
         try:
-            with path.open("rb") as handle:
-                raw = handle.read(MAX_ENTRY_BYTES + 1)
-        except OSError:
-            return None
-        try:
-            entry = json.loads(raw) if len(raw) <= MAX_ENTRY_BYTES else None
+            entry = json.loads(raw)
         except (ValueError, RecursionError):
             entry = None
-        if not isinstance(entry, dict):
+        if not isinstance(entry, dict) or not isinstance(entry.get("created"), int | float):
+            self._refuse("not an entry")
             return None
-        created = entry.get("created")
-        answer = entry.get("answer")
-        if not isinstance(created, int | float) or isinstance(created, bool):
-            return None
-        if created + self.ttl <= self.now() or created > self.now() + 3600:
-            with contextlib.suppress(OSError):
-                path.unlink()  # expired (or from the future): asked again, written again
-            return None
-        if secret is not None and not hmac.compare_digest(
-            str(entry.get("signature", "")), _signature(secret, path.name, created, answer)
-        ):
-            return None
+        created, answer = entry["created"], entry.get("answer")
         if (
-            not isinstance(answer, dict)
-            or not isinstance(answer.get("text"), str)
-            or len(answer["text"]) > MAX_ANSWER_CHARS
-            or not isinstance(answer.get("logprobs", []), list)
-            or not all(isinstance(t, dict) for t in answer.get("logprobs", []))
+            isinstance(created, bool)
+            or created + self.ttl <= self.now()
+            or (created > self.now() + 3600)
         ):
+            self._refuse("stale")
+            return None
+        if self.verifier is None:
+            self._refuse("from another job (no public key)")
+            return None
+        if not _verified(self.verifier, entry.get("signature"), path.name, created, answer):
+            self._refuse("unsigned" if not entry.get("signature") else "not signed by main")
+            return None
+        if not _an_answer(answer):
+            self._refuse("not an entry")
             return None
         return {"text": answer["text"], "logprobs": answer.get("logprobs", [])}
 
     def has(self, parts: dict[str, Any]) -> bool:
-        return self.path(parts).is_file()
+        return self.path(parts).name in self._mine
 
-    def put(
-        self,
-        parts: dict[str, Any],
-        text: str,
-        logprobs: list[dict[str, Any]],
-        secret: str | None = None,
-    ) -> None:
-        """Keep the answer, signed with ``secret`` (the endpoint's API key) when there is one;
-        a too long one, or a failed write, is not kept: it is asked again next time."""
+    def put(self, parts: dict[str, Any], text: str, logprobs: list[dict[str, Any]]) -> None:
+        """Keep the answer for this job, and in the folder for later ones, signed when this job
+        holds the private key; a too long one, or a failed write, is not kept in the folder."""
         from ci_eval.io.files import write_text_atomic
 
         if len(text) > MAX_ANSWER_CHARS:
             return
         path, created = self.path(parts), self.now()
         answer = {"text": text, **({"logprobs": logprobs} if logprobs else {})}
+        self._mine[path.name] = {"text": text, "logprobs": logprobs}
         entry = {"format": FORMAT, "created": created, "key": parts, "answer": answer}
-        if secret is not None:
-            entry["signature"] = _signature(secret, path.name, created, answer)
+        if self.signer is not None:
+            entry["signature"] = _sign(self.signer, path.name, created, answer)
         data = json.dumps(entry, ensure_ascii=False)
         if len(data.encode("utf-8", "surrogatepass")) > MAX_ENTRY_BYTES:
             return
         with contextlib.suppress(OSError):
             write_text_atomic(path, data)
+
+    def said(self) -> list[str]:
+        """What to say after the run: the entries refused, by why."""
+        if not self.refused:
+            return []
+        total = sum(self.refused.values())
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted(self.refused.items()))
+        return [
+            f"response cache {self.folder}: {total} entr{'y' if total == 1 else 'ies'} refused "
+            f"({why}); asked afresh"
+        ]
 
     def prune(self) -> int:
         """Remove the entries last written longer than the TTL ago (by the file's time; a
@@ -192,12 +206,141 @@ class ResponseCache:
         return removed
 
 
-def _signature(secret: str, name: str, created: object, answer: object) -> str:
-    """HMAC-SHA256, keyed by the endpoint's API key, of the entry's name, time and answer: an
-    agent that could write in the folder cannot make an entry the judge's key would sign."""
+def _signed_text(name: str, created: object, answer: object) -> bytes:
     text = json.dumps([name, created, answer], sort_keys=True, ensure_ascii=False)
-    key = secret.encode("utf-8", "surrogatepass")
-    return hmac.new(key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _sign(key: Any, name: str, created: object, answer: object) -> str:
+    """Ed25519 over the entry's name, time and answer, in hex."""
+    return key.sign(_signed_text(name, created, answer)).hex()
+
+
+def _verified(key: Any, signature: object, name: str, created: object, answer: object) -> bool:
+    from cryptography.exceptions import InvalidSignature
+
+    if not isinstance(signature, str) or len(signature) != 128:
+        return False
+    try:
+        key.verify(bytes.fromhex(signature), _signed_text(name, created, answer))
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def _an_answer(answer: object) -> bool:
+    return (
+        isinstance(answer, dict)
+        and isinstance(answer.get("text"), str)
+        and len(answer["text"]) <= MAX_ANSWER_CHARS
+        and isinstance(answer.get("logprobs", []), list)
+        and all(isinstance(t, dict) for t in answer.get("logprobs", []))
+    )
+
+
+def _read_regular(path: Path, limit: int) -> bytes | str | None:
+    """The file's bytes when it is a regular file of at most ``limit`` bytes; None when there
+    is none; else why it is refused. Opened without following a symlink and without blocking
+    (a FIFO would hold the run forever)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return "a symlink" if path.is_symlink() else f"unreadable ({exc.strerror or exc})"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return "not a regular file"
+        if info.st_size > limit:
+            return "too large"
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+        return data if len(data) <= limit else "too large"
+    finally:
+        os.close(fd)
+
+
+def load_keys(
+    env: Mapping[str, str], sign_key_env: str | None, public_key: str | None, root: Path
+) -> tuple[Any, Any]:
+    """The private key named by ``sign_key_env`` (its variable holds a PEM or the raw key in
+    base64) and the public key ``public_key`` (a file, or the key itself, PEM or base64);
+    ValueError saying which is wrong. Either may be None."""
+    signer = verifier = None
+    if sign_key_env:
+        text = env.get(sign_key_env, "").strip()
+        if text:  # a job without the secret (a pull request's): it only verifies
+            signer = _private(text, f"the variable {sign_key_env}")
+    if public_key:
+        where = Path(public_key) if Path(public_key).is_absolute() else root / public_key
+        text = public_key
+        is_file = False
+        with contextlib.suppress(OSError, ValueError):  # a key's text is no path
+            is_file = where.is_file()
+        if is_file:
+            try:
+                text = _at_merge_base(where, env)
+            except OSError as exc:
+                raise ValueError(f"{public_key}: cannot read it: {exc.strerror or exc}") from None
+        verifier = _public(text.strip(), public_key)
+    if signer is not None and verifier is None:
+        verifier = signer.public_key()
+    return signer, verifier
+
+
+def _at_merge_base(path: Path, env: Mapping[str, str]) -> str:
+    """A key file as the merge base has it, in a pull request (the PR could put its own key in
+    the file); as it is otherwise. ValueError when the merge base has no such file."""
+    from ci_eval.io import git
+
+    base = git.pull_request_base(env)
+    relative = git.in_worktree(path) if base else None
+    if relative is None:
+        return path.read_text("utf-8")
+    sha = git.fetch_merge_base(base)[0]
+    text = git.quiet("show", f"{sha}:{relative}") if sha else None
+    if text is None:
+        raise ValueError(
+            f"{relative}: not at the merge base with {base} (a key a pull request adds is "
+            "not trusted; commit it on the base branch first)"
+        )
+    return text
+
+
+def _private(text: str, where: str) -> Any:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    try:
+        if "BEGIN" in text:
+            key = serialization.load_pem_private_key(text.encode(), password=None)
+        else:
+            key = Ed25519PrivateKey.from_private_bytes(base64.b64decode(text, validate=True))
+    except (ValueError, TypeError, binascii.Error):
+        raise ValueError(f"{where}: not an Ed25519 private key (PEM or base64)") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ValueError(f"{where}: not an Ed25519 private key (PEM or base64)")
+    return key
+
+
+def _public(text: str, where: str) -> Any:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    try:
+        if "BEGIN" in text:
+            key = serialization.load_pem_public_key(text.encode())
+        else:
+            key = Ed25519PublicKey.from_public_bytes(base64.b64decode(text, validate=True))
+    except (ValueError, TypeError, binascii.Error):
+        raise ValueError(
+            f"{where}: not an Ed25519 public key (a file holding one, PEM or base64)"
+        ) from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise ValueError(f"{where}: not an Ed25519 public key (PEM or base64)")
+    return key
 
 
 def attach(
@@ -206,13 +349,16 @@ def attach(
     ttl: str | float | None,
     fresh: bool,
     env: Mapping[str, str],
+    sign_key_env: str | None = None,
+    public_key: str | None = None,
 ) -> tuple[ResponseCache | None, list[str]]:
     """Give the judge's and the simulator's clients the response cache in ``folder`` (None:
     no cache); ``fresh``: a baseline update, which asks afresh and only writes. Returns the
-    cache and what to say of it."""
+    cache and what to say of it; ValueError for a key that is not one."""
     if not folder:
         return None, []
-    cache = ResponseCache(Path(folder), parse_ttl(ttl))
+    signer, verifier = load_keys(env, sign_key_env, public_key, Path.cwd())
+    cache = ResponseCache(Path(folder), parse_ttl(ttl), signer=signer, verifier=verifier)
     said = []
     if fresh or cache.ttl == 0:
         cache.read = False
@@ -220,7 +366,7 @@ def attach(
         said.append(
             f"response cache {folder}: not read ({why}: the judge and the simulator are asked "
             "afresh, so the history keeps the judge's real noise); their answers are written "
-            "for later jobs"
+            "for later jobs" + ("" if signer else " (unsigned: no --cache-sign-key-env)")
         )
     elif _tracked(folder, env):
         cache.read = False
@@ -228,9 +374,13 @@ def attach(
             f"warning: response cache {folder}: not read, the pull request's tree has files "
             "in it (a cached answer is the judge's, never the pull request's)"
         )
+    elif verifier is None:
+        said.append(
+            f"response cache {folder}: used within this job only — no --cache-public-key to "
+            "tell main's signed answers from anyone's (docs: the response cache)"
+        )
     if cache.read:
         cache.prune()
-        cache.freeze()
     for client in clients:
         if client is not None:
             client.cache = cache

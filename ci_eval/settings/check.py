@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ci_eval.errors import InputError
 from ci_eval.model.metric_spec import MetricSpec
 from ci_eval.net.llm_cache import parse_ttl
-from ci_eval.settings.model import Names, RunSettings
+from ci_eval.settings.model import Names, RunSettings, ci_credential
 from ci_eval.settings.parse import (
     REPLAY_PICKS,
     CaseFilter,
@@ -103,6 +103,12 @@ def check(settings: RunSettings) -> Plan:
         parse_ttl(settings.cache_ttl)
     except ValueError as exc:
         raise names.error("cache_ttl", str(exc)) from None
+    if settings.cache_sign_key_env and ci_credential(settings.cache_sign_key_env):
+        raise names.error(
+            "cache_sign_key_env",
+            f"{settings.cache_sign_key_env} is a CI credential, not a signing key: name the "
+            "variable that holds main's Ed25519 private key",
+        )
     if settings.select not in SELECT_CHOICES:
         raise names.error(
             "select", f"{settings.select!r}: choose one of " + ", ".join(SELECT_CHOICES)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ci_eval.errors import InputError
 from ci_eval.settings.bar import hold
-from ci_eval.settings.model import SETTINGS, ReportSettings, RunSettings, Value
+from ci_eval.settings.model import SETTINGS, ReportSettings, RunSettings, Value, input_variable
 from ci_eval.settings.toml import find_config, load_config
 
 # --- the action's inputs -----------------------------------------------------------------------
@@ -26,15 +26,12 @@ ACTION_DEFAULTS: dict[str, Value] = {
 
 
 def get_input(env: Mapping[str, str], name: str) -> str | None:
-    """``INPUT_<NAME>`` with hyphens kept (as the runner sets it), or with underscores."""
+    """The input ``name``, read one way (:func:`input_variable`); empty is unset."""
     return _raw_input(env, name).strip() or None
 
 
 def _raw_input(env: Mapping[str, str], name: str) -> str:
-    for key in (f"INPUT_{name.upper()}", f"INPUT_{name.upper().replace('-', '_')}"):
-        if (env.get(key) or "").strip():
-            return env[key]
-    return ""
+    return env.get(input_variable(env, name)) or ""
 
 
 def _input_value(env: Mapping[str, str], name: str, kind: str) -> Value:

@@ -90,6 +90,9 @@ SETTINGS = (
     # the judge's and simulator's answers kept across jobs: a folder the PR's config cannot move
     Setting("cache", "--cache", "cache", bar=True),
     Setting("cache_ttl", "--cache-ttl", "cache-ttl", bar=True),
+    # main's key signs the entries; the base branch's public key says which are main's
+    Setting("cache_sign_key_env", "--cache-sign-key-env", "cache-sign-key-env"),
+    Setting("cache_public_key", "--cache-public-key", "cache-public-key", bar=True),
     Setting("agent.kind", "--agent", "agent"),
     Setting("agent.url", "--agent-url", "agent-url"),
     Setting("agent.app_name", "--app-name", "app-name"),
@@ -286,6 +289,8 @@ class RunSettings:
     # an answer is used (seconds, or "12h", "7d"; default 7 days)
     cache: str | None = None
     cache_ttl: str | float | None = None
+    cache_sign_key_env: str | None = None  # the variable holding main's Ed25519 private key
+    cache_public_key: str | None = None  # a file (or the key) that verifies main's entries
     agent: AgentSettings = field(default_factory=AgentSettings)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     simulator: SimulatorConfig = field(default_factory=SimulatorConfig)
@@ -369,9 +374,18 @@ def _headers(items: object, name: str) -> dict[str, str]:
     return out
 
 
+def input_variable(env: Mapping[str, str], name: str) -> str:
+    """The one variable the action's input ``name`` arrives in: the composite action
+    (``CI_EVAL_ACTION=setup``) sets ``INPUT_NUM_RUNS`` for each of its inputs; the runner sets
+    a Docker action's as ``INPUT_NUM-RUNS``. The other spelling is never read: a step earlier
+    in the job could have set it (``$GITHUB_ENV``), and the first non-empty would decide."""
+    variable = f"INPUT_{name.upper()}"
+    return variable.replace("-", "_") if env.get("CI_EVAL_ACTION") == "setup" else variable
+
+
 def github_token(env: Mapping[str, str]) -> str | None:
     """The token for GitHub: the action's ``github-token`` input, else ``GITHUB_TOKEN``."""
-    for name in ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN"):
+    for name in (input_variable(env, "github-token"), "GITHUB_TOKEN"):
         if env.get(name):
             return env[name]
     return None

@@ -448,7 +448,7 @@ def register_settings(settings: Any, env: Mapping[str, str]) -> None:
     values += url_secrets(agent.url)
     values += url_secrets(judge.base_url)
     values += list(agent.headers.values())
-    for name in (agent.token_env, judge.api_key_env):
+    for name in (agent.token_env, judge.api_key_env, getattr(settings, "cache_sign_key_env", None)):
         if name:
             values.append(env.get(name))
     _active.add(*values)

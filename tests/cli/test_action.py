@@ -21,7 +21,7 @@ from ci_eval.cli.action_entry import INPUTS, OUTPUTS
 from ci_eval.run.selection import shard_of
 from tests.conftest import REPO, SAMPLES
 from tests.github_server import GitHubServer
-from tests.helpers import run_cli, run_process
+from tests.helpers import WEATHER_AGENT, run_cli, run_process
 
 TOKEN = "ghs_actionTokenValue123"
 
@@ -216,12 +216,60 @@ def test_a_bad_input_is_one_error_line(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "no agent: give input agent (adk-http" in proc.stdout
 
 
-def test_underscore_input_names_work_too(tmp_path: Path) -> None:
+def test_an_input_is_read_one_way_for_each_kind_of_action(tmp_path: Path) -> None:
     from ci_eval.cli.action_entry import get_input
 
-    assert get_input({"INPUT_NUM_RUNS": "3"}, "num-runs") == "3"
+    assert get_input({"INPUT_NUM_RUNS": "3"}, "num-runs") is None  # not the Docker action's
     assert get_input({"INPUT_NUM-RUNS": "2", "INPUT_NUM_RUNS": "3"}, "num-runs") == "2"
-    assert get_input({"INPUT_NUM-RUNS": "  "}, "num-runs") is None
+    assert get_input({"INPUT_NUM-RUNS": "  ", "INPUT_NUM_RUNS": "3"}, "num-runs") is None
+    composite = {"CI_EVAL_ACTION": "setup"}
+    assert get_input({**composite, "INPUT_NUM_RUNS": "3"}, "num-runs") == "3"
+    assert get_input({**composite, "INPUT_NUM-RUNS": "2"}, "num-runs") is None
+    assert get_input({**composite, "INPUT_NUM_RUNS": "", "INPUT_NUM-RUNS": "2"}, "num-runs") is None
+
+
+def _sample_action(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """`ci-eval action` on the samples (berlin fails) with the command agent."""
+    workspace = _workspace(tmp_path)
+    base = {
+        "PATH": os.environ["PATH"],
+        "GITHUB_WORKSPACE": str(workspace),
+        "INPUT_COMMENT": "false",
+        "INPUT_RESULTS": "r.json",
+        "INPUT_PATHS": "evals/weather_basic.evalset.json",
+    }
+    return run_cli("action", env=base | env, cwd=workspace)
+
+
+@pytest.mark.parametrize(
+    ("kind", "honest", "forged"),
+    [
+        ({}, "INPUT_AGENT-COMMAND", "INPUT_FAIL_ON"),  # the Docker action: hyphens
+        ({"CI_EVAL_ACTION": "setup"}, "INPUT_AGENT_COMMAND", "INPUT_FAIL-ON"),  # composite
+    ],
+)
+def test_an_input_in_the_other_spelling_left_by_an_earlier_step_decides_nothing(
+    tmp_path: Path, kind: dict[str, str], honest: str, forged: str
+) -> None:
+    inputs = {"INPUT_AGENT": "command", honest: WEATHER_AGENT}
+    proc = _sample_action(tmp_path / "forged", **kind, **inputs, **{forged: "error"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # berlin's failure still blocks
+    name = forged.removeprefix("INPUT_")
+    spelled = "INPUT_" + (name.replace("-", "_") if kind else name.replace("_", "-"))
+    proc = _sample_action(tmp_path / "honest", **kind, **inputs, **{spelled: "error"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # as the input itself would
+
+
+def test_an_empty_input_is_unset_with_no_fallback_to_the_other_spelling(tmp_path: Path) -> None:
+    proc = _sample_action(
+        tmp_path,
+        CI_EVAL_ACTION="setup",
+        INPUT_AGENT="command",
+        INPUT_AGENT_COMMAND=WEATHER_AGENT,
+        INPUT_FAIL_ON="",  # the composite passes every input, empty when not given
+        **{"INPUT_FAIL-ON": "error"},
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
 
 
 # --- sharding --------------------------------------------------------------------------------

@@ -27,7 +27,9 @@ def _own_redactor() -> object:
     ("env", "token"),
     [
         ({"INPUT_GITHUB-TOKEN": "a", "INPUT_GITHUB_TOKEN": "b", "GITHUB_TOKEN": "c"}, "a"),
-        ({"INPUT_GITHUB_TOKEN": "b", "GITHUB_TOKEN": "c"}, "b"),
+        ({"INPUT_GITHUB_TOKEN": "b", "GITHUB_TOKEN": "c"}, "c"),  # not the Docker action's
+        ({"CI_EVAL_ACTION": "setup", "INPUT_GITHUB_TOKEN": "b", "GITHUB_TOKEN": "c"}, "b"),
+        ({"CI_EVAL_ACTION": "setup", "INPUT_GITHUB-TOKEN": "a", "GITHUB_TOKEN": "c"}, "c"),
         ({"INPUT_GITHUB-TOKEN": "", "GITHUB_TOKEN": "c"}, "c"),
         ({}, None),
     ],

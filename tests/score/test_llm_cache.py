@@ -5,7 +5,9 @@ cache; the tokens the endpoint reports are counted per role."""
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -31,8 +33,42 @@ def _answer(prompt: str, n: int) -> str:
     return VALID if n % 3 else INVALID
 
 
-def _job(server: JudgeServer, cwd: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+def _keys(folder: Path) -> tuple[str, Path]:
+    """An Ed25519 key pair: the private key in base64 (a secret's value), the public key's file."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.generate()
+    raw = key.private_bytes(
+        serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
+    )
+    public = folder / "cache-key.pub"
+    public.write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    return base64.b64encode(raw).decode(), public
+
+
+MAIN_KEY = "CACHE_SIGNING_KEY_FOR_TEST"
+
+
+def _signed(cwd: Path) -> tuple[str, ...]:
+    """The options of main's job: it signs with its private key, verifies with the public."""
+    return ("--cache-sign-key-env", MAIN_KEY, "--cache-public-key", str(cwd / "cache-key.pub"))
+
+
+def _pull_request(cwd: Path) -> tuple[str, ...]:
+    return ("--cache-public-key", str(cwd / "cache-key.pub"))
+
+
+def _job(
+    server: JudgeServer, cwd: Path, *args: str, keys: bool = True
+) -> tuple[int, dict[str, Any], str]:
     out = cwd / "r.json"
+    if keys and "--cache-public-key" not in args:
+        args = (*args, *_signed(cwd))
     done = run_sample_agent(
         EVALS,
         "--metric",
@@ -105,8 +141,10 @@ def test_an_entry_keeps_the_answer_and_its_key_without_secrets(tmp_path: Path) -
 
 
 @pytest.fixture(autouse=True)
-def _judge_key(monkeypatch: pytest.MonkeyPatch) -> None:
+def _judge_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("JUDGE_KEY_FOR_TEST", "sk-secret-judge-key")
+    private, _ = _keys(tmp_path)
+    monkeypatch.setenv(MAIN_KEY, private)
 
 
 def test_expired_entries_are_asked_again(tmp_path: Path) -> None:
@@ -240,7 +278,11 @@ def test_files_the_pull_request_tracks_in_the_cache_are_not_read(
     assert cache is not None and cache.read is False and client.cache is cache
     assert "the pull request's tree has files in it" in said[0]
     outside, said = attach([], "cache", None, False, {})  # not a pull request
-    assert outside is not None and outside.read is True and said == []
+    assert outside is not None and outside.read is True
+    assert said == [
+        "response cache cache: used within this job only — no --cache-public-key to tell "
+        "main's signed answers from anyone's (docs: the response cache)"
+    ]
 
 
 def test_the_simulated_user_is_cached_and_counted_apart_from_the_judge(tmp_path: Path) -> None:
@@ -254,6 +296,7 @@ def test_the_simulated_user_is_cached_and_counted_apart_from_the_judge(tmp_path:
         done.baseline = str(tmp_path / "no-baseline.json")
         done.judge.base_url, done.judge.model = url, "loopback"
         done.cache = str(tmp_path / "cache")
+        done.cache_sign_key_env, done.cache_public_key = MAIN_KEY, str(tmp_path / "cache-key.pub")
         return done
 
     with JudgeServer(scripted_user()) as server:
@@ -274,21 +317,105 @@ def test_the_simulated_user_is_cached_and_counted_apart_from_the_judge(tmp_path:
     )
 
 
-def test_an_entry_the_agent_could_have_written_is_not_read(tmp_path: Path) -> None:
-    """Written after the cache was opened (the agent runs later), or not signed with the
-    judge's key: asked again."""
+def test_an_entry_forged_for_the_exact_prompts_is_refused_and_counted(tmp_path: Path) -> None:
+    """The key of an entry holds nothing secret: a pull request (or its agent) can write one
+    for the judge's exact prompts. Unsigned or re-signed by another key, it is refused; the
+    judge is asked, and the run says how many were refused and why."""
+    with JudgeServer(_answer) as server:
+        _job(server, tmp_path)  # main's job: every entry signed
+        asked = len(server.prompts)
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        from ci_eval.net.llm_cache import _sign
+
+        theirs = Ed25519PrivateKey.generate()  # the pull request's own key
+        for n, entry in enumerate(_entries(tmp_path)):
+            forged = json.loads(entry.read_text())
+            forged["answer"]["text"] = "FORGED"  # read as a verdict, it would show
+            if n % 2:
+                forged["signature"] = _sign(theirs, entry.name, forged["created"], forged["answer"])
+            else:
+                forged.pop("signature")
+            entry.write_text(json.dumps(forged))
+        _, data, said = _job(server, tmp_path, *_pull_request(tmp_path))
+        assert len(server.prompts) == 2 * asked  # not one forged answer taken
+    assert data["settings"]["llm_usage"]["judge"]["cache_hits"] == 0
+    assert all(status in ("PASSED", "FAILED") for s in _scores(data).values() for _, status in s)
+    [line] = [x for x in said.splitlines() if "refused" in x]
+    assert f"response cache {tmp_path / 'cache'}: {asked} entries refused (" in line
+    assert " not signed by main, " in line and line.endswith(" unsigned); asked afresh")
+
+
+def test_without_keys_the_cache_is_used_within_the_job_only(tmp_path: Path) -> None:
+    with JudgeServer(_answer) as server:
+        _job(server, tmp_path, keys=False)
+        asked = len(server.prompts)
+        _, _, said = _job(server, tmp_path, keys=False)
+        assert len(server.prompts) == 2 * asked  # an earlier job's entries are anyone's
+    assert "used within this job only — no --cache-public-key" in said
+    assert f"{asked} entries refused ({asked} from another job (no public key))" in said
+
+
+def test_this_jobs_own_answer_is_used_from_memory_whatever_the_file_says(tmp_path: Path) -> None:
     messages = [{"role": "user", "content": "is this answer right?"}]
     with JudgeServer(lambda prompt, n: "no") as server:
-        honest = ChatClient(server.url, "m", "sk-judge", cache=ResponseCache(tmp_path))
-        assert honest.ask(messages).text == "no"
+        client = ChatClient(server.url, "m", cache=ResponseCache(tmp_path))
+        assert client.ask(messages).text == "no"
         [entry] = list(tmp_path.glob("*.json"))
-        forged = json.loads(entry.read_text())
-        forged["answer"]["text"] = "yes"
-        entry.write_text(json.dumps(forged))
-        assert honest.ask(messages).text == "no" and len(server.prompts) == 2
+        entry.write_text(entry.read_text().replace('"no"', '"yes"'))  # the agent, meanwhile
+        again = client.ask(messages)
+        assert (again.text, again.cached, len(server.prompts)) == ("no", True, 1)
 
-        frozen = ResponseCache(tmp_path / "later")
-        frozen.freeze()
-        ChatClient(server.url, "m", cache=ResponseCache(tmp_path / "later")).ask(messages)
-        client = ChatClient(server.url, "m", cache=frozen)
-        assert client.ask(messages).cached is False and len(server.prompts) == 4
+
+def test_a_fifo_or_a_symlink_under_an_entry_s_name_is_refused_without_blocking(
+    tmp_path: Path,
+) -> None:
+    from tests.helpers import run_process
+
+    with JudgeServer(_answer) as server:
+        _job(server, tmp_path)
+        for n, entry in enumerate(_entries(tmp_path)):
+            target = tmp_path / f"elsewhere-{n}.json"
+            target.write_text(entry.read_text())  # a signed entry, reached through a link
+            entry.unlink()
+            if n % 2:
+                entry.symlink_to(target)
+            else:
+                os.mkfifo(entry)  # opened blocking, it would hold the run forever
+        done = run_process(
+            "run", EVALS, "--agent", "command", "--agent-command", COMMAND,
+            "--metric", "final_response_match_v2=0.5", "--num-runs", "2",
+            "--judge-url", server.url, "--judge-model", "m", "--cache", str(tmp_path / "cache"),
+            *_pull_request(tmp_path), cwd=tmp_path, timeout=120,
+        )  # fmt: skip
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert " a symlink, " in done.stderr and " not a regular file); asked afresh" in done.stderr
+
+
+def test_a_pull_request_that_puts_its_own_public_key_in_the_file_is_held_to_main_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cryptography.hazmat.primitives import serialization
+
+    from ci_eval.net.llm_cache import load_keys
+
+    def raw(key: Any) -> bytes:
+        return key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _, main_public = _keys(repo)
+    main_key = main_public.read_bytes()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "main's public key")
+    git(repo, "checkout", "-q", "-b", "feature")
+    _keys(repo)  # the pull request's own pair, over the same file
+    git(repo, "commit", "-qam", "the pull request")
+    monkeypatch.chdir(repo)
+    _, verifier = load_keys({"GITHUB_BASE_REF": "main"}, None, "cache-key.pub", repo)
+    assert raw(verifier) == raw(serialization.load_pem_public_key(main_key))
+    git(repo, "rm", "-q", "cache-key.pub")
+    (repo / "new.pub").write_bytes(main_key)
+    with pytest.raises(ValueError, match=r"new\.pub: not at the merge base with main"):
+        load_keys({"GITHUB_BASE_REF": "main"}, None, "new.pub", repo)

@@ -20,9 +20,7 @@ def test_the_interpreter_s_own_site_packages_is_not_even_inside_the_repository()
     assert not in_workspace(site, [Path(sys.prefix).parent, Path(site)])
 
 
-def test_scrubbing_removes_the_workspace_and_keeps_the_rest(
-    tmp_path: Path, monkeypatch
-) -> None:
+def test_scrubbing_removes_the_workspace_and_keeps_the_rest(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(sys, "path", [str(tmp_path), "", "/usr/lib/python3", *sys.path])
     monkeypatch.chdir(tmp_path)
     removed = scrub_sys_path([tmp_path])
