@@ -3,8 +3,9 @@
 # no `from __future__ import annotations`: typer would compile and evaluate every option's
 # annotation string at each start (a cost even `ci-eval --help` pays)
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -30,6 +31,9 @@ from ci_eval.cli.options import (
 )
 from ci_eval.errors import InputError
 
+if TYPE_CHECKING:
+    from ci_eval.settings import RunSettings
+
 OutputOpt = Annotated[
     Path | None,
     typer.Option(
@@ -40,6 +44,16 @@ OutputOpt = Annotated[
         show_default=False,
     ),
 ]
+
+
+def _settings(env: Mapping[str, str]) -> "RunSettings":
+    """ci-eval.toml's settings, the bar as the merge base places it: as `run` reads them."""
+    from ci_eval.settings.bar import gate_settings
+
+    try:
+        return gate_settings(None, env)
+    except InputError as exc:
+        fail(exc)
 
 
 def report_command(
@@ -66,9 +80,8 @@ def report_command(
     from ci_eval.gate.decision import gate
     from ci_eval.results.file import read_results
     from ci_eval.results.spill import PastLimit
-    from ci_eval.settings import RunSettings
 
-    settings = RunSettings().overlay(
+    settings = _settings(environment()).overlay(
         {
             "junit": junit,
             "summary": summary,
@@ -126,10 +139,10 @@ def compare_command(
     from ci_eval.gate.decision import gate
     from ci_eval.results.file import read_results, write_results
     from ci_eval.results.spill import PastLimit
-    from ci_eval.settings import RunSettings, check_gate
+    from ci_eval.settings import check_gate
 
     env = environment()
-    settings = RunSettings().overlay(
+    settings = _settings(env).overlay(
         {
             "baseline": baseline,
             "baseline_ref": baseline_ref,
@@ -186,11 +199,9 @@ def baseline_update(
     from ci_eval import preflight
     from ci_eval.gate import main_history
     from ci_eval.results.file import read_results
-    from ci_eval.settings import RunSettings, find_config
 
-    settings = RunSettings().overlay({"baseline": baseline, "baseline_window": window})
-    config = find_config()  # the default baseline is the one beside ci-eval.toml
-    settings.root = str(config.parent) if config is not None else None
+    # ci-eval.toml's [baseline] window and the baseline beside it, as `run` reads them
+    settings = _settings(environment()).overlay({"baseline": baseline, "baseline_window": window})
     try:
         preflight.output_file(settings.baseline_file(), "--baseline")
         results = read_results(results_file)

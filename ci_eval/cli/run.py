@@ -413,15 +413,12 @@ def run(
     from ci_eval import pipeline
     from ci_eval.net import deadline
     from ci_eval.net.deadline import Cancellation
-    from ci_eval.settings import find_config, load_config
-    from ci_eval.settings.bar import hold
+    from ci_eval.settings.bar import gate_settings
 
     env = environment()
     try:
-        found = config or find_config()
-        settings = load_config(found, required=config is not None)
-        if not trust_pr_config:  # the bar as the merge base's ci-eval.toml places it
-            hold(settings, found, env)
+        # the bar as the merge base's ci-eval.toml places it, unless the workflow trusts the PR
+        settings = gate_settings(config, env, trust=trust_pr_config)
         settings.overlay(
             {
                 "paths": paths or None,

@@ -99,6 +99,11 @@ def merge_base(env: Mapping[str, str]) -> tuple[str | None, str | None]:
     )
 
 
+# what fetch_merge_base fetched, per repository and base branch: whichever caller comes first
+# (the bar's settings, before the baseline) fetches, and the one that reports says so
+_FETCHED: dict[tuple[str, str], list[str]] = {}
+
+
 def fetch_merge_base(base: str, fetch: bool = True) -> tuple[str | None, list[str]]:
     """The merge base of HEAD with the base branch, fetching what a shallow clone lacks.
 
@@ -111,8 +116,12 @@ def fetch_merge_base(base: str, fetch: bool = True) -> tuple[str | None, list[st
         return merge_base({"GITHUB_BASE_REF": base})[0]
 
     found = find()
+    where = (quiet("rev-parse", "--show-toplevel") or "", base)
+    if found and where in _FETCHED:  # fetched earlier in this run (the bar's file): said here
+        return found, list(_FETCHED[where])
     if found or not fetch or quiet("remote") in (None, ""):
         return found, done
+    _FETCHED[where] = done
     tracking = f"+refs/heads/{base}:refs/remotes/origin/{base}"
     fetched = run("fetch", "--no-tags", "--depth=50", "origin", tracking)
     done.append(f"git fetch --depth=50 origin {base}")

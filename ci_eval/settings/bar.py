@@ -12,6 +12,7 @@ as given (protecting the workflow file is the repository's business: rulesets, C
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -33,13 +34,7 @@ def _shown(value: object) -> str:
     return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
 
 
-def base_text(path: Path, env: Mapping[str, str]) -> tuple[str | None, str | None]:
-    """(ci-eval.toml as the merge base has it ("" when it has none), the merge base's sha),
-    or (None, None) outside a pull request. A pull request without its merge base in the clone
-    stops: the bar cannot be read."""
-    base = git.pull_request_base(env)
-    if not base or not git.is_tracked(str(path)):  # a file of the pull request's tree, or not
-        return None, None
+def _merge_base_sha(base: str, env: Mapping[str, str], path: Path) -> str:
     sha, _ = git.fetch_merge_base(base)
     if sha is None:
         _, why = git.merge_base(env)
@@ -48,7 +43,52 @@ def base_text(path: Path, env: Mapping[str, str]) -> tuple[str | None, str | Non
             f"{base} has them ({path} in a pull request is the pull request's own): check out "
             "with `fetch-depth: 0` (actions/checkout)" + (f" ({why})" if why else "")
         )
-    relative = git.in_worktree(path)
+    return sha
+
+
+def _relative(path: Path) -> str | None:
+    """``path`` relative to the repository's root, its folders' links resolved but not its own
+    name: a ci-eval.toml that is a symlink is asked of the merge base by its own name."""
+    folder = git.in_worktree(path.absolute().parent)
+    if folder is None:
+        return None
+    return path.name if folder in ("", ".") else f"{folder}/{path.name}"
+
+
+def base_config(env: Mapping[str, str], start: Path | None = None) -> Path | None:
+    """Where the merge base has the ci-eval.toml that ``find_config`` would find from ``start``
+    (the working directory) in its tree: the bar of a pull request that deleted or moved it."""
+    from ci_eval.settings.toml import CONFIG_NAME
+
+    base = git.pull_request_base(env)
+    root_text = git.quiet("rev-parse", "--show-toplevel") if base else None
+    if not base or not root_text:
+        return None
+    root = Path(root_text).resolve()
+    here = (start or Path.cwd()).resolve()
+    sha = _merge_base_sha(base, env, Path(CONFIG_NAME))
+    for folder in (here, *here.parents):
+        try:
+            relative = (folder / CONFIG_NAME).relative_to(root).as_posix()
+        except ValueError:
+            return None
+        if git.quiet("cat-file", "-e", f"{sha}:{relative}") is not None:
+            return Path(os.path.relpath(root / relative))
+        if folder == root:
+            return None
+    return None
+
+
+def base_text(path: Path, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """(ci-eval.toml as the merge base has it ("" when it has none), the merge base's sha),
+    or (None, None) outside a pull request. A pull request without its merge base in the clone
+    stops: the bar cannot be read."""
+    base = git.pull_request_base(env)
+    tracked = path.is_symlink() or not path.exists() or git.is_tracked(str(path))
+    if not base or not tracked:  # a file of the pull request's tree (or deleted), or not
+        return None, None
+    sha = _merge_base_sha(base, env, path)
+    relative = _relative(path)
     if relative is None:  # a config outside the repository: not the pull request's to change
         return None, None
     shown = git.quiet("show", f"{sha}:{relative}")
@@ -60,11 +100,21 @@ def hold(settings: RunSettings, path: Path | None, env: Mapping[str, str]) -> Ru
     ``bar`` setting as the merge base's ci-eval.toml has it (its default where that file has
     none, or no file); what differed is listed in ``settings.bar_changes``. Call it before the
     flags or inputs are laid over: those are the workflow file's."""
-    if path is None:
-        return settings
+    said = None
+    if path is None or not path.exists() or path.is_symlink():
+        where = path if path is not None and path.is_symlink() else base_config(env)
+        if where is None:  # neither the pull request nor its base has one
+            return settings
+        if path is None or not path.exists():
+            said = f"{where} deleted or moved by this pull request; the base's bar applies"
+        else:
+            said = f"{where} is a symlink in this pull request; the base's bar applies"
+        path = where
     text, _ = base_text(path, env)
     if text is None:
         return settings
+    if said is not None and text:
+        settings.bar_changes.append(said)
     base = load_config(path, required=False, text=text)
     for key in BAR:
         mine, theirs = _value(settings, key), _value(base, key)
@@ -115,3 +165,17 @@ def templates_at_base(folder: Path, env: Mapping[str, str]) -> tuple[Path, str |
         f"templates in {relative}: {len(files)} {'file' if len(files) == 1 else 'files'} "
         "changed (base: the merge base's templates)"
     )
+
+
+def gate_settings(config: Path | None, env: Mapping[str, str], trust: bool = False) -> RunSettings:
+    """The settings every command starts from: ci-eval.toml (``config``, else found as `run`
+    finds it), with the bar as the merge base places it unless the workflow trusts the pull
+    request (``trust``). `run`, `compare`, `report`, `merge`, `baseline update` and the action
+    read it one way, so each gives the same verdict on the same results."""
+    from ci_eval.settings.toml import find_config
+
+    found = config or find_config()
+    settings = load_config(found, required=config is not None)
+    if not trust:
+        hold(settings, found, env)
+    return settings

@@ -7,9 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ci_eval.errors import InputError
-from ci_eval.settings.bar import hold
+from ci_eval.settings.bar import gate_settings
 from ci_eval.settings.model import SETTINGS, ReportSettings, RunSettings, Value, input_variable
-from ci_eval.settings.toml import find_config, load_config
 
 # --- the action's inputs -----------------------------------------------------------------------
 
@@ -73,10 +72,9 @@ def from_inputs(env: Mapping[str, str]) -> tuple[RunSettings, ReportSettings]:
     """The action's settings: ci-eval.toml (the ``config`` input, else found as the CLI finds
     it), the inputs over it, then the action's own defaults for what neither sets."""
     config = get_input(env, "config")
-    found = Path(config) if config else find_config()
-    settings = load_config(found, required=config is not None)
-    if not input_flag(env, "trust-pr-config", False):  # the bar as the merge base places it
-        hold(settings, found, env)
+    # the bar as the merge base places it, unless the workflow trusts the pull request
+    trust = input_flag(env, "trust-pr-config", False)
+    settings = gate_settings(Path(config) if config else None, env, trust=trust)
     settings.names.source = "action"
     settings.overlay(
         {s.key: _input_value(env, s.input, s.kind) for s in SETTINGS if s.input is not None}
