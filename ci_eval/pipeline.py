@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ci_eval import preflight
 from ci_eval import worker as workers
-from ci_eval.connectors import adk_missing_message, build_connector, reaper
+from ci_eval.connectors import adk_missing_message, build_connector
 from ci_eval.connectors.base import AgentError
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import changed as changed_cases
@@ -27,6 +27,7 @@ from ci_eval.gate.main_history import (
     load_baseline,
     update_baseline,
 )
+from ci_eval.io import reaper
 from ci_eval.io.jsonfast import paused_gc
 from ci_eval.load.discover import discover
 from ci_eval.load.evalsets import Failed, LoadedEvalSet, load_all

@@ -61,12 +61,12 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
     handlers, metric registry, import path) is put back on return, so runs in one process do not
     leak into each other."""
     if argv is None:
-        from ci_eval.connectors import reaper
+        from ci_eval.io import reaper
 
         reaper.become_subreaper()  # an agent's orphans are ours to find at exit
     code = _main(argv, env)
     if argv is None:
-        from ci_eval.connectors import reaper
+        from ci_eval.io import reaper
 
         reaper.kill_adopted()  # nothing an agent started outlives ci-eval
         # the process's own run (the console script, python -m ci_eval), about to exit: what it

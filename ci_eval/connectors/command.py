@@ -23,10 +23,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
-from ci_eval.connectors import contract, reaper
+from ci_eval.connectors import contract
 from ci_eval.connectors.base import ActualTurn, AgentError
 from ci_eval.connectors.identity import Identity
 from ci_eval.connectors.process import PipeReader, kill_tree, parse_command, popen_options
+from ci_eval.io import reaper
 from ci_eval.model import Content, EvalCase
 from ci_eval.net.deadline import Deadline
 from ci_eval.text import redact

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ci_eval.connectors import reaper
+from ci_eval.io import reaper
 
 if TYPE_CHECKING:
     from ci_eval.connectors.identity import Identity

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval.connectors import reaper
+from ci_eval.io import reaper
 from tests.helpers import run_cli
 
 pytestmark = pytest.mark.skipif(not reaper.available(), reason="needs /proc (Linux)")
