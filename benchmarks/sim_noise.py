@@ -30,6 +30,7 @@ from ci_eval.gate import baseline as baseline_store  # noqa: E402
 from ci_eval.gate import confirm  # noqa: E402
 from ci_eval.gate.compare import compare  # noqa: E402
 from ci_eval.gate.decision import gate  # noqa: E402
+from ci_eval.model.metric_spec import MetricConfig, MetricSpec  # noqa: E402
 from ci_eval.model.results import CaseMetric, CaseRecord, RunResults, SetRecord  # noqa: E402
 from ci_eval.model.status import Status  # noqa: E402
 
@@ -91,7 +92,9 @@ def record(cases: list[Case], scores: dict[str, list[float]], metric: str, runs:
                 scored_status=status,
             )
         )
-    results = RunResults([SetRecord("suite", "suite.evalset.json", "adk", {}, records)])
+    # the set's metrics as a results file holds them (a MetricConfig since 6282b89's gate)
+    config = MetricConfig([MetricSpec(m, THRESHOLD[m]) for m in THRESHOLD], "default", "adk")
+    results = RunResults([SetRecord("suite", "suite.evalset.json", "adk", config, records)])
     results.settings = {"num_runs": runs, "confirm_runs": 4}
     results.fail_on = ("regression", "error", "not-evaluated")
     return results
