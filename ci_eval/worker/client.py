@@ -173,6 +173,8 @@ class Worker:
         proc = self._proc
         if proc is not None and proc.poll() is None:
             try:
+                if not hasattr(os, "killpg"):  # Windows: the process alone
+                    raise ProcessLookupError
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 proc.kill()
