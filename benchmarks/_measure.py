@@ -258,6 +258,16 @@ def replayed_results(folder: Path, cases: int, results: Path, tree: Path | None 
     return results
 
 
+def simulated_prs(doc: str | None, default: int) -> int:
+    """A statistical benchmark's PRS: positional as before, or as --prs (run.py's name for it
+    in every statistical benchmark)."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser.add_argument("prs", nargs="?", type=int, help=f"simulated PRs a row (default {default})")
+    parser.add_argument("--prs", dest="prs_option", type=int, metavar="PRS")
+    args = parser.parse_args()
+    return args.prs_option or args.prs or default
+
+
 def step_arguments(child: tuple[str, str]) -> argparse.Namespace:
     """The options of a per-step benchmark: --cases, --repeat, --against REV, and the hidden
     --child (``child`` names its two values) with which it starts its own child processes."""

@@ -18,7 +18,6 @@ benchmark only. ``python benchmarks/bench_gate.py [PRS]`` (default 200 simulated
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -31,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from typer.testing import CliRunner  # noqa: E402
 
+from benchmarks._measure import simulated_prs  # noqa: E402
 from ci_eval.cli import app  # noqa: E402
 from ci_eval.metrics.base import CaseMetric  # noqa: E402
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec  # noqa: E402
@@ -143,17 +143,8 @@ def old_gate(before: list[list[dict[str, float]]], after: list[list[dict[str, fl
     return False
 
 
-def simulated_prs(default: int) -> int:
-    """PRS, positional as before or as --prs (run.py's name for it in every statistical one)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("prs", nargs="?", type=int, help=f"simulated PRs a row (default {default})")
-    parser.add_argument("--prs", dest="prs_option", type=int, metavar="PRS")
-    args = parser.parse_args()
-    return args.prs_option or args.prs or default
-
-
 def main() -> None:
-    prs = simulated_prs(200)
+    prs = simulated_prs(__doc__, 200)
     rng = random.Random(20261122)
     os.environ["GITHUB_SHA"] = "0" * 40  # provenance without a git call per update
     caught = {(kind, runs): [0, 0] for _, kind, runs, _ in SCENARIOS}

@@ -21,7 +21,6 @@ a PR in which any other case (or kind) fired.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import random
@@ -31,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._measure import figure  # noqa: E402
+from benchmarks._measure import figure, simulated_prs  # noqa: E402
 from ci_eval.gate import baseline as baseline_store  # noqa: E402
 from ci_eval.gate.usage import usage_changes  # noqa: E402
 from ci_eval.metrics.base import CaseMetric  # noqa: E402
@@ -124,17 +123,8 @@ class Suite:
         return results
 
 
-def simulated_prs(default: int) -> int:
-    """PRS, positional as before or as --prs (run.py's name for it in every statistical one)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("prs", nargs="?", type=int, help=f"simulated PRs a row (default {default})")
-    parser.add_argument("--prs", dest="prs_option", type=int, metavar="PRS")
-    args = parser.parse_args()
-    return args.prs_option or args.prs or default
-
-
 def main() -> None:
-    prs = simulated_prs(300)
+    prs = simulated_prs(__doc__, 300)
     rng = random.Random(20261127)
     os.environ["GITHUB_SHA"] = "0" * 40  # provenance without a git call per update
     # per scenario (label, PR runs): PRs with any false alarm, and with the change caught

@@ -19,6 +19,7 @@ import secrets
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 MARK = "CI_EVAL_AGENT"
@@ -64,15 +65,25 @@ def kill_marked(token: str) -> int:
     if not available():
         return 0
     needle = f"{MARK}={token}".encode()
+    # a process that forks while it is being killed: look again
+    return _kill_until_none(
+        lambda: [pid for pid in _pids() if pid != os.getpid() and _carries(pid, needle)], 3
+    )
+
+
+def _kill_until_none(find: Callable[[], list[int]], rounds: int, pause: float = 0.0) -> int:
+    """SIGKILL what ``find`` finds, again until it finds nothing (at most ``rounds`` times);
+    how many processes."""
     killed: set[int] = set()
-    for _ in range(3):  # a process that forks while it is being killed: look again
-        found = [pid for pid in _pids() if pid != os.getpid() and _carries(pid, needle)]
+    for _ in range(rounds):
+        found = find()
         if not found:
             break
         for pid in found:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
                 killed.add(pid)
+        time.sleep(pause)
     return len(killed)
 
 
@@ -101,18 +112,14 @@ def kill_adopted() -> int:
     if not available():
         return 0
     me = str(os.getpid())
-    killed: set[int] = set()
-    for _ in range(10):  # a killed orphan's own children are adopted next: again
-        # never waited for here: a Popen elsewhere reaps its own child; the rest, at exit
-        children = [p for p in _pids() if _parent(p) == me and _state(p) != "Z"]
-        if not children:
-            break
-        for pid in children:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-        time.sleep(0.01)
-    return len(killed)
+
+    def children() -> list[int]:
+        # "state ppid ..." after the command's name; zombies are not waited for here (a Popen
+        # elsewhere reaps its own child; the rest, at exit)
+        return [p for p in _pids() if (f := _fields(p))[1:2] == [me] and f[0] != "Z"]
+
+    # a killed orphan's own children are adopted next: again
+    return _kill_until_none(children, 10, pause=0.01)
 
 
 def _fields(pid: int) -> list[str]:
@@ -122,13 +129,3 @@ def _fields(pid: int) -> list[str]:
         return []
     # "pid (comm) state ppid ...": comm may hold spaces and parentheses
     return stat.rpartition(")")[2].split()
-
-
-def _parent(pid: int) -> str | None:
-    fields = _fields(pid)
-    return fields[1] if len(fields) > 1 else None
-
-
-def _state(pid: int) -> str | None:
-    fields = _fields(pid)
-    return fields[0] if fields else None
