@@ -149,11 +149,13 @@ def _entry_points() -> list[EntryPoint]:
     it does importlib.metadata parse them (and pick among duplicate distributions)."""
     from ci_eval.worker.workspace import in_workspace, roots
 
-    where = roots()
-    installed = [d for d in distributions() if not in_workspace(str(d.locate_file("")), where)]
-    if not any(ENTRY_POINT_GROUP in (d.read_text("entry_points.txt") or "") for d in installed):
+    naming = [
+        d for d in distributions() if ENTRY_POINT_GROUP in (d.read_text("entry_points.txt") or "")
+    ]
+    if not naming:  # the usual case: no distribution's location is looked at
         return []
-    names = {d.metadata["Name"] for d in installed}
+    where = roots()
+    names = {d.metadata["Name"] for d in naming if not in_workspace(str(d.locate_file("")), where)}
     return [
         e for e in entry_points(group=ENTRY_POINT_GROUP) if e.dist is None or e.dist.name in names
     ]
