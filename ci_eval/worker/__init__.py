@@ -28,15 +28,6 @@ if TYPE_CHECKING:
     from ci_eval.worker.client import Request, Worker
 
 
-def __getattr__(name: str) -> object:
-    # the client is the trusted side's: the worker process imports this package without it
-    if name in ("Worker", "WorkerError"):
-        from ci_eval.worker import client
-
-        return getattr(client, name)
-    raise AttributeError(name)
-
-
 __all__ = [
     "MetricsWorker",
     "agent_worker",
@@ -99,11 +90,9 @@ class MetricsWorker:
     def __init__(self, guard: PullRequestCode | None) -> None:
         self.guard = guard
         self.changed: str | None = None
-        self.files: list[str] = []
         self.worker = start("metrics", self._files)
 
     def _files(self, files: list[str]) -> None:
-        self.files += files
         if self.changed is None and self.guard is not None:
             self.changed = self.guard.first_changed(Path(f) for f in files)
 
