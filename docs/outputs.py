@@ -408,6 +408,46 @@ def gate() -> dict[str, str]:
     }
 
 
+@produces("judging-changed")
+def judging_changed() -> str:
+    """docs/gate.md, Changes to how cases are judged: the weather sample with 3 runs of history
+    on main; a change that makes paris_weather answer "Paris is nice.", rewrites the case to
+    expect it and loosens the set's match type, gated with ``judging-changed``."""
+    with workspace() as root:
+
+        def run(command: str, expect: int) -> Run:
+            return ci_eval(*shlex.split(command), cwd=root, env=_in(root), expect=expect)
+
+        run(f"run {SET} --num-runs 3 --results main.json", 1)
+        run("baseline update main.json --baseline baseline.json", 0)
+        worse = json.loads((root / "main.json").read_text("utf-8"))
+        [paris] = [c for c in worse["sets"][0]["cases"] if c["eval_id"] == "paris_weather"]
+        for record in paris["runs"]:
+            record["invocations"][0]["actual"]["final_response"]["parts"][0]["text"] = (
+                "Paris is nice."
+            )
+        write(root / "worse.json", worse)
+        evalset_file = root / SET
+        evalset_file.write_text(
+            evalset_file.read_text("utf-8").replace(
+                "It is sunny in Paris, 22 degrees.", "Paris is nice."
+            ),
+            "utf-8",
+        )
+        loose = {"threshold": 1.0, "match_type": "ANY_ORDER"}
+        write(
+            root / "samples/evals/test_config.json",
+            {"criteria": {"tool_trajectory_avg_score": loose, "response_match_score": 0.8}},
+        )
+        strict = "regression,error,not-evaluated,judging-changed"
+        gated = run(
+            f"run {SET} --agent replay --replay worse.json --baseline baseline.json "
+            f"--fail-on {strict}",
+            1,
+        )
+    return f"{gated.command}\n{gated.terminal}"
+
+
 @produces("junit-consumers")
 def junit_consumers() -> str:
     """docs/reports.md: what four JUnit consumers show a reader of ci-eval's JUnit, by running ports

@@ -154,10 +154,12 @@ FailOnOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--fail-on",
-        metavar="failure,regression,error,not-evaluated,usage",
+        metavar="failure,regression,error,not-evaluated,usage,judging-changed",
         help="What fails the gate [default: regression,error,not-evaluated with a baseline; "
         "failure,error,not-evaluated without]; usage: a case's tokens or latency risen beyond "
-        "its history. A run where nothing was evaluated always fails.",
+        "its history; judging-changed: a change to how cases are judged (a metric's options, "
+        "a threshold, an expected conversation) that no [[accept]] entry accepts. A run where "
+        "nothing was evaluated always fails.",
         show_default=False,
         rich_help_panel=GATE,
     ),

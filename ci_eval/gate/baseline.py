@@ -36,6 +36,8 @@ from ci_eval.gate.baseline_file import (
     write,
 )
 from ci_eval.gate.history import run_fails, stored_fails
+from ci_eval.gate.judging import criteria, rubric_digests
+from ci_eval.gate.judging import fingerprint as fingerprint  # re-exported
 from ci_eval.io import git
 from ci_eval.io.git import GitError as GitError  # re-exported: read_at_ref raises it
 from ci_eval.model.status import Status
@@ -73,30 +75,6 @@ def metrics_digest(results: RunResults) -> str:
         for m in s.applied_metrics
     )
     return hashlib.sha256(json.dumps(config).encode()).hexdigest()[:16]
-
-
-def fingerprint(case: CaseRecord) -> str | None:
-    """The case's content, hashed: its user turns, expected tool calls and expected final
-    responses (or, for a simulated user, its scenario), as its first run recorded them; None
-    when no run did. Renaming a case leaves it unchanged; editing what it expects changes it."""
-    if case.scenario:
-        content: Any = {"scenario": case.scenario}
-    else:
-        runs = case.runs
-        if not len(runs) or not runs[0].invocations:
-            return None
-        content = []
-        for record in runs[0].invocations:
-            expected = record.expected
-            content.append(
-                [
-                    expected.user_content.text() if expected.user_content else None,
-                    [[c.name, c.args] for c in expected.tool_calls()],
-                    expected.final_response.text() if expected.final_response else None,
-                ]
-            )
-    text = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -272,10 +250,24 @@ def update(
             elif now_failing is False and was_failing is not False:
                 entry["failing_since"], entry["passing_since"] = None, since
             report.recorded += 1
+        if any(c.metrics for c in s.cases):  # scored: what it was judged by, as it was
+            stored["criteria"] = criteria(s)
+            # the cases scored now say theirs; the others' (a selection ran) are kept
+            scored = {c.eval_id for c in s.cases if c.metrics}
+            digests = {
+                k: v for k, v in (stored.get("rubrics") or {}).items() if k not in scored
+            } | rubric_digests(s)
+            if digests:
+                stored["rubrics"] = dict(sorted(digests.items()))
+            else:
+                stored.pop("rubrics", None)
         if complete:
             for case_id in sorted(set(cases) - {c.eval_id for c in s.cases}):
                 del cases[case_id]
                 report.dropped.append(f"{s.eval_set_id}:{case_id}")
+                (stored.get("rubrics") or {}).pop(case_id, None)
+            if "rubrics" in stored and not stored["rubrics"]:
+                del stored["rubrics"]
     pushes.append(
         {
             "seq": seq,

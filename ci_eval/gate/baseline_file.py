@@ -19,7 +19,9 @@ Format 3 (see :mod:`ci_eval.gate.baseline` for what the history means)::
                         "passing_since": "3f2a…", "push": [7, 7, …]},
             …                          # one case per line (wrapped here), sorted
           },
-          "file": "evals/x.evalset.json"
+          "criteria": {"NAME": {"match_type": "EXACT"}, …},  # each gating metric's options
+          "file": "evals/x.evalset.json",
+          "rubrics": {"CASE_ID": "4d0e…"}  # the cases with rubrics of their own, hashed
         }
       },
       "window": 20
@@ -198,6 +200,14 @@ def _check_shape(data: dict[str, Any], where: str) -> None:
     for set_id, stored in data["sets"].items():
         if not isinstance(stored, dict) or not isinstance(stored.get("cases", {}), dict):
             refuse("expected an object with cases", f"$.sets.{set_id}")
+        criteria = stored.get("criteria", {})
+        if not isinstance(criteria, dict) or not all(
+            isinstance(c, dict) for c in criteria.values()
+        ):
+            refuse("expected an object of each metric's options", f"$.sets.{set_id}.criteria")
+        rubrics = stored.get("rubrics", {})
+        if not isinstance(rubrics, dict) or any(not isinstance(d, str) for d in rubrics.values()):
+            refuse("expected an object of each case's rubrics digest", f"$.sets.{set_id}.rubrics")
         for case_id, case in stored.get("cases", {}).items():
             here = f"$.sets.{set_id}.cases.{case_id}"
             if not isinstance(case, dict) or not isinstance(case.get("metrics", {}), dict):

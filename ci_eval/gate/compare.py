@@ -45,6 +45,7 @@ from ci_eval.gate.case_judgement import (
     regressed,
 )
 from ci_eval.gate.history import case_metric_fails, run_fails
+from ci_eval.gate.judging import accept, case_changes, criterion_changes, thresholds
 from ci_eval.gate.noise import measure
 from ci_eval.gate.usage import usage_changes
 from ci_eval.model.comparison import (
@@ -53,6 +54,7 @@ from ci_eval.model.comparison import (
     CaseJudgement,
     Comparison,
     Judgement,
+    JudgingChange,
     SuiteDrop,
     runs_label,
 )
@@ -89,9 +91,16 @@ def compare(
     renamed = _renames(results, base_sets, present)
     pending: list[Pending] = []
     # (set, its metrics' file, metric, main's, now) → cases
-    moved: dict[tuple[str, str, str, float, float], int] = {}
+    moved: dict[tuple[str, str, str, float, float | None], int] = {}
+    judging: list[JudgingChange] = []
     for s in results.sets:
-        base_cases = (base_sets.get(s.eval_set_id) or {}).get("cases") or {}
+        stored = base_sets.get(s.eval_set_id) or {}
+        base_cases = stored.get("cases") or {}
+        # recorded since the baseline kept criteria: a set's options, its cases' rubrics
+        recorded = stored.get("criteria")
+        rubrics = (stored.get("rubrics") or {}) if isinstance(recorded, dict) else None
+        if isinstance(recorded, dict) and any(c.metrics for c in s.cases):
+            judging += criterion_changes(s, recorded)
         for case in s.cases:
             key = (s.eval_set_id, case.eval_id)
             seen.add(key)
@@ -105,8 +114,9 @@ def compare(
                 if case.status in JUDGED:
                     _judge_new(s.eval_set_id, case, comparison, confirm)
                 continue
-            if case.metrics:  # a case not scored (skipped, not re-run) moved no threshold
+            if case.metrics:  # a case not scored (skipped, not re-run) changed nothing
                 _thresholds(s.eval_set_id, s.metrics.source, case, base, moved)
+                judging += case_changes(s, case, base, rubrics)
             if case.status not in JUDGED:
                 continue  # ERROR, SKIPPED, NOT_EVALUATED: said elsewhere, not compared
             read = read_case(s.eval_set_id, case, base, comparison, min_history)
@@ -219,6 +229,8 @@ def compare(
             if broad is not None:
                 broad.used = True
                 comparison.suite.accepted = broad.reason
+    comparison.judging = thresholds(moved) + judging
+    accept(comparison.judging, accepted)
     for acceptance in accepted:
         if not acceptance.used:
             comparison.warnings.append(
@@ -227,12 +239,6 @@ def compare(
             )
     # tokens and latency per case against their history (ci_eval.gate.usage)
     comparison.usage = usage_changes(results, baseline, min_history, significance)
-    comparison.changed = [
-        f"threshold: {set_id} ({source}): {metric} {before:g} → "
-        + ("no longer applied" if after is None else f"{after:g}")
-        + f" ({n} {'case' if n == 1 else 'cases'})"
-        for (set_id, source, metric, before, after), n in moved.items()
-    ]
     if results.settings.get("cases") or results.settings.get("shard"):
         # a selection ran: the cases it left out are not removed (a merged run checks them)
         comparison.warnings.append(

@@ -46,6 +46,8 @@ class Kind(StrEnum):
     NOTHING = "nothing evaluated"
     INTERRUPTED = "interrupted"
     REMOVED = "removed"  # a case main has that the pull request no longer has
+    # --fail-on judging-changed: a change to how cases are judged no [[accept]] accepts
+    JUDGING = "judging changed"
     BUDGET = "over budget"  # a [budget] limit exceeded (ci_eval.gate.usage_items)
     TOKENS = "token regression"  # tokens per run rose beyond the case's history
     LATENCY = "latency regression"  # slower per run beyond the case's history and the runner
@@ -55,6 +57,7 @@ class Kind(StrEnum):
     TOLERATED = "within tolerance"  # a regression whose scores fell no more than --tolerance
     FLAKY = "flaky"
     ACCEPTED = "accepted"
+    JUDGING_ACCEPTED = "judging change accepted"  # one an [[accept]] entry accepts
     NOT_SCORED = "not scored"
     SKIPPED = "skipped"
     NOT_RERUN = "not re-run"  # --select changed: unchanged since main's latest run of it
@@ -102,6 +105,7 @@ NOUNS = {
     Kind.NOTHING: ("nothing was evaluated", "nothing was evaluated"),
     Kind.INTERRUPTED: ("the run was interrupted", "the run was interrupted"),
     Kind.REMOVED: ("case removed", "cases removed"),
+    Kind.JUDGING: ("judging change not accepted", "judging changes not accepted"),
     Kind.BUDGET: ("budget exceeded", "budgets exceeded"),
     Kind.TOKENS: ("token regression", "token regressions"),
     Kind.LATENCY: ("latency regression", "latency regressions"),
@@ -111,6 +115,7 @@ NOUNS = {
     Kind.TOLERATED: ("regression within the tolerance", "regressions within the tolerance"),
     Kind.FLAKY: ("flaky", "flaky"),
     Kind.ACCEPTED: ("accepted change", "accepted changes"),
+    Kind.JUDGING_ACCEPTED: ("accepted judging change", "accepted judging changes"),
     Kind.NOT_SCORED: ("not scored", "not scored"),
     Kind.SKIPPED: ("skipped", "skipped"),
     Kind.NOT_RERUN: ("not re-run", "not re-run"),
@@ -121,6 +126,8 @@ ORDER = list(NOUNS)
 # what a case spent rather than how it did: listed beside the case's own item, if any
 USAGE_KINDS = (Kind.BUDGET, Kind.TOKENS, Kind.LATENCY)
 SKIPS = (Kind.SKIPPED, Kind.NOT_RERUN)  # not run: listed apart, never blocking
+# a change to how cases are judged, not a case's outcome: listed apart from the cases
+JUDGING_KINDS = (Kind.JUDGING, Kind.JUDGING_ACCEPTED)
 
 
 def count(n: int, kind: Kind) -> str:

@@ -15,8 +15,10 @@ from ci_eval.gate import accept as accept_file
 from ci_eval.gate import baseline as baseline_store
 from ci_eval.gate import confirm
 from ci_eval.gate.compare import Acceptance, compare
+from ci_eval.gate.judging import accept
 from ci_eval.io import git
 from ci_eval.io.lock import exclusive
+from ci_eval.model.comparison import ChangeKind, JudgingChange
 from ci_eval.results.file import RunResults
 from ci_eval.settings import RunSettings, check_gate
 from ci_eval.text.plural import plural
@@ -173,6 +175,7 @@ class LoadedBaseline:
     accepted: list[Acceptance]
     # what the PR changed and is applied: acceptance entries, custom metrics' code
     said: list[str] = field(default_factory=list)
+    code: list[JudgingChange] = field(default_factory=list)
 
 
 def load_baseline(settings: RunSettings, env: Mapping[str, str]) -> LoadedBaseline:
@@ -186,10 +189,10 @@ def load_baseline(settings: RunSettings, env: Mapping[str, str]) -> LoadedBaseli
             _accept_path(settings), _at_merge_base(_accept_path(settings), env)
         )
     ]
-    return LoadedBaseline(data, where, notices, accepted, said + custom_code_changes(env))
+    return LoadedBaseline(data, where, notices, accepted, said, custom_code_changes(env))
 
 
-def custom_code_changes(env: Mapping[str, str]) -> list[str]:
+def custom_code_changes(env: Mapping[str, str]) -> list[JudgingChange]:
     """In a pull request, each custom metric whose file the PR changed: its code scores this
     run (the metric's name and threshold are the base branch's; its code is the PR's)."""
     from ci_eval.metrics.custom import source_files
@@ -202,10 +205,7 @@ def custom_code_changes(env: Mapping[str, str]) -> list[str]:
             continue
         base = _at_merge_base(path, env)
         if base is not None and base.strip() != path.read_text("utf-8").strip():
-            out.append(
-                f"custom metric {name}: its code ({_in_repository(str(path))}) changed by this "
-                "pull request, and scored this run"
-            )
+            out.append(JudgingChange(ChangeKind.CODE, metric=name, where=_in_repository(str(path))))
     return out
 
 
@@ -250,6 +250,8 @@ def apply_baseline(
             "`ci-eval baseline update RESULTS`)"
         )
         return notices
+    code = list(loaded.code)
+    accept(code, loaded.accepted)  # before compare: an entry they use is not said unused
     comparison = compare(
         results,
         data,
@@ -262,9 +264,15 @@ def apply_baseline(
     )
     comparison.baseline_source = where
     comparison.changed += loaded.said
+    comparison.judging += code
     comparison.outage = results.settings.get("outage")
     provenance = data.get("provenance") or {}
-    if provenance.get("metrics_digest") not in (None, baseline_store.metrics_digest(results)):
+    # a baseline that records each set's criteria had each change listed: no footnote
+    listed = any(isinstance(s.get("criteria"), dict) for s in (data.get("sets") or {}).values())
+    if not listed and provenance.get("metrics_digest") not in (
+        None,
+        baseline_store.metrics_digest(results),
+    ):
         comparison.warnings.append(
             "the baseline was recorded with another metric configuration: compare with care"
         )

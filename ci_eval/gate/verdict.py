@@ -23,6 +23,7 @@ from ci_eval.errors import EXIT_GATE, EXIT_INFRA, EXIT_OK
 from ci_eval.gate.items import (
     FAILED_ICON,
     ID_LIMIT,
+    JUDGING_KINDS,
     NAMES_SHOWN,
     ORDER,
     PASSED_ICON,
@@ -41,7 +42,7 @@ from ci_eval.gate.items import (
     short_id,
 )
 from ci_eval.gate.usage_items import usage_items
-from ci_eval.model.comparison import Judgement
+from ci_eval.model.comparison import ChangeKind, Comparison, Judgement
 from ci_eval.model.status import Status
 from ci_eval.results.file import RunResults
 from ci_eval.text.plural import plural
@@ -91,6 +92,8 @@ class Verdict:
         spent (a budget, a token or latency regression)."""
         found: dict[tuple[str, str], Item] = {}
         for i in self.blocking + self.not_blocking:
+            if i.kind in JUDGING_KINDS:  # about how cases are judged, listed apart
+                continue
             key = (i.set_id, i.case_id)
             if key not in found or (found[key].kind in USAGE_KINDS and i.kind not in USAGE_KINDS):
                 found[key] = i
@@ -152,6 +155,37 @@ def _line(
         if len(line) <= LINE_LIMIT:
             return line
     return clip(line, LINE_LIMIT)
+
+
+def judging_items(comparison: Comparison, blocks: bool) -> list[Item]:
+    """With ``--fail-on judging-changed``, each change to how cases are judged: blocking
+    unless an ``[[accept]]`` entry accepts it (then listed as accepted). Its key is the
+    pattern an entry names: ``SET:CASE``, ``SET:*`` for a set's options."""
+    if not blocks:
+        return []
+    out = []
+    for change in comparison.judging:
+        # a custom metric's code is every set's: no key
+        set_id, case_id = ("", "") if change.set_id == "*" else (change.set_id, change.case_id)
+        where = f" ({change.where})" if change.where and change.kind is not ChangeKind.CODE else ""
+        base = {"set_id": set_id, "case_id": case_id, "set_title": set_id, "file": change.where}
+        what = f"{change.kind.value}: {change.what()}{where}"
+        if change.accepted is not None:
+            out.append(
+                Item(Kind.JUDGING_ACCEPTED, False, change=what, said=change.accepted, **base)
+            )
+            continue
+        out.append(
+            Item(
+                Kind.JUDGING,
+                True,
+                change=what,
+                said=f'accept it with an [[accept]] entry (case = "{change.set_id}:'
+                f'{change.case_id}") in .ci-eval/accept.toml, or undo it',
+                **base,
+            )
+        )
+    return out
 
 
 def changed_of(results: RunResults) -> list[str]:
@@ -275,7 +309,8 @@ def _verdict(results: RunResults) -> Verdict:
                     "[[accept]] entry in .ci-eval/accept.toml",
                 )
             )
-        said_changes += list(comparison.changed)
+        said_changes += [c.text() for c in comparison.judging] + list(comparison.changed)
+        blocking += judging_items(comparison, "judging-changed" in fail_on)
         short = comparison.short_history
         if short:
             notices.append(
@@ -295,7 +330,7 @@ def _verdict(results: RunResults) -> Verdict:
     if said_changes:
         notices.append(
             f"changed by this pull request: {len(said_changes)} "
-            f"{'change' if len(said_changes) == 1 else 'changes'} to what main had"
+            f"{'change' if len(said_changes) == 1 else 'changes'} to how cases are judged"
         )
     # a blocking item that is not blocking (outside fail_on) moves to the other list
     quiet += [i for i in blocking if not i.blocking]

@@ -56,6 +56,58 @@ class Acceptance:
         return not self.metrics or any(m in self.metrics for m in metrics)
 
 
+class ChangeKind(StrEnum):
+    """What a pull request changed of how a case is judged."""
+
+    THRESHOLD = "threshold"  # a gating metric's threshold, or a metric no longer applied
+    CRITERION = "criterion"  # a metric's options (match type, ignore_args, judge, rubrics…)
+    EXPECTED = "expected"  # a case's expected conversation (its fingerprint)
+    CODE = "code"  # a custom metric's code
+
+
+@dataclass(slots=True)
+class JudgingChange:
+    """One change this run makes to how cases are judged, against what main's history
+    recorded: applied (the eval sets carry them), said in the verdict, and with
+    ``--fail-on judging-changed`` blocking until an ``[[accept]]`` entry accepts it."""
+
+    __pydantic_config__ = RECORD
+
+    kind: ChangeKind
+    set_id: Text = "*"  # "*": every set (a custom metric's code)
+    case_id: Text = "*"  # "*": every case of the set
+    metric: Text = ""
+    where: Text = ""  # the file that says it
+    before: Text = ""
+    after: Text = ""
+    cases: Count = 0  # the cases it applies to, when counted
+    accepted: Text | None = None  # the [[accept]] entry's reason
+
+    @property
+    def key(self) -> str:
+        return f"{self.set_id}:{self.case_id}"
+
+    def text(self) -> str:
+        """One line: ``threshold: weather_basic (samples/evals/test_config.json):
+        response_match_score 0.8 → 0 (3 cases)``."""
+        if self.kind is ChangeKind.CODE:
+            return (
+                f"custom metric {self.metric}: its code ({self.where}) changed by this pull "
+                "request, and scored this run"
+            )
+        place = self.set_id if self.case_id == "*" else self.key
+        head = f"{self.kind.value}: {place}" + (f" ({self.where})" if self.where else "")
+        return f"{head}: {self.what()}"
+
+    def what(self) -> str:
+        """What changed, before → after, without where: ``response_match_score 0.8 → 0``."""
+        if self.kind is ChangeKind.CODE:
+            return f"custom metric {self.metric}'s code ({self.where}), run this time"
+        what = f"{self.metric} " if self.metric else ""
+        tail = f" ({plural(self.cases, 'case')})" if self.cases else ""
+        return f"{what}{self.before} → {self.after}{tail}"
+
+
 @dataclass(slots=True)
 class MetricChange:
     """One case × metric: its mean on main and now, and its pass/fail history."""
@@ -269,8 +321,10 @@ class Comparison:
     dispersion: Number = 1.0
     # removed cases an [[accept]] entry of .ci-eval/accept.toml accepts (with its reason)
     removed_accepted: Items[Text] = field(default_factory=list)
-    # what this run changed that main's history had: thresholds, one line each
+    # what this pull request changed of its acceptances, one line each
     changed: Items[Text] = field(default_factory=list)
+    # what this run changed of how cases are judged against what main's history recorded
+    judging: Items[JudgingChange] = field(default_factory=list)
     # each case's tokens and latency per run against main's history (ci_eval.gate.usage)
     usage: Items[UsageChange] = field(default_factory=list)
 

@@ -334,7 +334,7 @@ class RunSettingsJson(TypedDict, total=False):
     selection: Text | None  # --select changed: what ran and what carried main's result
 
 
-FailOn = Literal["failure", "regression", "error", "not-evaluated", "usage"]
+FailOn = Literal["failure", "regression", "error", "not-evaluated", "usage", "judging-changed"]
 
 
 @dataclass

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 
-from ci_eval.gate.items import SKIPS, Item, Kind
+from ci_eval.gate.items import JUDGING_KINDS, SKIPS, Item, Kind
 from ci_eval.gate.verdict import verdict
 from ci_eval.model.describe import (
     fmt,
@@ -248,6 +248,7 @@ TAGS = {
     Kind.NOT_EVALUATED: "error",
     Kind.INTERRUPTED: "error",
     Kind.NOTHING: "error",
+    Kind.JUDGING: "failure",
 }
 
 
@@ -322,9 +323,10 @@ def _case(
     return f"{opening}>{_INDENT[3]}{_INDENT[3].join(children)}{_INDENT[2]}</testcase>", verdict
 
 
-def _removed_suite(items: list[Item]) -> tuple[list[str], dict[str, int]]:
-    """A testsuite of the removed cases: a ``failure`` each when their removal blocks, else
-    ``skipped``; their set as classname, as a run of them would have written it."""
+def _listed_suite(items: list[Item], title: str) -> tuple[list[str], dict[str, int]]:
+    """A testsuite of the removed cases (or of the changes to how cases are judged): a
+    ``failure`` each when it blocks, else ``skipped``; their set as classname, as a run of
+    them would have written it."""
     counts = {"tests": len(items), "failures": 0, "errors": 0, "skipped": 0}
     cases = []
     for item in items:
@@ -332,12 +334,14 @@ def _removed_suite(items: list[Item]) -> tuple[list[str], dict[str, int]]:
         counts[_COUNTED[tag]] += 1
         line = reason(item)
         element = _element(tag, line, None, line)
+        # a case by its id (its set is the classname); a set's options by their pattern
+        name = item.case_id if item.case_id not in ("", "*") else (item.key or item.change)
         opening = (
-            f'<testcase name="{_escape_attribute(inert_line(item.case_id))}" '
+            f'<testcase name="{_escape_attribute(inert_line(name))}" '
             f'classname="{_line_attribute(item.set_id)}" time="0.000">'
         )
         cases.append(f"{_INDENT[2]}{opening}{_INDENT[3]}{element}{_INDENT[2]}</testcase>")
-    attrs = {"name": "removed from main's history"} | {k: str(v) for k, v in counts.items()}
+    attrs = {"name": title} | {k: str(v) for k, v in counts.items()}
     attrs["time"] = "0.000"
     return [_INDENT[1] + _tag("testsuite", attrs) + ">", *cases, _INDENT[1] + "</testsuite>"], {
         k: v for k, v in counts.items()
@@ -391,12 +395,19 @@ def junit_parts(results: RunResults) -> list[str]:
         del cases
         for k, v in counts.items():
             totals[k] += v
-    gone = [i for i in decision.blocking + decision.not_blocking if i.kind is Kind.REMOVED]
-    if gone:  # cases of main's history this run did not find: counted as the gate counts them
-        suite = _removed_suite(gone)
-        suites.append(suite[0])
-        for k, v in suite[1].items():
-            totals[k] += v
+    listed = decision.blocking + decision.not_blocking
+    # cases of main's history this run did not find, and (--fail-on judging-changed) what it
+    # changed of how cases are judged: counted as the gate counts them
+    for name, kinds in (
+        ("removed from main's history", (Kind.REMOVED,)),
+        ("changed how cases are judged", JUDGING_KINDS),
+    ):
+        found = [i for i in listed if i.kind in kinds]
+        if found:
+            suite = _listed_suite(found, name)
+            suites.append(suite[0])
+            for k, v in suite[1].items():
+                totals[k] += v
     root = {"name": "ci-eval"} | {k: str(v) for k, v in totals.items()}
     root["time"] = seconds(results.duration_s)
     if results.started:

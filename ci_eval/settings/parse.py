@@ -8,12 +8,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from ci_eval.errors import InputError
 from ci_eval.model.metric_spec import MetricSpec, snake_keys
+from ci_eval.model.results import FailOn
 
-FAIL_ON = ("failure", "regression", "error", "not-evaluated", "usage")
+FAIL_ON: tuple[str, ...] = get_args(FailOn)  # the results file's schema names them once
 REPLAY_PICKS = ("newest", "oldest", "all")
 
 

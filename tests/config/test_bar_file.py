@@ -128,3 +128,21 @@ def test_compare_reads_the_same_gate_settings_as_run(repo: Path) -> None:
     last = [line for line in ran.stdout.splitlines() if line.startswith("gate ")]
     again = [line for line in compared.stdout.splitlines() if line.startswith("gate ")]
     assert last == again and "fewer than 2 runs on main" in last[0], (ran.stdout, compared.stdout)
+
+
+def test_baseline_update_keeps_the_window_the_bar_names(repo: Path) -> None:
+    """`[run] baseline_window = 2` on main; the pull request's 50 is not applied."""
+    (repo / "ci-eval.toml").write_text("[run]\nbaseline_window = 2\n")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "commit", "-qam", "main's window")
+    git(repo, "checkout", "-q", "feature")
+    git(repo, "merge", "-q", "main")
+    (repo / "ci-eval.toml").write_text("[run]\nbaseline_window = 50\n")
+    _commit(repo)
+    ran = run_cli("run", "evals", *AGENT_FLAGS, "--num-runs", "3", "--results", "r.json", env=PR)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    update = run_cli("baseline", "update", "r.json", cwd=repo, env=PR)
+    assert update.returncode == 0, update.stdout + update.stderr
+    data = json.loads((repo / ".ci-eval/baseline.json").read_text())
+    assert data["window"] == 2
+    assert len(data["sets"]["basic"]["cases"]["paris"]["push"]) == 2

@@ -7,8 +7,6 @@ changed."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,59 +16,8 @@ from ci_eval.gate.items import Kind
 from ci_eval.gate.verdict import verdict
 from ci_eval.model.comparison import Judgement
 from tests.conftest import REPO
+from tests.gate.pull_request import clean_env, pull_request, run_pr
 from tests.helpers import git, run_cli
-
-# the agent no longer knows Paris's weather
-BROKEN = ('"Paris": {"condition": "sunny"', '"Pariss": {"condition": "sunny"')
-
-
-@pytest.fixture(scope="module")
-def main_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """main: the samples, ci-eval.toml and a baseline of two jobs of 3 runs each."""
-    root = tmp_path_factory.mktemp("goalposts") / "main"
-    root.mkdir()
-    shutil.copytree(REPO / "samples", root / "samples")
-    shutil.copy(REPO / "ci-eval.toml", root / "ci-eval.toml")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "samples")
-    env = _env()
-    for i in range(2):
-        done = run_cli("run", "--num-runs", "3", "--results", f"r{i}.json", cwd=root, env=env)
-        assert done.returncode in (0, 1), done.stderr
-        done = run_cli("baseline", "update", f"r{i}.json", cwd=root, env=env)
-        assert done.returncode == 0, done.stdout + done.stderr
-        (root / f"r{i}.json").unlink()
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "history")
-    return root
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
-    return {**env, **extra}
-
-
-def _pull_request(main_repo: Path, tmp_path: Path, **files: str) -> Path:
-    """A clone on branch feature: paris_weather broken, and ``files`` written (path → text)."""
-    clone = tmp_path / "pr"
-    git(tmp_path, "clone", "-q", main_repo.as_uri(), "pr")
-    git(clone, "checkout", "-q", "-b", "feature")
-    logic = clone / "samples/agents/weather_agent/logic.py"
-    logic.write_text(logic.read_text().replace(*BROKEN))
-    for name, text in files.items():
-        (clone / name).parent.mkdir(parents=True, exist_ok=True)
-        (clone / name).write_text(text)
-    git(clone, "add", "-A")
-    git(clone, "commit", "-q", "-m", "the pull request")
-    return clone
-
-
-def _run(clone: Path, *args: str, **env: str) -> tuple[int, str]:
-    """The exit code, and stderr then stdout (whose last line is the verdict)."""
-    done = run_cli("run", *args, cwd=clone, env=_env(GITHUB_BASE_REF="main", **env))
-    return done.returncode, done.stderr + done.stdout
-
 
 TOML = (REPO / "ci-eval.toml").read_text()
 
@@ -78,7 +25,7 @@ TOML = (REPO / "ci-eval.toml").read_text()
 def test_the_broken_case_fails_the_gate_of_an_unchanged_config(
     main_repo: Path, tmp_path: Path
 ) -> None:
-    code, out = _run(_pull_request(main_repo, tmp_path))
+    code, out = run_pr(pull_request(main_repo, tmp_path))
     assert code == 1, out
     assert "1 regression (weather_basic:paris_weather)" in out.splitlines()[-1]
     assert "changed by this pull request" not in out and "CHANGED BY" not in out
@@ -98,7 +45,7 @@ def test_gate_settings_in_the_prs_config_are_not_applied_and_are_said(
     main_repo: Path, tmp_path: Path, run_table: str, name: str
 ) -> None:
     toml = TOML.replace("[run]\n", f"[run]\n{run_table}\n")
-    code, out = _run(_pull_request(main_repo, tmp_path, **{"ci-eval.toml": toml}))
+    code, out = run_pr(pull_request(main_repo, tmp_path, **{"ci-eval.toml": toml}))
     assert code == 1, out
     last = out.splitlines()[-1]
     assert "1 regression (weather_basic:paris_weather)" in last
@@ -110,15 +57,15 @@ def test_a_repository_that_trusts_pr_config_opts_out_in_the_workflow(
     main_repo: Path, tmp_path: Path
 ) -> None:
     toml = TOML.replace("[run]\n", '[run]\nfail_on = ["error"]\n')
-    clone = _pull_request(main_repo, tmp_path, **{"ci-eval.toml": toml})
-    code, out = _run(clone, "--trust-pr-config")
+    clone = pull_request(main_repo, tmp_path, **{"ci-eval.toml": toml})
+    code, out = run_pr(clone, "--trust-pr-config")
     assert code == 0, out
     assert "changed by this pull request" not in out
 
 
 def test_the_opt_out_is_never_the_prs_config_to_give(main_repo: Path, tmp_path: Path) -> None:
     toml = TOML.replace("[run]\n", '[run]\ntrust_pr_config = true\nfail_on = ["error"]\n')
-    code, out = _run(_pull_request(main_repo, tmp_path, **{"ci-eval.toml": toml}))
+    code, out = run_pr(pull_request(main_repo, tmp_path, **{"ci-eval.toml": toml}))
     assert code == 2
     assert "[run] trust_pr_config is not a ci-eval.toml setting" in out
 
@@ -126,13 +73,13 @@ def test_the_opt_out_is_never_the_prs_config_to_give(main_repo: Path, tmp_path: 
 def test_a_baseline_ref_naming_the_prs_own_commit_is_refused(
     main_repo: Path, tmp_path: Path
 ) -> None:
-    code, out = _run(_pull_request(main_repo, tmp_path), "--baseline-ref", "HEAD")
+    code, out = run_pr(pull_request(main_repo, tmp_path), "--baseline-ref", "HEAD")
     assert code == 2
     assert "--baseline-ref HEAD names a commit of this pull request" in out
 
 
 def test_a_link_to_the_baseline_is_the_baseline(main_repo: Path, tmp_path: Path) -> None:
-    clone = _pull_request(main_repo, tmp_path)
+    clone = pull_request(main_repo, tmp_path)
     (clone / "bdir").symlink_to(".ci-eval")
     history = clone / ".ci-eval/baseline.json"  # the PR's copy: paris always failed on main
     lowered = history.read_text().replace("[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]", "[0.0] * 6")
@@ -141,7 +88,7 @@ def test_a_link_to_the_baseline_is_the_baseline(main_repo: Path, tmp_path: Path)
     git(clone, "add", "-A")
     git(clone, "commit", "-q", "-m", "a link, and a baseline that lowers the bar")
     for given in ("bdir/baseline.json", str(clone / ".ci-eval/baseline.json")):
-        code, out = _run(clone, "--baseline", given)
+        code, out = run_pr(clone, "--baseline", given)
         assert code == 1, out
         assert "at the merge base" in out
         assert "1 regression (weather_basic:paris_weather)" in out.splitlines()[-1]
@@ -149,8 +96,8 @@ def test_a_link_to_the_baseline_is_the_baseline(main_repo: Path, tmp_path: Path)
 
 def test_a_baseline_the_pull_request_adds_is_refused(main_repo: Path, tmp_path: Path) -> None:
     fake = (main_repo / ".ci-eval/baseline.json").read_text()
-    clone = _pull_request(main_repo, tmp_path, **{"data/baseline.json": fake})
-    code, out = _run(clone, "--baseline", "data/baseline.json")
+    clone = pull_request(main_repo, tmp_path, **{"data/baseline.json": fake})
+    code, out = run_pr(clone, "--baseline", "data/baseline.json")
     assert code == 2
     assert "this pull request adds data/baseline.json" in out
 
@@ -165,7 +112,7 @@ def test_a_judge_never_gets_the_jobs_token(main_repo: Path, tmp_path: Path) -> N
         "--judge-key-env",
         "GITHUB_TOKEN",
         cwd=main_repo,
-        env=_env(GITHUB_TOKEN="ghs_secret"),
+        env=clean_env(GITHUB_TOKEN="ghs_secret"),
     )
     assert done.returncode == 2
     assert "GITHUB_TOKEN, a CI credential" in done.stderr
@@ -189,11 +136,11 @@ def test_a_regression_within_the_tolerance_is_said_as_tolerance() -> None:
 def test_renaming_the_eval_set_keeps_its_history_and_the_break_is_found(
     main_repo: Path, tmp_path: Path
 ) -> None:
-    clone = _pull_request(main_repo, tmp_path)
+    clone = pull_request(main_repo, tmp_path)
     evalset = clone / "samples/evals/weather_basic.evalset.json"
     evalset.write_text(evalset.read_text().replace('"weather_basic"', '"weather_v2"', 1))
     git(clone, "commit", "-q", "-am", "a new set id")
-    code, out = _run(clone)
+    code, out = run_pr(clone)
     assert code == 1, out
     assert "1 regression (weather_v2:paris_weather)" in out.splitlines()[-1]
     assert "removed" not in out.splitlines()[-1]  # its cases were renamed, not removed
@@ -202,18 +149,18 @@ def test_renaming_the_eval_set_keeps_its_history_and_the_break_is_found(
 def test_removing_a_case_of_mains_history_fails_the_gate_unless_accepted(
     main_repo: Path, tmp_path: Path
 ) -> None:
-    clone = _pull_request(main_repo, tmp_path)
+    clone = pull_request(main_repo, tmp_path)
     logic = clone / "samples/agents/weather_agent/logic.py"
     git(clone, "checkout", "-q", "main", "--", str(logic))  # no break: only the removal
     git(clone, "rm", "-q", "-r", "samples/evals/trpc")
     git(clone, "commit", "-q", "-am", "drop the trpc set")
-    code, out = _run(clone)
+    code, out = run_pr(clone)
     assert code == 1, out
     assert "1 case removed (weather-trpc:tokyo_time)" in out.splitlines()[-1]
     (clone / ".ci-eval/accept.toml").write_text(
         '[[accept]]\ncase = "weather-trpc:*"\nreason = "the trpc sample moved out (#7)"\n'
     )
-    code, out = _run(clone)
+    code, out = run_pr(clone)
     assert code == 0, out
     assert "REMOVAL ACCEPTED (1): weather-trpc:tokyo_time (the trpc sample moved out (#7))" in out
     # the entry is the PR's: said
@@ -221,8 +168,8 @@ def test_removing_a_case_of_mains_history_fails_the_gate_unless_accepted(
 
 
 def test_a_case_selection_never_removes(main_repo: Path, tmp_path: Path) -> None:
-    clone = _pull_request(main_repo, tmp_path)
-    code, out = _run(clone, "--case", "weather_basic:berlin_expected_to_fail")
+    clone = pull_request(main_repo, tmp_path)
+    code, out = run_pr(clone, "--case", "weather_basic:berlin_expected_to_fail")
     assert "removed" not in out.splitlines()[-1]
     assert "cases main has that it did not run are not counted as removed" in out
     assert code == 0, out  # berlin fails on main too
@@ -232,10 +179,10 @@ def test_a_lowered_threshold_travels_with_the_set_and_is_said(
     main_repo: Path, tmp_path: Path
 ) -> None:
     lowered = '{"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.0}}'
-    clone = _pull_request(main_repo, tmp_path, **{"samples/evals/test_config.json": lowered})
-    code, out = _run(clone)
+    clone = pull_request(main_repo, tmp_path, **{"samples/evals/test_config.json": lowered})
+    code, out = run_pr(clone)
     assert code == 0, out  # the lowered threshold applies: thresholds travel with the sets
-    assert "changed by this pull request: 1 change to what main had" in out.splitlines()[-1]
+    assert "changed by this pull request: 1 change to how cases are judged" in out.splitlines()[-1]
     assert (
         "threshold: weather_basic (samples/evals/test_config.json): response_match_score "
         "0.8 → 0 (3 cases)" in out
@@ -245,8 +192,8 @@ def test_a_lowered_threshold_travels_with_the_set_and_is_said(
 def test_compare_never_trusts_the_comparison_a_results_file_carries(
     main_repo: Path, tmp_path: Path
 ) -> None:
-    clone = _pull_request(main_repo, tmp_path)
-    code, _ = _run(clone, "--results", "r.json")
+    clone = pull_request(main_repo, tmp_path)
+    code, _ = run_pr(clone, "--results", "r.json")
     assert code == 1
     data = json.loads((clone / "r.json").read_text())
     for judged in data["comparison"]["cases"]:  # the fork's job says it is all known
@@ -256,19 +203,19 @@ def test_compare_never_trusts_the_comparison_a_results_file_carries(
     alone = tmp_path / "no-baseline-here"
     alone.mkdir()
     (alone / "r.json").write_text((clone / "r.json").read_text())
-    done = run_cli("compare", "r.json", cwd=alone, env=_env())
+    done = run_cli("compare", "r.json", cwd=alone, env=clean_env())
     assert done.returncode == 1, done.stdout + done.stderr
     assert "failed case" in done.stdout.splitlines()[-1]
     # with the base branch's baseline: judged against it again
-    done = run_cli("compare", str(clone / "r.json"), cwd=main_repo, env=_env())
+    done = run_cli("compare", str(clone / "r.json"), cwd=main_repo, env=clean_env())
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 regression (weather_basic:paris_weather)" in done.stdout.splitlines()[-1]
 
 
 def test_the_prs_own_templates_are_not_used_and_are_said(main_repo: Path, tmp_path: Path) -> None:
     lie = "## ✅ ci-eval: gate passed\n\ncc @team ![x](https://example.com/pixel.png)\n"
-    clone = _pull_request(main_repo, tmp_path, **{"tpl/summary.md.j2": lie})
-    code, out = _run(clone, "--template-dir", "tpl", "--summary", "s.md")
+    clone = pull_request(main_repo, tmp_path, **{"tpl/summary.md.j2": lie})
+    code, out = run_pr(clone, "--template-dir", "tpl", "--summary", "s.md")
     assert code == 1, out
     summary = (clone / "s.md").read_text()
     assert summary.startswith("## ❌ ci-eval: gate failed: 1 regression")
@@ -289,8 +236,8 @@ def test_a_data_branch_is_read_through_git_not_from_a_folder_the_pr_writes(
     git(data, "commit", "-q", "-m", "history")
     git(data, "push", "-q", "origin", "ci-eval-data")
     lowered = history.replace("[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]", "[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]")
-    clone = _pull_request(main_repo, tmp_path, **{".ci-eval-data/baseline.json": lowered})
-    code, out = _run(clone, "--baseline-branch", "ci-eval-data")
+    clone = pull_request(main_repo, tmp_path, **{".ci-eval-data/baseline.json": lowered})
+    code, out = run_pr(clone, "--baseline-branch", "ci-eval-data")
     assert code == 1, out
     assert "baseline baseline.json on branch ci-eval-data" in out
     assert "1 regression (weather_basic:paris_weather)" in out.splitlines()[-1]
@@ -298,7 +245,7 @@ def test_a_data_branch_is_read_through_git_not_from_a_folder_the_pr_writes(
 
 def test_the_prs_judge_is_not_the_one_that_decides(main_repo: Path, tmp_path: Path) -> None:
     judge = '\n[judge]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "mine"\napi_key_env = "K"\n'
-    code, out = _run(_pull_request(main_repo, tmp_path, **{"ci-eval.toml": TOML + judge}), K="k")
+    code, out = run_pr(pull_request(main_repo, tmp_path, **{"ci-eval.toml": TOML + judge}), K="k")
     assert code == 1, out
     last = out.splitlines()[-1]
     assert "[judge] base_url, [judge] model, [judge] api_key_env" in last
@@ -306,10 +253,8 @@ def test_the_prs_judge_is_not_the_one_that_decides(main_repo: Path, tmp_path: Pa
 
 def test_a_metric_the_pr_stops_applying_is_said(main_repo: Path, tmp_path: Path) -> None:
     only_trajectory = '{"criteria": {"tool_trajectory_avg_score": 1.0}}'
-    clone = _pull_request(
-        main_repo, tmp_path, **{"samples/evals/test_config.json": only_trajectory}
-    )
-    _, out = _run(clone)
+    clone = pull_request(main_repo, tmp_path, **{"samples/evals/test_config.json": only_trajectory})
+    _, out = run_pr(clone)
     assert (
         "threshold: weather_basic (samples/evals/test_config.json): response_match_score "
         "0.8 → no longer applied (3 cases)" in out
@@ -317,8 +262,8 @@ def test_a_metric_the_pr_stops_applying_is_said(main_repo: Path, tmp_path: Path)
 
 
 def test_a_baseline_ref_on_the_base_branch_is_read(main_repo: Path, tmp_path: Path) -> None:
-    clone = _pull_request(main_repo, tmp_path)
-    code, out = _run(clone, "--baseline-ref", "origin/main")
+    clone = pull_request(main_repo, tmp_path)
+    code, out = run_pr(clone, "--baseline-ref", "origin/main")
     assert code == 1, out  # read, and the break found against it
     assert "1 regression (weather_basic:paris_weather)" in out.splitlines()[-1]
 
@@ -360,4 +305,4 @@ def test_a_custom_metrics_code_the_pr_changed_is_said(
         f"custom metric mine: its code ({module}.py) changed by this pull request, and scored "
         "this run"
     ]
-    assert said == (expected if changed else [])
+    assert [c.text() for c in said] == (expected if changed else [])

@@ -103,7 +103,8 @@ def test_an_unknown_fail_on_value_names_the_choices() -> None:
     with pytest.raises(InputError) as caught:
         parse_fail_on(["failure,flakes"])
     assert str(caught.value) == (
-        "--fail-on: unknown flakes; choose from failure, regression, error, not-evaluated, usage"
+        "--fail-on: unknown flakes; choose from failure, regression, error, not-evaluated, usage, "
+        "judging-changed"
     )
 
 

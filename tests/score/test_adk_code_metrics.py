@@ -256,7 +256,7 @@ def test_a_custom_metric_function_the_pull_request_changed_is_said(
         "and scored this run"
         for name in ("answered", "tool_calls", "expected_tools", "mentions")
     ]
-    assert said == (expected if changed else [])
+    assert [c.text() for c in said] == (expected if changed else [])
 
 
 def test_code_the_pull_request_changed_is_not_imported_unless_the_workflow_trusts_it(
