@@ -1,9 +1,11 @@
 """``--select changed``: a pull request re-runs only the cases it could have changed — those
 whose eval set or its config changed since the merge base, and new ones — unless the agent's
-declared inputs changed (``[agent] watch``; by default every file of the repository but eval
-files, Markdown, ``docs/`` and ``.ci-eval/``), when everything runs. The rest carry main's
-latest result, said as "not re-run (unchanged since <commit>)", and are never counted as
-passed by this pull request. Which files changed is git's; what to carry is pure logic."""
+declared inputs changed (``[agent] watch``; by default every file of the repository but the
+eval sets and their sidecars and :data:`NOT_WATCHED`: READMEs, changelogs, licences, ``docs/``
+and ``.ci-eval/`` — a prompt in Markdown is an input), when everything runs. The rest carry
+main's latest result, said as "not re-run (unchanged since <commit>)", and are never counted as
+passed by this pull request; the files it did not count as inputs are named. Which files
+changed is git's (``-z``: names as they are, never quoted); what to carry is pure logic."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from ci_eval.io.files import repo_root, safe_resolve
 from ci_eval.load.evalsets import LoadedEvalSet
 
 # what the agent does not read, by default: changing only these re-runs nothing but the sets
-NOT_WATCHED = ("**/*.md", "docs/**", ".ci-eval/**")
+NOT_WATCHED = ("**/README*", "**/CHANGELOG*", "**/LICENSE*", "docs/**", ".ci-eval/**")
 _FLAGS = glob.GLOBSTAR | glob.DOTGLOB
 
 
@@ -50,6 +52,7 @@ def choose(
     sets = list(sets)
     eval_files = {s.path for s in sets} | {s.metrics.source for s in sets}
     agent = sorted(f for f in changed if _watched(f, watch or [], eval_files))
+    unread = sorted(f for f in set(changed) - set(agent) - eval_files)
     if agent:
         more = f" +{len(agent) - 3} more" if len(agent) > 3 else ""
         return Selection(
@@ -74,12 +77,15 @@ def choose(
                 f"not re-run (unchanged since {since[:12]}); main's latest run "
                 + ("failed" if failed else "passed")
             )
-    kept = f"{len(out.carried)} of {total} cases not re-run, unchanged since {since[:12]}"
+    kept = f"since {since[:7]} ({len(out.carried)} of {total} cases not re-run)"
     out.said = (
-        f"nothing the evals watch changed ({kept})"
+        f"nothing the evals watch changed {kept}"
         if not edited_any
-        else f"only changed eval sets re-run ({kept})"
+        else f"re-ran the eval sets changed {kept}"
     )
+    if unread:
+        more = f" +{len(unread) - 3} more" if len(unread) > 3 else ""
+        out.said += f"; not agent inputs: {', '.join(unread[:3])}{more}"
     return out
 
 
@@ -87,11 +93,12 @@ def changed_files(sha: str, root: Path) -> list[str] | None:
     """The files changed since ``sha`` (committed, staged, in the working tree, or new), as
     paths from ``root``; None when git cannot say."""
     top = repo_root(root)
-    diff = git.run("diff", "--name-only", sha)
-    new = git.run("ls-files", "--others", "--exclude-standard", "--full-name")
+    # -z: each name as it is (a non-ASCII name is not quoted, a newline in one splits nothing)
+    diff = git.run("diff", "-z", "--name-only", sha)
+    new = git.run("ls-files", "-z", "--others", "--exclude-standard", "--full-name")
     if top is None or diff is None or diff.returncode != 0 or new is None:
         return None
-    names = diff.stdout.splitlines() + new.stdout.splitlines()
+    names = diff.stdout.split("\0") + new.stdout.split("\0")
     here = safe_resolve(root)
     out = []
     for name in filter(None, names):

@@ -19,8 +19,14 @@ class GitError(Exception):
 def run(*args: str) -> subprocess.CompletedProcess[str] | None:
     """git, run; None when it could not be started or did not answer in time."""
     try:
+        # UTF-8 whatever the locale; a name that is not UTF-8 kept byte for byte
         return subprocess.run(
-            ["git", *args], capture_output=True, text=True, check=False, timeout=120
+            ["git", *args],
+            capture_output=True,
+            encoding="utf-8",
+            errors="surrogateescape",
+            check=False,
+            timeout=120,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -77,7 +77,7 @@ def test_a_pr_that_changes_only_a_readme_runs_nothing_and_passes(
     assert code == 0, line
     assert _ran(results) == set()
     assert not results["comparison"]["changed"]  # no threshold said to move: nothing was scored
-    assert "nothing the evals watch changed (5 of 6 cases not re-run, unchanged since" in line
+    assert "nothing the evals watch changed since " in line and "(5 of 6 cases not re-run)" in line
     statuses = {c["status"] for s in results["sets"] for c in s["cases"]}
     assert statuses == {"SKIPPED"}  # never counted as passed by this pull request
     said = {c["skipped"] for s in results["sets"] for c in s["cases"]}
@@ -92,7 +92,7 @@ def test_a_pr_that_changes_one_eval_set_runs_only_its_cases(
     code, line, results = _run(clone)
     assert code == 0, line
     assert _ran(results) == {"samples/evals/legacy/calculator.test.json"}
-    assert "only changed eval sets re-run (4 of 6 cases not re-run, unchanged since" in line
+    assert "re-ran the eval sets changed since " in line and "(4 of 6 cases not re-run)" in line
 
 
 def test_a_change_to_the_agent_reruns_everything_and_says_why(
@@ -136,4 +136,4 @@ def test_a_new_case_runs_though_nothing_else_changed() -> None:
     assert chosen.carried[("weather_basic", "paris_weather")] == (
         "not re-run (unchanged since 0123456789ab); main's latest run passed"
     )
-    assert chosen.said.startswith("nothing the evals watch changed (1 of 3 cases not re-run")
+    assert chosen.said == "nothing the evals watch changed since 0123456 (1 of 3 cases not re-run)"
