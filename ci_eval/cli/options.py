@@ -297,7 +297,8 @@ WatchOpt = Annotated[
         "--watch",
         metavar="GLOB",
         help="What the agent reads, for --select changed (repeatable; from ci-eval.toml's "
-        "folder) [default: every file but eval files and their sidecars, README*, CHANGELOG*, LICENSE*, docs/ and .ci-eval/].",
+        "folder) [default: every file but eval files and their sidecars, README*, "
+        "CHANGELOG*, LICENSE*, docs/ and .ci-eval/].",
         show_default=False,
         rich_help_panel=SELECTION,
     ),
