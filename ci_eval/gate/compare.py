@@ -47,7 +47,7 @@ from ci_eval.gate.case_judgement import (
 from ci_eval.gate.history import case_metric_fails, run_fails
 from ci_eval.gate.judging import accept, case_changes, criterion_changes, thresholds
 from ci_eval.gate.noise import measure
-from ci_eval.gate.usage import usage_changes
+from ci_eval.gate.usage import unreported, usage_changes
 from ci_eval.model.comparison import (
     DEFAULT_MIN_HISTORY,
     Acceptance,
@@ -239,6 +239,7 @@ def compare(
             )
     # tokens and latency per case against their history (ci_eval.gate.usage)
     comparison.usage = usage_changes(results, baseline, min_history, significance)
+    comparison.unreported = unreported(results, baseline)
     if results.settings.get("cases") or results.settings.get("shard"):
         # a selection ran: the cases it left out are not removed (a merged run checks them)
         comparison.warnings.append(

@@ -51,6 +51,7 @@ class Kind(StrEnum):
     BUDGET = "over budget"  # a [budget] limit exceeded (ci_eval.gate.usage_items)
     TOKENS = "token regression"  # tokens per run rose beyond the case's history
     LATENCY = "latency regression"  # slower per run beyond the case's history and the runner
+    UNMEASURED_USAGE = "usage not measured"  # a budget or main's history needs what is unreported
     KNOWN_FAILURE = "known failure"
     NOISE = "usual noise"
     UNCONFIRMED_FAILURE = "unconfirmed failure"  # failed where main never did; not confirmed
@@ -74,6 +75,7 @@ UNMEASURED = (
     Kind.INTERRUPTED,
     Kind.UNCONFIRMED,
     Kind.REMOVED,
+    Kind.UNMEASURED_USAGE,
 )
 MEANINGS = {
     PASSED_ICON: "passed",
@@ -109,6 +111,7 @@ NOUNS = {
     Kind.BUDGET: ("budget exceeded", "budgets exceeded"),
     Kind.TOKENS: ("token regression", "token regressions"),
     Kind.LATENCY: ("latency regression", "latency regressions"),
+    Kind.UNMEASURED_USAGE: ("case's usage not measured", "cases' usage not measured"),
     Kind.KNOWN_FAILURE: ("known failure", "known failures"),
     Kind.NOISE: ("failure within its usual noise", "failures within their usual noise"),
     Kind.UNCONFIRMED_FAILURE: ("unconfirmed failure", "unconfirmed failures"),
@@ -124,7 +127,7 @@ NOUNS = {
 # the order of the clauses and of the lists: what blocks hardest first
 ORDER = list(NOUNS)
 # what a case spent rather than how it did: listed beside the case's own item, if any
-USAGE_KINDS = (Kind.BUDGET, Kind.TOKENS, Kind.LATENCY)
+USAGE_KINDS = (Kind.BUDGET, Kind.TOKENS, Kind.LATENCY, Kind.UNMEASURED_USAGE)
 SKIPS = (Kind.SKIPPED, Kind.NOT_RERUN)  # not run: listed apart, never blocking
 # a change to how cases are judged, not a case's outcome: listed apart from the cases
 JUDGING_KINDS = (Kind.JUDGING, Kind.JUDGING_ACCEPTED)

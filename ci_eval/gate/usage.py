@@ -36,7 +36,7 @@ from statistics import median
 from typing import Any
 
 from ci_eval.gate import stats
-from ci_eval.model.comparison import UsageChange
+from ci_eval.model.comparison import UnreportedUsage, UsageChange
 from ci_eval.model.results import CaseRecord, RunResults
 from ci_eval.model.status import Status
 from ci_eval.results.usage_totals import Tally
@@ -272,4 +272,29 @@ def usage_changes(
             change.adjusted = p
             change.regressed = p <= significance / 2 and change.ratio >= rise
         out += judged
+    return out
+
+
+def unreported(results: RunResults, baseline: dict[str, Any]) -> list[UnreportedUsage]:
+    """The judged cases whose runs on main reported tokens and whose finished runs now report
+    none: an agent that stops reporting usage is not measured, never under budget."""
+    out = []
+    base_sets = baseline.get("sets") or {}
+    for s in results.sets:
+        cases = (base_sets.get(s.eval_set_id) or {}).get("cases") or {}
+        for case in s.cases:
+            entry = cases.get(case.eval_id)
+            if entry is None or case.status not in JUDGED:
+                continue
+            history = _logs(
+                entry.get("usage") or [], entry.get("push") or [], entry.get("error") or []
+            )
+            if not history:
+                continue
+            finished = [r for r in case.runs if not r.confirmation and r.error is None]
+            if finished and all(Tally().add_run(r) is None for r in finished):
+                before = math.exp(median(v for _, v in history))
+                out.append(
+                    UnreportedUsage(s.eval_set_id, case.eval_id, round(before, 1), len(history))
+                )
     return out

@@ -6,10 +6,13 @@ listed, not blocking, saying how to make them block. Pure: from the results."""
 from __future__ import annotations
 
 from ci_eval.gate.items import Item, Kind
+from ci_eval.model.status import Status
 from ci_eval.results.file import RunResults
 from ci_eval.results.usage_totals import of_results, summary
 
 NOT_BLOCKING = "not blocking: add `usage` to --fail-on"
+# the [budget] limits that need the agent's reported tokens
+TOKEN_LIMITS = ("tokens_per_case", "cost_per_run", "max_tokens_per_run", "max_cost_per_run")
 
 
 def _limits(results: RunResults) -> dict[str, float]:
@@ -31,8 +34,30 @@ def budget_items(results: RunResults) -> list[Item]:
     found = of_results(results)
     tokens = limits.get("tokens_per_case")
     if tokens is not None:
+        # a case main has tokens for is said by unmeasured_items, with main's figure
+        said = {u.key for u in (results.comparison.unreported if results.comparison else [])}
+        judged = {
+            f"{s.eval_set_id}:{c.eval_id}"
+            for s in results.sets
+            for c in s.cases
+            if c.status in (Status.PASSED, Status.FAILED)
+        }
         for case in found.cases:
             spent = case.tokens_per_run
+            if spent is None and case.key in judged and case.key not in said:
+                set_id, _, case_id = case.key.partition(":")
+                items.append(
+                    Item(
+                        Kind.UNMEASURED_USAGE,
+                        True,
+                        set_id,
+                        case_id,
+                        set_id,
+                        change="tokens not reported",
+                        said=f"[budget] tokens_per_case = {tokens:,.0f} cannot be checked: "
+                        "the agent reported no token usage",
+                    )
+                )
             if spent is not None and spent > tokens:
                 set_id, _, case_id = case.key.partition(":")
                 items.append(
@@ -58,13 +83,14 @@ def budget_items(results: RunResults) -> list[Item]:
                     said=f"over [budget] cost_per_run = ${cost:g}",
                 )
             )
-        elif spent_usd is None:
+        elif spent_usd is None:  # a limit that cannot be checked is not met
             items.append(
                 Item(
-                    Kind.BUDGET,
-                    False,
+                    Kind.UNMEASURED_USAGE,
+                    True,
                     change="cost unknown",
-                    said="[budget] cost_per_run needs [prices] and reported tokens",
+                    said=f"[budget] cost_per_run = ${cost:g} cannot be checked: it needs "
+                    "[prices] for the agent's models and reported tokens",
                 )
             )
     latency = limits.get("p95_latency_s")
@@ -116,5 +142,29 @@ def regression_items(results: RunResults) -> list[Item]:
     return items
 
 
+def unmeasured_items(results: RunResults) -> list[Item]:
+    """The cases whose tokens main's history has and this run's agent did not report: not
+    measured, never passed — blocking where a token or cost limit of ``[budget]`` applies or
+    ``--fail-on`` names ``usage``, said otherwise."""
+    comparison = results.comparison
+    if comparison is None or not comparison.unreported:
+        return []
+    limits = _limits(results)
+    blocks = "usage" in results.fail_on or any(k in limits for k in TOKEN_LIMITS)
+    return [
+        Item(
+            Kind.UNMEASURED_USAGE,
+            blocks,
+            u.set_id,
+            u.case_id,
+            u.set_id,
+            change=f"tokens not reported; main reported {u.before:,.0f} a run",
+            said="the agent no longer reports its token usage"
+            + ("" if blocks else " (not blocking: add `usage` to --fail-on, or set a [budget])"),
+        )
+        for u in comparison.unreported
+    ]
+
+
 def usage_items(results: RunResults) -> list[Item]:
-    return budget_items(results) + regression_items(results)
+    return budget_items(results) + unmeasured_items(results) + regression_items(results)

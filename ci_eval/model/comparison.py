@@ -261,6 +261,23 @@ class SuiteDrop:
 
 
 @dataclass(slots=True)
+class UnreportedUsage:
+    """A case whose runs on main reported tokens and whose runs now report none: its usage
+    is not measured (a budget cannot be checked, a token regression cannot be seen)."""
+
+    __pydantic_config__ = RECORD
+
+    set_id: Text
+    case_id: Text
+    before: Number  # main's median tokens per run
+    history_runs: Count
+
+    @property
+    def key(self) -> str:
+        return f"{self.set_id}:{self.case_id}"
+
+
+@dataclass(slots=True)
 class UsageChange:
     """One case's tokens or latency per run against main's history of them
     (:mod:`ci_eval.gate.usage`): the medians, their ratio (latency's: after allowing for how much
@@ -327,6 +344,8 @@ class Comparison:
     judging: Items[JudgingChange] = field(default_factory=list)
     # each case's tokens and latency per run against main's history (ci_eval.gate.usage)
     usage: Items[UsageChange] = field(default_factory=list)
+    # the cases whose tokens main's history has and this run's agent did not report
+    unreported: Items[UnreportedUsage] = field(default_factory=list)
 
     @property
     def regressed_case_count(self) -> int:
