@@ -44,6 +44,8 @@ from ci_eval.results import usage_totals
 from ci_eval.results.file import RunResults, write_results
 from ci_eval.run import control as control_run
 from ci_eval.run import selection as shard_spec
+from ci_eval.run.ceiling import Ceiling
+from ci_eval.run.ceiling import said as ceiling_said
 from ci_eval.run.runner import RunOptions, rerun, run_sets
 from ci_eval.score.scorer import ScoreOptions, Scorer
 from ci_eval.settings import Plan, RunSettings, api_key
@@ -313,6 +315,10 @@ def run(
         raise InputError(f"response cache: {exc}") from None
     if not settings.metric:  # --metric replaces the sets' own metrics
         preflight.check_metric_names(sets, settings)
+    ceiling = job_ceiling(settings)
+    for client, role in ((judge_llm, "judge"), (simulator_llm, "simulator")):
+        if client is not None:
+            client.ceiling, client.role = ceiling, role
     loaded = load_baseline(settings, env)
     selection = (
         changed_cases.select(
@@ -380,6 +386,7 @@ def run(
         # the sets are not read after the run, unless reruns or a control run them again
         release_cases=not confirming and not settings.control,
         carried=selection.carried if selection else {},
+        ceiling=ceiling,
     )
     try:
         results = run_sets(sets, connector, run_options, stop=stop)
@@ -425,6 +432,10 @@ def run(
     notices += [line for line in [llm.usage_line(used)] if line]
     notices += [f"warning: {why}" for why in not_run_reasons()]
     notices += cache.said() if cache is not None else []
+    reached = ceiling.report() if ceiling is not None else None
+    if reached:  # a blocking item of the verdict (ci_eval.gate.usage_items)
+        results.settings["budget_reached"] = reached
+        notices.append(ceiling_said(reached))
     results.settings["usage_totals"] = usage_totals.summary(results)  # in the results file
     written = True
     if settings.results:
@@ -438,6 +449,19 @@ def run(
     if settings.update_baseline:
         notices.append(update_baseline(results, settings))
     return RunOutcome(results, gate(results), notices, written)
+
+
+def job_ceiling(settings: RunSettings) -> Ceiling | None:
+    """[budget]'s binding limits for this job, checked before any call: a cost limit needs a
+    price for the agent's tokens."""
+    models = {"judge": settings.judge.model, "simulator": settings.simulator.model}
+    ceiling = Ceiling.of(settings.budget, settings.prices, models)
+    if ceiling is not None and "max_cost_per_run" in ceiling.limits and not ceiling.prices["agent"]:
+        raise InputError(
+            "[budget] max_cost_per_run needs a price for the agent's tokens: add [prices] "
+            "agent = {input = …, output = …} ($ per million tokens), or [prices] default"
+        )
+    return ceiling
 
 
 def run_settings(settings: RunSettings, plan: Plan, simulator: object, confirming: bool) -> dict:

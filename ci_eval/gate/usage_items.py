@@ -28,7 +28,7 @@ def budget_items(results: RunResults) -> list[Item]:
     """One blocking item per limit exceeded: the cases over ``tokens_per_case`` (each), the
     job's cost over ``cost_per_run``, its p95 turn latency over ``p95_latency_s``."""
     limits = _limits(results)
-    if not limits:
+    if not limits and "budget_reached" not in results.settings:
         return []
     items = []
     found = of_results(results)
@@ -91,6 +91,69 @@ def budget_items(results: RunResults) -> list[Item]:
                     change="cost unknown",
                     said=f"[budget] cost_per_run = ${cost:g} cannot be checked: it needs "
                     "[prices] for the agent's models and reported tokens",
+                )
+            )
+    reached = results.settings.get("budget_reached")
+    if isinstance(reached, dict):  # a binding limit stopped calls: what it kept from running
+        items.append(
+            Item(
+                Kind.BUDGET,
+                True,
+                change=f"budget reached: {reached.get('limit')}",
+                said=f"{reached.get('stopped')} (this job: {reached.get('spent')})",
+            )
+        )
+    # every call's tokens, as the ceiling counted them: the agent's, its reruns', the LLMs'
+    known = [t for t in (found.agent.total_tokens, found.reruns.total_tokens) if t is not None]
+    total = sum(known) if known else None
+    llm = results.settings.get("llm_usage")
+    for role in ("judge", "simulator"):
+        spent = llm.get(role) if isinstance(llm, dict) else None
+        if isinstance(spent, dict) and spent.get("calls"):
+            total = (total or 0) + int(spent.get("input_tokens") or 0)
+            total += int(spent.get("output_tokens") or 0)
+    most = limits.get("max_tokens_per_run")
+    if most is not None and total is not None and total > most:
+        items.append(
+            Item(
+                Kind.BUDGET,
+                True,
+                change=f"this job spent {total:,} tokens",
+                said=f"over [budget] max_tokens_per_run = {most:,.0f} "
+                "(its last calls went past it)",
+            )
+        )
+    elif most is not None and total is None:
+        items.append(
+            Item(
+                Kind.UNMEASURED_USAGE,
+                True,
+                change="tokens unknown",
+                said=f"[budget] max_tokens_per_run = {most:,.0f} cannot be checked: "
+                "no call reported its tokens",
+            )
+        )
+    most_usd = limits.get("max_cost_per_run")
+    if most_usd is not None:
+        spent_usd = summary(results)["cost_usd"]
+        if spent_usd is None:
+            items.append(
+                Item(
+                    Kind.UNMEASURED_USAGE,
+                    True,
+                    change="cost unknown",
+                    said=f"[budget] max_cost_per_run = ${most_usd:g} cannot be checked: it "
+                    "needs [prices] for the agent's models and reported tokens",
+                )
+            )
+        elif spent_usd > most_usd:
+            items.append(
+                Item(
+                    Kind.BUDGET,
+                    True,
+                    change=f"this job cost ${spent_usd:.4g}",
+                    said=f"over [budget] max_cost_per_run = ${most_usd:g} "
+                    "(its last calls went past it)",
                 )
             )
     latency = limits.get("p95_latency_s")

@@ -44,7 +44,7 @@ from ci_eval.gate.items import (
 from ci_eval.gate.usage_items import usage_items
 from ci_eval.model.comparison import ChangeKind, Comparison, Judgement
 from ci_eval.model.status import Status
-from ci_eval.results.file import RunResults
+from ci_eval.results.file import CaseRecord, RunResults
 from ci_eval.text.plural import plural
 
 LINE_LIMIT = 200
@@ -188,6 +188,18 @@ def judging_items(comparison: Comparison, blocks: bool) -> list[Item]:
     return out
 
 
+def _budget_stopped(case: CaseRecord) -> bool:
+    """A case in error only because a [budget] limit refused its calls: its agent's (not
+    run) or its judge's (not asked)."""
+    if case.status != Status.ERROR:
+        return False
+    mark = "budget reached ([budget] "
+    if mark in (case.error or ""):
+        return True
+    failed = [m for m in case.metrics if m.status == Status.ERROR]
+    return bool(failed) and all(mark in (m.reason or "") for m in failed)
+
+
 def changed_of(results: RunResults) -> list[str]:
     raw = results.settings.get("bar_changes")
     return [c for c in raw if isinstance(c, str)] if isinstance(raw, list) else []
@@ -214,6 +226,7 @@ def verdict(results: RunResults) -> Verdict:
         repr((results.settings.get("budget"), results.settings.get("prices"))),
         results.settings.get("selection"),
         results.settings.get("stopped"),
+        repr(results.settings.get("budget_reached")),
         hash(tuple(c.status for s in results.sets for c in s.cases)),
     )
     kept = results.__dict__.get("_verdict")
@@ -350,7 +363,22 @@ def _verdict(results: RunResults) -> Verdict:
         exit_code = EXIT_OK
     else:
         head = ""
-        infra = any(i.kind in (Kind.ERROR, Kind.INTERRUPTED) for i in blocking)
+        # a case a [budget] limit kept from running is the gate's, not an outage's
+        budget = (
+            {
+                (s.eval_set_id, c.eval_id)
+                for s in results.sets
+                for c in s.cases
+                if _budget_stopped(c)
+            }
+            if "budget_reached" in results.settings
+            else set()
+        )
+        infra = any(
+            i.kind is Kind.INTERRUPTED
+            or (i.kind is Kind.ERROR and (i.set_id, i.case_id) not in budget)
+            for i in blocking
+        )
         exit_code = EXIT_INFRA if infra else EXIT_GATE
     line = _line(passed, head, blocking, quiet, notices)
     return Verdict(

@@ -76,7 +76,8 @@ class Usage:
     output_tokens: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def called(self, usage: object) -> None:
+    def called(self, usage: object) -> tuple[int, int]:
+        """Count one call; returns its input and output tokens (0 where not reported)."""
         found = usage if isinstance(usage, dict) else {}
         tokens = [found.get(k) for k in ("prompt_tokens", "completion_tokens")]
         given = [
@@ -86,6 +87,7 @@ class Usage:
             self.calls += 1
             self.input_tokens += given[0]
             self.output_tokens += given[1]
+        return given[0], given[1]
 
     def hit(self) -> None:
         with self._lock:
@@ -118,6 +120,9 @@ class ChatClient:
     temperature: float = 0.0
     cache: ResponseCache | None = None  # --cache: answers kept across jobs
     usage: Usage = field(default_factory=Usage)
+    # [budget]'s binding limits (ci_eval.run.ceiling.Ceiling) and this client's role there
+    ceiling: Any = None
+    role: str = "judge"
 
     def __post_init__(self) -> None:
         from ci_eval.net.client import make_session
@@ -155,6 +160,10 @@ class ChatClient:
             if kept is not None:
                 self.usage.hit()
                 return Completion(kept["text"], kept["logprobs"], cached=True)
+        if self.ceiling is not None:
+            refused = self.ceiling.judge_call()
+            if refused is not None:
+                raise LlmError(f"not asked: {refused}")
         text, tokens = self._complete(messages, extra)
         if self.cache is not None and parts is not None:
             self.cache.put(parts, text, tokens)
@@ -199,7 +208,9 @@ class ChatClient:
         body = {"model": self.model, "temperature": self.temperature, "messages": messages}
         try:
             data, _ = post_json(self._http, self.url, {**body, **extra}, self.timeout, self.retries)
-            self.usage.called(data.get("usage") if isinstance(data, dict) else None)
+            spent = self.usage.called(data.get("usage") if isinstance(data, dict) else None)
+            if self.ceiling is not None:
+                self.ceiling.spent(self.role, *spent)
             choice = data["choices"][0]
             text = choice["message"]["content"]
             tokens = (choice.get("logprobs") or {}).get("content") or []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 from ci_eval.model.status import Status
 
@@ -22,11 +22,13 @@ class Progress:
         stream: TextIO | None = None,
         quiet_for: float = 2.0,
         what: str = "cases",
+        ceiling: Any = None,
     ) -> None:
         # sys.stderr now, not at import: a run in-process writes where stderr points then
         stream = sys.stderr if stream is None else stream
         self.cases, self.runs = cases, cases if runs is None else runs
         self.stream, self.quiet_for, self.what = stream, quiet_for, what
+        self.ceiling = ceiling  # [budget]'s binding limits: said once reached
         self.cases_done = self.runs_done = self.failed = self.errors = 0
         self.start = time.monotonic()
         self.last = 0.0
@@ -61,6 +63,9 @@ class Progress:
             f"{self.errors} error{'' if self.errors == 1 else 's'} "
             f"({self.runs_done}/{self.runs} runs), {elapsed:.1f} s"
         )
+        reached = getattr(self.ceiling, "reached", None)
+        if reached:
+            line += f" — budget reached: {reached}, no more calls"
         self.stream.write(("\r" + line) if self.tty else line + "\n")
         self.stream.flush()
         self.shown = True

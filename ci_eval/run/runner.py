@@ -52,6 +52,8 @@ class RunOptions:
     release_cases: bool = False
     # --select changed: cases not re-run, each with what it says (main's latest result carried)
     carried: dict[tuple[str, str], str] = field(default_factory=dict)
+    # [budget]'s binding limits (ci_eval.run.ceiling.Ceiling): no call past them
+    ceiling: Any = None
 
 
 def _skip_reason(
@@ -83,7 +85,7 @@ def _run_simulated_job(
         return replay_simulated(session.invocations, run, usage, session.expected)
     user = options.simulator.make(case, loaded.dialect, loaded.metrics.extras)
     with llm.one_case(run):
-        return run_simulated(connector, user, eval_set_id, case, run)
+        return run_simulated(connector, user, eval_set_id, case, run, options.ceiling)
 
 
 CANCELLED = "cancelled"
@@ -102,6 +104,7 @@ def run_case(
     stop: threading.Event | None = None,
     record: RunRecord | None = None,
     open_session: Callable[[], AgentSession] | None = None,
+    ceiling: Any = None,
 ) -> RunRecord:
     """Play one run of a case, turn by turn, each by its own deadline. ``record`` (filled in
     as turns finish) lets the caller keep the finished turns of a run it abandons;
@@ -138,6 +141,11 @@ def run_case(
                     *_not_run(expected[n + 1 :]),
                 ]
                 break
+            refused = ceiling.agent_call() if ceiling is not None else None
+            if refused is not None:  # [budget]: no call past it
+                record.error = f"turn {n + 1}: not run: {refused}"
+                record.invocations += _not_run(expected[n:])
+                break
             t0 = time.monotonic()
             deadline = Deadline(timeout, cancel) if cancel is not None else Deadline(timeout)
             try:
@@ -171,6 +179,8 @@ def run_case(
             record.invocations.append(
                 InvocationRecord(exp, actual, elapsed, turn.retries, usage=turn.usage)
             )
+            if ceiling is not None:
+                ceiling.agent_spent(turn.usage)
     except Exception as exc:  # a connector bug must not take the other cases down
         record.error = f"{type(exc).__name__}: {exc}"
     finally:
@@ -302,6 +312,8 @@ def _execute(
     every job holds its final record. ``finished`` sees each job that ends before that, on
     the main thread, as it ends. ``same`` stops a run whose first cases fail the same way."""
     abandoned = getattr(stop, "abandoned", None) or threading.Event()
+    # a replay makes no call: nothing of it counts against [budget]
+    ceiling = options.ceiling if connector.kind != "replay" else None
     pending: queue.SimpleQueue[_Job] = queue.SimpleQueue()
     for job in jobs:
         pending.put(job)
@@ -341,10 +353,15 @@ def _execute(
                 opener.took()
             case = job.case
             assert case is not None  # a job is finished only once
-            if stop.is_set() or (same is not None and same.reason):
+            closed = None
+            if not (stop.is_set() or (same is not None and same.reason)) and ceiling is not None:
+                closed = ceiling.closed()
+            if stop.is_set() or (same is not None and same.reason) or closed:
                 if opener is not None:
                     opener.discard(job)
-                why = "the run was interrupted" if stop.is_set() else same.not_run  # type: ignore[union-attr]
+                why = (
+                    "the run was interrupted" if stop.is_set() else closed or same.not_run  # type: ignore[union-attr]
+                )
                 record = RunRecord(run=job.run, error=f"not run: {why}")
                 record.invocations = _not_run(case.invocations())
                 finish(job, record)
@@ -363,6 +380,7 @@ def _execute(
                     stop,
                     job.record,
                     None if opener is None else lambda job=job: opener.session(job),
+                    ceiling,
                 )
             if not record.replayed:  # when it ran, relative to the run's start: sets' wall time
                 record.started_s = job.started - t0
@@ -472,7 +490,7 @@ def run_sets(
             set_of[id(case_record)] = set_record
         records.append(set_record)
 
-    bar = Progress(len(runs_left), len(jobs))
+    bar = Progress(len(runs_left), len(jobs), ceiling=options.ceiling)
     work = [_Job(*job) for job in jobs]
     del jobs
     if options.release_cases:
@@ -528,7 +546,7 @@ def rerun(
         record.runs = list(record.runs)  # runs kept as text (spilled) become objects again
         run = max((r.run for r in record.runs), default=0) + 1
         work.append(_Job(loaded.eval_set.eval_set_id, case, record, run, loaded))
-    bar = Progress(len(work), what="confirmation reruns")
+    bar = Progress(len(work), what="confirmation reruns", ceiling=options.ceiling)
 
     def finished(job: _Job) -> None:
         assert job.record is not None

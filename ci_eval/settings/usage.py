@@ -7,14 +7,25 @@ names too: see :mod:`ci_eval.results.usage_totals`). ``[budget]``: opt-in limits
 blocking item of the verdict when exceeded — ``tokens_per_case`` (a case's mean total tokens
 per run), ``cost_per_run`` (dollars for the whole job: the agent's runs, its reruns, the judge's
 and the simulator's calls, where priced) and ``p95_latency_s`` (the 95th percentile of the
-agent's wall time per turn over the job)."""
+agent's wall time per turn over the job) — and limits that bind, stopping calls once reached
+(:mod:`ci_eval.run.ceiling`): ``max_tokens_per_run``, ``max_cost_per_run``, ``max_agent_calls``,
+``max_judge_calls``."""
 
 from __future__ import annotations
 
 from ci_eval.errors import InputError
 from ci_eval.text.suggest import did_you_mean
 
-BUDGET_KEYS = ("tokens_per_case", "cost_per_run", "p95_latency_s")
+BUDGET_KEYS = (
+    "tokens_per_case",
+    "cost_per_run",
+    "p95_latency_s",
+    # binding: no call is made past them (ci_eval.run.ceiling)
+    "max_tokens_per_run",
+    "max_cost_per_run",
+    "max_agent_calls",
+    "max_judge_calls",
+)
 PRICE_KEYS = ("input", "output")
 
 

@@ -79,7 +79,9 @@ def run_simulated(
     eval_set_id: str,
     case: Any,
     run: int,
+    ceiling: Any = None,
 ) -> RunRecord:
+    """``ceiling``: [budget]'s binding limits (ci_eval.run.ceiling), checked before each turn."""
     record = RunRecord(run=run)
     started = time.monotonic()
     record.simulation = user.describe()
@@ -104,6 +106,10 @@ def run_simulated(
                 break
             content = Content(role="user", parts=[Part(text=nxt.text)])
             n = len(record.invocations) + 1
+            refused = ceiling.agent_call() if ceiling is not None else None
+            if refused is not None:
+                record.error = f"turn {n}: not run: {refused}"
+                break
             t0 = time.monotonic()
             try:
                 turn = session.send(content)
@@ -123,6 +129,8 @@ def run_simulated(
             if not kept.fits(actual):
                 record.error = f"turn {n}: {TOO_MUCH}"
                 break
+            if ceiling is not None:
+                ceiling.agent_spent(turn.usage)
             record.invocations.append(
                 InvocationRecord(
                     # a simulated case has no expected turn: the expectation is the user's
