@@ -4,28 +4,26 @@ Sources: trpc-group/trpc-agent-go at commit 0e352fdd1428d30a8d978d39877f5a7b2591
 ``evaluation/evaluator/llm/operator/``: ``responsescorer/`` (finalresponse, rubricscores,
 hallucination, singlescore, boolean, categorical, verifierpairwise, internal/responsejson),
 ``samplesaggregator/majorityvote`` and ``invocationsaggregator/average``. The patterns are
-trpc's own, with Go's ``\\s`` (ASCII whitespace) spelled out; where trpc's Go code returns an
-error, :class:`AnswerError` carries its message. Pure.
+trpc's own, compiled with RE2 as Go compiles them (the same syntax and meaning, linear time);
+where trpc's Go code returns an error, :class:`AnswerError` carries its message. Pure.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-_WS = r"[\t\n\f\r ]"  # RE2's \s
-_FINAL_RESPONSE = re.compile(
-    rf"reasoning:{_WS}*(.*?){_WS}*is_the_agent_response_valid:{_WS}*(.*?){_WS}*$", re.M | re.S
+import re2
+
+# trpc's own patterns, compiled as trpc compiles them: with RE2 (Go's regexp), linear in the
+# answer's length whatever it holds; Python's backtracking engine is cubic on some answers
+_FINAL_RESPONSE = re2.compile(r"(?ms)reasoning:\s*(.*?)\s*is_the_agent_response_valid:\s*(.*?)\s*$")
+_SENTENCE_BLOCK = re2.compile(
+    r"(?ms)ID:\s*(.*?)\s*Reason:\s*(.*?)\s*Label:\s*(.*?)\s*Verdict:\s*(.*?)(?:\n\s*\n|\z)"
 )
-_SENTENCE_BLOCK = re.compile(
-    rf"ID:{_WS}*(.*?){_WS}*Reason:{_WS}*(.*?){_WS}*Label:{_WS}*(.*?){_WS}*"
-    rf"Verdict:{_WS}*(.*?)(?:\n{_WS}*\n|\Z)",
-    re.M | re.S,
-)
-SENTENCE = re.compile(r"<sentence>(.*?)</sentence>", re.S)
+SENTENCE = re2.compile(r"(?s)<sentence>(.*?)</sentence>")
 _LABEL_SCORES = {
     "supported": 1.0,
     "not_applicable": 1.0,
