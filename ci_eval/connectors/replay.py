@@ -365,9 +365,12 @@ class ReplayConnector:
     checks: recorded.Checks = field(default_factory=recorded.Checks, repr=False)
     # the sessions of trace files, matched to cases as they open
     traced: list[tuple[traces.TracedSession, Recording]] = field(default_factory=list)
+    _index: traces.SessionIndex | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.recordings = load_recordings(self.paths, self.pick, self.traced)
+        if self.traced:  # indexed once, before the workers open cases
+            self._index = traces.SessionIndex([session for session, _ in self.traced])
 
     def describe(self) -> str:
         return f"replay ({self.pick}) of " + ", ".join(str(p) for p in self.paths)
@@ -382,11 +385,9 @@ class ReplayConnector:
         first = expected[0].user_content.text() if expected else None
         if first is None and case.conversation_scenario is not None:
             first = case.conversation_scenario.starting_prompt
-        return [
-            recording
-            for session, recording in self.traced
-            if traces.matches(session, session_id, first)
-        ]
+        if self._index is None:
+            return []
+        return [self.traced[i][1] for i in self._index.find(session_id, first)]
 
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _ReplaySession:
         runs = self.recordings.get((eval_set_id, case.eval_id)) or self._traced_runs(case)

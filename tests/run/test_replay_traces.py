@@ -15,8 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ci_eval.connectors import traces
 from ci_eval.connectors.replay import ReplayConnector
+from ci_eval.connectors.traces import SessionIndex, TracedSession
 from tests.adk_server import AGENTS, adk_executable
 from tests.helpers import run_cli
 
@@ -132,3 +136,27 @@ def test_a_case_whose_session_id_was_traced_replays_that_session(
         cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _session(session_id: str, text: str | None) -> TracedSession:
+    if text is None:
+        return TracedSession(session_id)
+    return TracedSession(session_id, [{"user_content": {"parts": [{"text": text}]}}])
+
+
+IDS = st.sampled_from(["", "s1", "s2", "s3"])
+TEXTS = st.one_of(st.none(), st.sampled_from(["Hi", " hi ", "HI", "weather?", "", "x"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    sessions=st.lists(st.tuples(IDS, TEXTS), max_size=12),
+    session_id=st.one_of(st.none(), IDS),
+    first=TEXTS,
+)
+def test_the_index_finds_what_comparing_with_every_session_finds(
+    sessions: list[tuple[str, str | None]], session_id: str | None, first: str | None
+) -> None:
+    traced = [_session(i, t) for i, t in sessions]
+    linear = [n for n, s in enumerate(traced) if traces.matches(s, session_id, first)]
+    assert SessionIndex(traced).find(session_id, first) == linear
