@@ -81,6 +81,9 @@ TOO_MUCH = (
     f"the agent's replies in this run passed {MAX_RUN_REPLIES // 2**20} MiB, a ceiling: "
     "this turn's reply is not kept"
 )
+# a replayed file's recording of a run that cannot be read (a field of the wrong type): the
+# case's run errors with this and where, the other cases are replayed; the run exits 2
+UNREADABLE = "unreadable recording: "
 
 
 @dataclass

@@ -34,13 +34,12 @@ from pydantic import TypeAdapter, ValidationError
 
 from ci_eval.connectors import adk_rs_report, recorded, traces
 from ci_eval.connectors import usage as reported
-from ci_eval.connectors.base import ActualTurn, AgentError
+from ci_eval.connectors.base import UNREADABLE, ActualTurn, AgentError
 from ci_eval.dialects import trpc
 from ci_eval.errors import InputError
 from ci_eval.io.jsonfast import NotStreamable, parse_streaming, paused_gc
 from ci_eval.io.jsonpos import JsonDocument, parse_json, read_json_text
 from ci_eval.io.readfile import max_results_bytes
-from ci_eval.io.validation import first_error
 from ci_eval.model import (
     Content,
     EvalCase,
@@ -65,7 +64,16 @@ class Recording(Sequence[Invocation]):
     itself (trpc's, with extensions) are held as they are. ``marshal``: the fastest exact copy
     of JSON values the standard library has, read back only from what this process wrote."""
 
-    __slots__ = ("_count", "_invocations", "_raw", "expected", "recorded", "reported", "usage")
+    __slots__ = (
+        "_count",
+        "_invocations",
+        "_raw",
+        "expected",
+        "recorded",
+        "reported",
+        "unreadable",
+        "usage",
+    )
 
     def __init__(
         self, invocations: list[Invocation], expected: list[Invocation] | None = None
@@ -82,6 +90,15 @@ class Recording(Sequence[Invocation]):
         self.reported: dict[str, Any] | None = None
         # the expected invocations the recording holds beside its own (trpc's expected runner)
         self.expected = expected
+        # why the recorded run cannot be replayed (a field of the wrong type, with its JSON
+        # path): its case's run errors, and every other case is replayed and scored
+        self.unreadable: str | None = None
+
+    @classmethod
+    def broken(cls, why: str) -> Recording:
+        recording = cls([])
+        recording.unreadable = why
+        return recording
 
     @classmethod
     def from_raw(cls, raw: list[Any], usage: list[Usage | None] | None = None) -> Recording:
@@ -197,9 +214,14 @@ def _adk_runs(data: dict[str, Any], path: str) -> dict[tuple[str, str], list[Rec
                 raw.append(p["actual_invocation"])
                 Invocation.model_validate(raw[-1])
         except (ValidationError, KeyError, TypeError) as exc:
-            raise InputError(
-                f"case {key[1]!r}: unreadable actual invocation ({exc})", path=path
-            ) from None
+            at = f"eval_metric_result_per_invocation[{len(raw) - 1 if raw else 0}]"
+            why = exc.errors()[0] if isinstance(exc, ValidationError) else None
+            place = f"{at}.actual_invocation" + (_loc(why["loc"]) if why else "")
+            what = why["msg"] if why else f"missing {exc}"
+            runs.setdefault(key, []).append(
+                Recording.broken(f"{path} case {key[1]!r}: {place}: {what}")
+            )
+            continue
         recording = Recording.from_raw(raw)
         recording.recorded = recorded.of_adk_result(result)
         runs.setdefault(key, []).append(recording)
@@ -216,26 +238,28 @@ def _ci_eval_runs(data: dict[str, Any], path: str) -> dict[tuple[str, str], list
                     continue
                 raw, usage = [], []
                 try:  # each in turn, as the first problem is the one reported
-                    for inv in run.get("invocations") or []:
+                    for n, inv in enumerate(run.get("invocations") or []):
                         if inv.get("actual"):
                             raw.append(inv["actual"])
+                            where = f"invocations[{n}].actual"
                             Invocation.model_validate(raw[-1])
-                            usage.append(_recorded_usage(inv.get("usage"), key[1], path))
+                            where = f"invocations[{n}].usage"
+                            usage.append(_USAGE.validate_python(inv.get("usage")))
                 except ValidationError as exc:
-                    raise InputError(
-                        f"case {key[1]!r}: unreadable actual invocation ({exc})", path=path
-                    ) from None
+                    why = exc.errors()[0]
+                    runs.setdefault(key, []).append(
+                        Recording.broken(
+                            f"{path} case {key[1]!r}: {where}{_loc(why['loc'])}: {why['msg']}"
+                        )
+                    )
+                    continue
                 runs.setdefault(key, []).append(Recording.from_raw(raw, usage))
     return runs
 
 
-def _recorded_usage(value: Any, case: str, path: str) -> Usage | None:
-    try:
-        return _USAGE.validate_python(value)
-    except ValidationError as exc:
-        raise InputError(
-            f"case {case!r}: unreadable usage ({first_error(exc)})", path=path
-        ) from None
+def _loc(loc: Sequence[Any]) -> str:
+    """A pydantic error's place as a JSON path's tail: ``.parts[0].text``."""
+    return "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in loc)
 
 
 def _read_recorded(
@@ -264,14 +288,15 @@ def _read_recorded(
         for session in sessions:
             try:
                 _RUN.validate_python(session.invocations)
+                recording = Recording.from_raw(session.invocations)
             except ValidationError as exc:
-                raise InputError(
-                    f"session {session.session_id!r}: unreadable traced invocation "
-                    f"({first_error(exc)})",
-                    path=doc.path,
-                ) from None
+                why = exc.errors()[0]
+                recording = Recording.broken(
+                    f"{doc.path} session {session.session_id!r}: invocations{_loc(why['loc'])}: "
+                    f"{why['msg']}"
+                )
             if traced is not None:
-                traced.append((session, Recording.from_raw(session.invocations)))
+                traced.append((session, recording))
         return data, {}
     try:
         if "eval_case_results" in data:
@@ -286,7 +311,12 @@ def _read_recorded(
             found = _ci_eval_runs(data, doc.path)
         elif adk_rs_report.is_report(data):
             found = {
-                key: [Recording.of_report(scores) for scores in runs]
+                key: [
+                    Recording.broken(scores)
+                    if isinstance(scores, str)
+                    else Recording.of_report(scores)
+                    for scores in runs
+                ]
                 for key, runs in adk_rs_report.reported_runs(data, doc.path).items()
             }
         else:
@@ -400,6 +430,8 @@ class ReplayConnector:
                 f"run {run}: {eval_set_id}:{case.eval_id} has only {len(runs)} recording(s)"
             )
         recording = self._replayed(runs, run)
+        if recording.unreadable is not None:
+            raise AgentError(f"{UNREADABLE}{recording.unreadable}")
         self.checks.compare(eval_set_id, case, recording.recorded)
         return _ReplaySession.of(recording)
 

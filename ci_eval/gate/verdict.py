@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ci_eval.errors import EXIT_GATE, EXIT_INFRA, EXIT_OK
+from ci_eval.connectors.base import UNREADABLE
+from ci_eval.errors import EXIT_GATE, EXIT_INFRA, EXIT_INPUT, EXIT_OK
 from ci_eval.gate.items import (
     FAILED_ICON,
     ID_LIMIT,
@@ -188,16 +189,34 @@ def judging_items(comparison: Comparison, blocks: bool) -> list[Item]:
     return out
 
 
-def _budget_stopped(case: CaseRecord) -> bool:
-    """A case in error only because a [budget] limit refused its calls: its agent's (not
-    run) or its judge's (not asked)."""
-    if case.status != Status.ERROR:
-        return False
-    mark = "budget reached ([budget] "
-    if mark in (case.error or ""):
-        return True
+def _error_kinds(results: RunResults, errored: set[tuple[str, str]]) -> set[str]:
+    """Why the ``errored`` cases errored: ``budget``, ``input`` or ``infra``, each once."""
+    found: set[str] = set()
+    if not errored:
+        return found
+    budget = "budget_reached" in results.settings  # a limit was reached: the job says so
+    for s in results.sets:
+        for case in s.cases:
+            if (s.eval_set_id, case.eval_id) in errored:
+                found.add(_error_kind(case, budget))
+    return found
+
+
+def _error_kind(case: CaseRecord, budget: bool) -> str:
+    """``budget`` when only a [budget] limit refused its calls (its agent's: not run; its
+    judge's: not asked), ``input`` when its recording could not be read, else ``infra``."""
+    error = case.error or ""
+    if error.startswith(UNREADABLE):
+        return "input"
+    if not budget:
+        return "infra"
+    mark = "not run: budget reached ([budget] "
+    if error.startswith(mark) or (error.startswith("turn ") and f": {mark}" in error):
+        return "budget"
     failed = [m for m in case.metrics if m.status == Status.ERROR]
-    return bool(failed) and all(mark in (m.reason or "") for m in failed)
+    if failed and all("not asked: budget reached ([budget] " in (m.reason or "") for m in failed):
+        return "budget"
+    return "infra"
 
 
 def changed_of(results: RunResults) -> list[str]:
@@ -363,23 +382,12 @@ def _verdict(results: RunResults) -> Verdict:
         exit_code = EXIT_OK
     else:
         head = ""
-        # a case a [budget] limit kept from running is the gate's, not an outage's
-        budget = (
-            {
-                (s.eval_set_id, c.eval_id)
-                for s in results.sets
-                for c in s.cases
-                if _budget_stopped(c)
-            }
-            if "budget_reached" in results.settings
-            else set()
-        )
-        infra = any(
-            i.kind is Kind.INTERRUPTED
-            or (i.kind is Kind.ERROR and (i.set_id, i.case_id) not in budget)
-            for i in blocking
-        )
-        exit_code = EXIT_INFRA if infra else EXIT_GATE
+        # why each errored case errored: a [budget] limit is the gate's, an unreadable
+        # recording is bad input, anything else an outage
+        errored = {(i.set_id, i.case_id) for i in blocking if i.kind is Kind.ERROR}
+        why = _error_kinds(results, errored)
+        infra = any(i.kind is Kind.INTERRUPTED for i in blocking) or "infra" in why
+        exit_code = EXIT_INPUT if "input" in why else EXIT_INFRA if infra else EXIT_GATE
     line = _line(passed, head, blocking, quiet, notices)
     return Verdict(
         passed,

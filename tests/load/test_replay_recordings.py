@@ -130,12 +130,16 @@ def test_unusual_and_broken_files_are_read_as_before(text: str, tmp_path: Path) 
     assert streamed == usual
 
 
-def test_a_bad_recording_is_named_when_loading(tmp_path: Path) -> None:
+def test_a_bad_recording_is_named_when_loading_and_only_its_case_is_lost(tmp_path: Path) -> None:
     path = tmp_path / "r.evalset_result.json"
     bad = {"invocation_id": "i", "user_content": {"role": 5}}
     path.write_text(json.dumps(_result_file([("a", [_INV]), ("b", [bad])])), "utf-8")
-    with pytest.raises(InputError, match=r"case 'b': unreadable actual invocation \(1 validation"):
-        load_recordings([path])
+    loaded = {key[1]: runs for key, runs in load_recordings([path]).items()}
+    assert loaded["a"][0].unreadable is None
+    assert loaded["b"][0].unreadable == (
+        f"{path} case 'b': eval_metric_result_per_invocation[0].actual_invocation"
+        ".user_content.role: Input should be a valid string"
+    )
 
 
 @SETTINGS
