@@ -7,6 +7,12 @@ sniffing run as in a repository). Each is loaded in-process as ``validate`` does
 thread with a per-file time limit (a hang is counted, not waited for). Then the real CLI
 validates the whole tree in one process.
 
+Then the same for replayed files (``--replay-n``, default 2,000): mutated result files of the
+corpus and of the repository's tests (ADK, trpc-agent-go, adk-rs reports, ci-eval results,
+OTLP traces) loaded as ``--agent replay`` loads them and every recording opened — a file's
+error or a case's unreadable recording is fine, any other exception is an internal error — and
+``ci-eval init``'s reading of every 10th mutated folder (find the project, render both files).
+
 Prints: files, valid, invalid, internal errors (any exception escaping the loader, or caught
 only by its last-resort handler), hangs,
 messages without the file, messages on a parsed JSON document without a JSON path, and
@@ -16,6 +22,7 @@ non-UTF-8 messages. All but the first three must be 0.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import random
@@ -214,10 +221,95 @@ def _load(path: Path) -> Any:
     return box
 
 
+REPLAYED = ("*result*.json", "*report*.json", "*trace*.json", "*otlp*.json", "*jaeger*.json")
+
+
+def _replay_sources() -> list[Path]:
+    found: set[Path] = set()
+    for folder in (CORPUS, ROOT / "tests"):
+        for pattern in REPLAYED:
+            found.update(p for p in folder.rglob(pattern) if p.is_file())
+    return sorted(found)
+
+
+def _replay_and_init(path: Path, init: bool) -> Any:
+    """Load ``path`` as a replay does and open every recording; with ``init``, find the
+    project of its folder and render init's files. What escapes is a crash."""
+    from ci_eval.cli.init_files import render_toml, render_workflow
+    from ci_eval.connectors.base import AgentError
+    from ci_eval.connectors.replay import ReplayConnector
+    from ci_eval.load.find_project import find_project
+    from ci_eval.model import EvalCase
+
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            try:
+                connector = ReplayConnector([path])
+            except InputError:
+                connector = None
+            if connector is not None:
+                for (set_id, case_id), _runs in connector.recordings.items():
+                    case = EvalCase.model_validate({"eval_id": case_id, "conversation": []})
+                    with contextlib.suppress(AgentError):  # a case's unreadable recording
+                        connector.open(set_id, case, 1)
+            if init:
+                project = find_project(path.parent)
+                render_toml(project, [])
+                render_workflow(project)
+            box["ok"] = True
+        except Exception as exc:  # what a user would see as "internal error"
+            box["crash"] = exc
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    thread.join(PER_FILE_TIMEOUT)
+    return "hang" if thread.is_alive() else box
+
+
+def _seeds(work: Path) -> list[Path]:
+    """Recorded files the corpus has none of, written here: an adk-rs report, an OTLP trace."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_replay
+
+    seeds = work / "seeds"
+    seeds.mkdir()
+    score = {"score": 1.0, "status": "PASSED", "details": {"per_invocation": [1.0, 0.5]}}
+    result = {"eval_set_id": "s", "eval_case_id": "c", "overall_status": "PASSED"}
+    report = {"results": [result | {"scores": {"tool_trajectory_avg_score": score}}] * 2}
+    (seeds / "adk_rs_report.json").write_text(json.dumps(report))
+    _, trace = bench_replay.write_inputs(seeds, 3, 3)
+    return [seeds / "adk_rs_report.json", trace]
+
+
+def replay_phase(n: int, rng: random.Random, work: Path) -> tuple[dict[str, int], list[str]]:
+    sources = _replay_sources() + _seeds(work)
+    counts = {"files": 0, "internal_errors": 0, "hangs": 0}
+    examples: list[str] = []
+    for i in range(n if sources else 0):
+        source = rng.choice(sources)
+        folder = work / f"replay-{i:05d}"
+        folder.mkdir()
+        path = folder / source.name
+        path.write_bytes(mutate(source.read_bytes(), rng))
+        counts["files"] += 1
+        box = _replay_and_init(path, init=i % 10 == 0)
+        if box == "hang":
+            counts["hangs"] += 1
+            examples.append(f"hang: {path}")
+        elif "crash" in box:
+            counts["internal_errors"] += 1
+            exc = box["crash"]
+            examples.append(f"{path}: {type(exc).__name__}: {exc}"[:300])
+    return counts, examples
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--replay-n", type=int, default=2_000)
     parser.add_argument("--keep", action="store_true", help="keep the mutated files")
     args = parser.parse_args()
     sources = sorted(CORPUS.rglob("*.json")) if CORPUS.is_dir() else []
@@ -299,6 +391,9 @@ def main() -> int:
         except subprocess.TimeoutExpired:
             cli, cli_ok = "TIMED OUT (a hang)", False
         cli_time = time.monotonic() - t0
+        t1 = time.monotonic()
+        replayed, replay_examples = replay_phase(args.replay_n, rng, work)
+        replay_time = time.monotonic() - t1
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -311,6 +406,13 @@ def main() -> int:
         f"{counts['not_utf8']} not UTF-8"
     )
     print(f"fuzz: `ci-eval validate` over all of them: {cli} in {cli_time:.1f} s")
+    print(
+        f"fuzz: {replayed['files']} mutated replayed files (and init on every 10th folder) in "
+        f"{replay_time:.1f} s: {replayed['internal_errors']} internal errors, "
+        f"{replayed['hangs']} hangs"
+    )
+    for line in replay_examples[:5]:
+        print(f"  replay: {line}")
     for kind, lines in examples.items():
         for line in lines[:5]:
             print(f"  {kind}: {line}")
@@ -320,6 +422,8 @@ def main() -> int:
         + counts["without_file"]
         + counts["parsed_without_json_path"]
         + counts["not_utf8"]
+        + replayed["internal_errors"]
+        + replayed["hangs"]
     )
     return 0 if bad == 0 and cli_ok else 1
 

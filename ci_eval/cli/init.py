@@ -62,7 +62,9 @@ def init(
         (CONFIG_NAME, render_toml(project, judged)),
         (WORKFLOW_PATH, render_workflow(project)),
     ]
-    where = project.root.as_posix()
+    from ci_eval.cli.init_files import escaped
+
+    where = escaped(project.root.as_posix())
     say(f"ci-eval init: {where}" + (" (the repository root)" if project.in_repository else ""))
     for line in _found(project):
         say(line)
@@ -82,8 +84,31 @@ def init(
     raise typer.Exit(EXIT_OK)
 
 
+def _link_on_the_way(root: Path, name: str) -> str | None:
+    """The first part of ``name`` (from ``root``) that is a symlink, or that resolves outside
+    ``root``: init writes only inside the repository, never through a link."""
+    here = root
+    top = root.resolve()
+    for part in Path(name).parts:
+        here = here / part
+        if here.is_symlink():
+            return Path(here).relative_to(root).as_posix()
+        if here.exists() and not here.resolve().is_relative_to(top):
+            return Path(here).relative_to(root).as_posix()
+    return None
+
+
 def _put(target: Path, name: str, text: str, force: bool, dry_run: bool) -> str:
     """Write one file unless it is there (or ``dry_run``); what was done, in a phrase."""
+    root = target
+    for _ in Path(name).parts:
+        root = root.parent
+    link = _link_on_the_way(root, name)
+    if link is not None:
+        return (
+            f"{'would keep' if dry_run else 'kept'} {name}: {link} is a symlink (init writes "
+            "only inside the repository, never through a link)"
+        )
     state = _state(target, text)
     if state == "unchanged":
         return f"unchanged {name}: already what init writes"
@@ -123,14 +148,16 @@ def _write(target: Path, text: str) -> None:
 
 
 def _state(target: Path, text: str) -> str:
-    """new, unchanged, differs, or other (a folder, unreadable)."""
+    """new, unchanged, differs, or other (a folder, a FIFO, a device: not a regular file)."""
+    from ci_eval.io.readfile import read_regular_file
+
     if not target.exists() and not target.is_symlink():
         return "new"
     try:
-        current = target.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return "other" if not target.is_file() else "differs"
-    return "unchanged" if current == text else "differs"
+        current = read_regular_file(target, str(target), len(text.encode()) + (1 << 20))
+    except InputError:
+        return "other"
+    return "unchanged" if current == text.encode() else "differs"
 
 
 def _judged(project: "ProjectFound") -> list[str]:
@@ -177,8 +204,15 @@ def _found(project: "ProjectFound") -> list[str]:
 
 
 def _to_decide(project: "ProjectFound", judged: list[str]) -> list[str]:
+    from ci_eval.cli.init_files import agent_url, agents_folder, escaped
+
     agent = project.agent
-    todo = []
+    todo = [why for why in (agents_folder(project)[1], agent_url(project)[1]) if why]
+    todo += [
+        f"{escaped(f)}: its name is not UTF-8, so ci-eval.toml cannot name it: rename it"
+        for f in project.folders
+        if escaped(f) != f
+    ]
     if agent.kind is None:
         todo.append(
             "how ci-eval reaches your agent: set [agent] kind (adk, adk-http, http, command) "

@@ -8,6 +8,8 @@ commented; each push to main records its run in that history, on the data branch
 from __future__ import annotations
 
 import json
+import re
+import shlex
 
 from ci_eval import ACTION_REPO, __version__
 from ci_eval.load.find_project import ProjectFound, SetFound, parse_api_server
@@ -23,9 +25,49 @@ _UPLOAD = "actions/upload-artifact@bbbca2ddaa5d8feaa63e36b76fdaad77386f024f # v7
 _DOWNLOAD = "actions/download-artifact@3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c # v8.0.1"
 
 
+# what init copies from the repository into a workflow's script: a plain path, nothing a
+# shell reads as more than a word
+PLAIN_PATH = re.compile(r"[A-Za-z0-9._/-]+")
+PLAIN_URL = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?")
+
+
+def escaped(text: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (surrogate-escaped) as ``\\xff``."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _printable(text: str) -> str:
     """A path or phrase fit for a comment line: no line breaks or controls."""
-    return "".join(c if c.isprintable() else "?" for c in text)
+    return "".join(c if c.isprintable() else "?" for c in escaped(text))
+
+
+def plain_path(text: str | None) -> bool:
+    return text is not None and PLAIN_PATH.fullmatch(text) is not None and not text.startswith("-")
+
+
+def agents_folder(project: ProjectFound) -> tuple[str | None, str | None]:
+    """The agents folder an ``adk api_server`` line found names, if a plain path, and why
+    it is not copied when it is not (the workflow's script would run what it holds)."""
+    agent = project.agent
+    if not agent.evidence.startswith("`adk api_server"):
+        return None, None
+    folder = parse_api_server(agent.evidence.split("`")[1].split("api_server", 1)[1])[1]
+    if folder is None or plain_path(folder):
+        return folder, None
+    return None, (
+        f"the agents folder of `adk api_server` found ({_printable(folder)[:60]}) is not a plain "
+        "path ([A-Za-z0-9._/-]): not copied into the workflow; add it to its serve step"
+    )
+
+
+def agent_url(project: ProjectFound) -> tuple[str, str | None]:
+    url = project.agent.url or "http://localhost:8000"
+    if PLAIN_URL.fullmatch(url):
+        return url.rstrip("/"), None
+    return "http://localhost:8000", (
+        f"the agent's URL found ({_printable(url)[:60]}) is not a plain http URL: the workflow "
+        "uses http://localhost:8000"
+    )
 
 
 def _toml_str(text: str) -> str:
@@ -59,7 +101,13 @@ def render_toml(project: ProjectFound, judged: list[str]) -> str:
         lines += [f"#   {set_line(s)}" for s in project.sets[:SHOWN_SETS]]
         if len(project.sets) > SHOWN_SETS:
             lines.append(f"#   … and {len(project.sets) - SHOWN_SETS} more")
-        lines.append("paths = [" + ", ".join(_toml_str(f) for f in project.folders) + "]")
+        named = [f for f in project.folders if escaped(f) == f]
+        for folder in (f for f in project.folders if escaped(f) != f):
+            lines.append(
+                f"# not named below: {_printable(folder)} (its name is not UTF-8, which TOML "
+                "cannot hold: rename it)"
+            )
+        lines.append("paths = [" + ", ".join(_toml_str(f) for f in named) + "]")
     else:
         lines += [
             "# no eval set found: name the folders that will hold them (ADK's *.evalset.json)",
@@ -243,13 +291,11 @@ def _requirements(project: ProjectFound) -> str:
 def _serve(project: ProjectFound, code: str) -> list[str]:
     """The step that starts the adk api_server on the runner, where ci-eval reaches it at
     localhost, and waits until it answers."""
-    agent = project.agent
-    url = agent.url or "http://localhost:8000"
-    port = url.rsplit(":", 1)[-1].strip("/")
-    folder = None
-    if agent.evidence.startswith("`adk api_server"):
-        folder = parse_api_server(agent.evidence.split("`")[1].split("api_server", 1)[1])[1]
-    serve = f"adk api_server {folder + ' ' if folder else ''}--port {port}"
+    url, _ = agent_url(project)
+    tail = url.rsplit(":", 1)[-1]
+    port = tail if tail.isdigit() else "8000"
+    folder, _ = agents_folder(project)  # only a plain path: the script runs what it holds
+    serve = f"adk api_server {shlex.quote(folder) + ' ' if folder else ''}--port {port}"
     return [
         f"      - name: Start the agent ({code})",
         "        run: |",

@@ -124,11 +124,14 @@ def assigns_root_agent(source: str) -> bool:
 
 
 def _read(path: Path) -> str | None:
+    """A regular file's text, at most ``_MAX_SOURCE`` bytes; None for anything else (a device,
+    a FIFO, a link to one: the repository is input, and never blocks or floods init)."""
+    from ci_eval.errors import InputError
+    from ci_eval.io.readfile import read_regular_file
+
     try:
-        if path.stat().st_size > _MAX_SOURCE:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_regular_file(path, str(path), _MAX_SOURCE).decode("utf-8", errors="replace")
+    except InputError:
         return None
 
 
