@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -60,7 +61,12 @@ def one(python: str, name: str, n: int) -> float | None:
     script = SCRIPT.format(imports=imports, call=call, unit=unit, n=n)
     try:
         done = subprocess.run(
-            [python, "-c", script], capture_output=True, text=True, timeout=LIMIT_S, check=True
+            [python, "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=LIMIT_S,
+            check=True,
+            cwd=tempfile.gettempdir(),  # its own ci_eval, not the one in this folder
         )
     except subprocess.TimeoutExpired:
         return None
