@@ -75,8 +75,8 @@ def compare(
     control: RunResults | None = None,
 ) -> Comparison:
     """``confirm``: the runs that confirm a break when all fail (fewer when the run could not
-    make that many: its runs and reruns; never fewer than 2, so one flip never blocks)."""
-    confirm = max(2, confirm)
+    make that many: its runs and reruns; :func:`ci_eval.gate.confirm.target` never gives fewer
+    than 2, so one flip never blocks)."""
     provenance = baseline.get("provenance") or {}
     comparison = Comparison(
         provenance.get("commit"),

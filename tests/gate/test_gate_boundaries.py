@@ -1,0 +1,114 @@
+"""The gate's rules at their boundaries, written against behaviour (``compare`` and
+``verdict`` on results and baselines built through the public model): each threshold at, just
+below and just above its boundary; each family's share of the significance level; each rule
+with its condition. So the rules cannot move by accident (issue #48)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ci_eval.gate import confirm
+from ci_eval.gate.compare import Judgement, compare
+from ci_eval.gate.items import Kind
+from ci_eval.gate.verdict import verdict
+from tests.gate.test_gate import history, judged, results
+
+PASS, FAIL = 1.0, 0.0
+
+
+def _pr_failing(history_fails: int, now: list[float]) -> tuple[dict, object]:
+    """Main: 20 runs of case ``a`` with ``history_fails`` failures; the PR's runs ``now``."""
+    base = history({"a": [FAIL] * history_fails + [PASS] * (20 - history_fails)})
+    return base, results({"a": now})
+
+
+# --- the per-case family has half the significance level --------------------------------------
+
+
+def test_a_case_is_a_regression_only_at_half_the_significance_level() -> None:
+    base, now = _pr_failing(4, [FAIL, FAIL, FAIL])
+    p = judged(compare(now, base, significance=1.0), "a").p_value
+    assert 0 < p < 0.5
+    at_half = judged(compare(now, base, significance=2 * p), "a")
+    just_over = judged(compare(now, base, significance=2 * p * 0.999), "a")
+    over_whole = judged(compare(now, base, significance=p * 1.5), "a")  # p ≤ α, p > α/2
+    assert at_half.judgement is Judgement.REGRESSION
+    assert just_over.judgement is not Judgement.REGRESSION
+    assert over_whole.judgement is not Judgement.REGRESSION
+
+
+# --- a break confirmed by reruns blocks only where main never failed ----------------------------
+
+
+def test_failing_every_run_blocks_where_main_never_failed() -> None:
+    base, now = _pr_failing(0, [FAIL, FAIL])
+    assert judged(compare(now, base, confirm=2), "a").judgement is Judgement.REGRESSION
+
+
+def test_failing_every_run_is_judged_by_its_p_value_where_main_fails_it_too() -> None:
+    base, now = _pr_failing(10, [FAIL, FAIL])  # half of main's runs fail: the usual noise
+    j = judged(compare(now, base, confirm=2), "a")
+    assert j.history_failed == 10 and j.judgement is not Judgement.REGRESSION
+
+
+def test_fewer_failing_runs_than_confirm_never_confirm_a_break() -> None:
+    base, now = _pr_failing(0, [FAIL, FAIL])
+    j = judged(compare(now, base, confirm=3), "a")
+    assert j.judgement is not Judgement.REGRESSION or "failed all" not in j.method
+
+
+# --- the same-day control: at least half of its runs ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("control_runs", "known"),
+    [([FAIL, PASS], True), ([FAIL, FAIL, PASS], True), ([FAIL, PASS, PASS], False)],
+)
+def test_the_control_failing_at_least_half_its_runs_makes_a_known_failure(
+    control_runs: list[float], known: bool
+) -> None:
+    base, now = _pr_failing(0, [FAIL, FAIL, FAIL])
+    j = judged(compare(now, base, control=results({"a": control_runs})), "a")
+    assert (j.judgement is Judgement.KNOWN_FAILURE) is known
+    assert (j.judgement is Judgement.REGRESSION) is not known
+
+
+# --- an outage: at least 10 cases, more than 30 % of those scored -----------------------------
+
+
+def _outage(scored: int, failing: int) -> str | None:
+    ids = [f"c{i}" for i in range(scored)]
+    base = history({c: [PASS] * 20 for c in ids})
+    now = results({c: [FAIL] if n < failing else [PASS] for n, c in enumerate(ids)})
+    return confirm.outage(compare(now, base), now, 5)
+
+
+@pytest.mark.parametrize(
+    ("scored", "failing", "outage"),
+    [
+        (40, 12, False),  # 30 % exactly: not more than the share
+        (40, 13, True),
+        (20, 9, False),  # 45 %, but fewer than 10 cases
+        (20, 10, True),
+    ],
+)
+def test_an_outage_is_more_than_30_percent_and_at_least_10_cases(
+    scored: int, failing: int, outage: bool
+) -> None:
+    assert (_outage(scored, failing) is not None) is outage
+
+
+# --- removed cases block past max_removed -----------------------------------------------------
+
+
+@pytest.mark.parametrize(("allowed", "blocks"), [(1, True), (2, False), (3, False)])
+def test_removed_cases_block_only_past_max_removed(allowed: int, blocks: bool) -> None:
+    base = history({"a": [PASS] * 5, "b": [PASS] * 5, "c": [PASS] * 5})
+    now = results({"a": [PASS]})  # b and c removed
+    now.comparison = compare(now, base)
+    now.settings["max_removed"] = allowed
+    decision = verdict(now)
+    removed = [i for i in decision.blocking + decision.not_blocking if i.kind is Kind.REMOVED]
+    assert len(removed) == 2
+    assert all(i.blocking is blocks for i in removed)
+    assert decision.passed is not blocks
