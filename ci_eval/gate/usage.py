@@ -30,7 +30,7 @@ doubled. Tokens do not depend on the runner: no factor. Pure: no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from statistics import median
 from typing import Any
@@ -71,24 +71,31 @@ def _logs(values: Sequence[Any], pushes: Sequence[Any], errors: Sequence[Any]) -
     return out
 
 
-def _series(results: RunResults, baseline: dict[str, Any]) -> dict[str, list[Series]]:
-    out: dict[str, list[Series]] = {"tokens": [], "latency": []}
+def _with_history(
+    results: RunResults, baseline: dict[str, Any]
+) -> Iterator[tuple[str, CaseRecord, dict[str, Any]]]:
+    """Each judged case of the run that main's history has: its set id, it, its entry."""
     base_sets = baseline.get("sets") or {}
     for s in results.sets:
         cases = (base_sets.get(s.eval_set_id) or {}).get("cases") or {}
         for case in s.cases:
             entry = cases.get(case.eval_id)
-            if entry is None or case.status not in JUDGED:
-                continue
-            pushes, errors = entry.get("push") or [], entry.get("error") or []
-            tokens, latency = _now(case)
-            for kind, stored, now in (
-                ("tokens", entry.get("usage") or [], tokens),
-                ("latency", entry.get("latency_s") or [], latency),
-            ):
-                history = _logs(stored, pushes, errors)
-                if history and now:
-                    out[kind].append(Series(s.eval_set_id, case.eval_id, history, now))
+            if entry is not None and case.status in JUDGED:
+                yield s.eval_set_id, case, entry
+
+
+def _series(results: RunResults, baseline: dict[str, Any]) -> dict[str, list[Series]]:
+    out: dict[str, list[Series]] = {"tokens": [], "latency": []}
+    for set_id, case, entry in _with_history(results, baseline):
+        pushes, errors = entry.get("push") or [], entry.get("error") or []
+        tokens, latency = _now(case)
+        for kind, stored, now in (
+            ("tokens", entry.get("usage") or [], tokens),
+            ("latency", entry.get("latency_s") or [], latency),
+        ):
+            history = _logs(stored, pushes, errors)
+            if history and now:
+                out[kind].append(Series(set_id, case.eval_id, history, now))
     return out
 
 
@@ -279,22 +286,11 @@ def unreported(results: RunResults, baseline: dict[str, Any]) -> list[Unreported
     """The judged cases whose runs on main reported tokens and whose finished runs now report
     none: an agent that stops reporting usage is not measured, never under budget."""
     out = []
-    base_sets = baseline.get("sets") or {}
-    for s in results.sets:
-        cases = (base_sets.get(s.eval_set_id) or {}).get("cases") or {}
-        for case in s.cases:
-            entry = cases.get(case.eval_id)
-            if entry is None or case.status not in JUDGED:
-                continue
-            history = _logs(
-                entry.get("usage") or [], entry.get("push") or [], entry.get("error") or []
-            )
-            if not history:
-                continue
-            finished = [r for r in case.runs if not r.confirmation and r.error is None]
-            if finished and all(Tally().add_run(r) is None for r in finished):
-                before = math.exp(median(v for _, v in history))
-                out.append(
-                    UnreportedUsage(s.eval_set_id, case.eval_id, round(before, 1), len(history))
-                )
+    for set_id, case, entry in _with_history(results, baseline):
+        pushes, errors = entry.get("push") or [], entry.get("error") or []
+        history = _logs(entry.get("usage") or [], pushes, errors)
+        finished = [r for r in case.runs if not r.confirmation and r.error is None]
+        if history and finished and all(Tally().add_run(r) is None for r in finished):
+            before = math.exp(median(v for _, v in history))
+            out.append(UnreportedUsage(set_id, case.eval_id, round(before, 1), len(history)))
     return out

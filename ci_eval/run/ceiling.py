@@ -67,45 +67,44 @@ class Ceiling:
             return f"[budget] max_cost_per_run = ${cost:g}"
         return None
 
-    def _refuse(self, why: str) -> str:
-        self.reached = self.reached or why
-        self.refused += 1
-        return f"budget reached ({why})"
+    def _closed_to(self, kind: str) -> str | None:
+        """The limit that stops ``kind``'s calls (``agent`` or ``judge``), if one is reached
+        (the caller holds the lock)."""
+        why = self._over()
+        calls = self.limits.get(f"max_{kind}_calls")
+        made = self.agent_calls if kind == "agent" else self.judge_calls
+        if why is None and calls is not None and made >= calls:
+            why = f"[budget] max_{kind}_calls = {calls:,.0f}"
+        if why is not None:
+            self.reached = self.reached or why
+        return why
+
+    def _call(self, kind: str) -> str | None:
+        with self._lock:
+            why = self._closed_to(kind)
+            if why is not None:
+                self.refused += 1
+                return f"budget reached ({why})"
+            if kind == "agent":
+                self.agent_calls += 1
+            else:
+                self.judge_calls += 1
+            return None
 
     def agent_call(self) -> str | None:
         """Before a turn is sent: None (go ahead, counted), or why it is not."""
-        with self._lock:
-            why = self._over()
-            calls = self.limits.get("max_agent_calls")
-            if why is None and calls is not None and self.agent_calls >= calls:
-                why = f"[budget] max_agent_calls = {calls:,.0f}"
-            if why is not None:
-                return self._refuse(why)
-            self.agent_calls += 1
-            return None
+        return self._call("agent")
 
     def judge_call(self) -> str | None:
         """Before the judge or the simulator calls its endpoint: None, or why it may not."""
-        with self._lock:
-            why = self._over()
-            calls = self.limits.get("max_judge_calls")
-            if why is None and calls is not None and self.judge_calls >= calls:
-                why = f"[budget] max_judge_calls = {calls:,.0f}"
-            if why is not None:
-                return self._refuse(why)
-            self.judge_calls += 1
-            return None
+        return self._call("judge")
 
     def closed(self) -> str | None:
         """Why no new run starts: a limit that stops every call, or the agent's calls'."""
         with self._lock:
-            why = self._over()
-            calls = self.limits.get("max_agent_calls")
-            if why is None and calls is not None and self.agent_calls >= calls:
-                why = f"[budget] max_agent_calls = {calls:,.0f}"
+            why = self._closed_to("agent")
             if why is None:
                 return None
-            self.reached = self.reached or why
             self.not_started += 1
             return f"budget reached ({why})"
 

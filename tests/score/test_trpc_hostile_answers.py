@@ -6,13 +6,12 @@ and every case is in the results (issue #47)."""
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 
 from tests.helpers import run_replay
 from tests.judge_server import JudgeServer
-from tests.score.test_trpc_judge_corpus import _judged_sets
+from tests.score.test_trpc_judge_corpus import _judged_sets, recorded_runs
 
 CEILING = 100_000
 
@@ -28,18 +27,11 @@ def _hostile(prompt: str, n: int) -> str:
 
 
 def test_hostile_judge_answers_at_the_ceiling_are_read_in_bounded_time(tmp_path: Path) -> None:
-    sets = _judged_sets()
-    recorded = tmp_path / "recorded"
-    recorded.mkdir()
-    folders = []
-    for path, _ in sets:
-        for result in path.parent.parent.parent.glob("output/*/*.evalset_result.json"):
-            shutil.copy(result, recorded / result.name)
-            folders.append(str(path.parent))
+    folders, recorded = recorded_runs(_judged_sets(), tmp_path)
     started = time.monotonic()
     with JudgeServer(_hostile) as server:
         results = tmp_path / "r.json"
-        done = run_replay(*sorted(set(folders)), "--results", str(results), "--judge-url",
+        done = run_replay(*folders, "--results", str(results), "--judge-url",
                           server.url, "--judge-model", "m", replay=str(recorded),
                           cwd=tmp_path)  # fmt: skip
     took = time.monotonic() - started

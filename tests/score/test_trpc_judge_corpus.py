@@ -56,8 +56,10 @@ def _judged_sets() -> list[tuple[Path, dict[str, str]]]:
     return out
 
 
-def test_replayed_trpc_runs_have_every_judged_metric_scored(tmp_path: Path) -> None:
-    sets = _judged_sets()
+def recorded_runs(
+    sets: list[tuple[Path, dict[str, str]]], tmp_path: Path
+) -> tuple[list[str], Path]:
+    """The sets' folders, and a folder holding trpc's recorded runs of them."""
     recorded = tmp_path / "recorded"
     recorded.mkdir()
     folders = []
@@ -65,9 +67,15 @@ def test_replayed_trpc_runs_have_every_judged_metric_scored(tmp_path: Path) -> N
         for result in path.parent.parent.parent.glob("output/*/*.evalset_result.json"):
             shutil.copy(result, recorded / result.name)
             folders.append(str(path.parent))
+    return sorted(set(folders)), recorded
+
+
+def test_replayed_trpc_runs_have_every_judged_metric_scored(tmp_path: Path) -> None:
+    sets = _judged_sets()
+    folders, recorded = recorded_runs(sets, tmp_path)
     with JudgeServer(_answer) as server:
         results = tmp_path / "r.json"
-        run_replay(*sorted(set(folders)), "--results", str(results), "--judge-url", server.url,
+        run_replay(*folders, "--results", str(results), "--judge-url", server.url,
                    "--judge-model", "m", replay=str(recorded), cwd=tmp_path)  # fmt: skip
     data = json.loads(results.read_text())
     evaluators = {name: e for _, names in sets for name, e in names.items()}
