@@ -21,7 +21,6 @@ first user message), in the order the files were given; run n replays the n-th o
 
 from __future__ import annotations
 
-import json
 import marshal
 import math
 from collections.abc import Iterator, Sequence
@@ -170,10 +169,12 @@ def invocation_to_turn(inv: Invocation, usage: Usage | None = None) -> ActualTur
 def _unwrap(doc: JsonDocument) -> Any:
     data = doc.data
     if isinstance(data, str):  # ADK 1.x / trpc gen 1 wrote json.dumps(json_string)
-        try:
-            return json.loads(data)
-        except json.JSONDecodeError:
-            raise InputError("a JSON string that is not a result file", path=doc.path) from None
+        try:  # read as every JSON file is: bounded (depth, integers, NaN), errors said
+            return parse_json(data, doc.path, positions_wanted=False).data
+        except InputError as exc:
+            raise InputError(
+                f"a JSON string that is not a result file ({exc.message})", path=doc.path
+            ) from None
     return data
 
 

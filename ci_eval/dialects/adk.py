@@ -230,11 +230,13 @@ def _walk_cases(data: dict[str, Any]) -> tuple[set[str], set[str], set[str]]:
     case_keys: set[str] = set()
     inv_keys: set[str] = set()
     roles: set[str] = set()
-    for case in data.get("evalCases") or []:
+    cases = data.get("evalCases")
+    for case in cases if isinstance(cases, list) else []:
         if not isinstance(case, dict):
             continue
         case_keys |= set(case)
-        for inv in case.get("conversation") or []:
+        conversation = case.get("conversation")  # any JSON: sniffing never fails
+        for inv in conversation if isinstance(conversation, list) else []:
             if not isinstance(inv, dict):
                 continue
             inv_keys |= set(inv)

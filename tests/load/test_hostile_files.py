@@ -205,3 +205,16 @@ def test_results_files_get_a_larger_limit_than_eval_sets(
     monkeypatch.setenv(MAX_FILE_MB_ENV, f"{size_mb / 40:g}")  # past 20× it is refused too
     with pytest.raises(InputError, match="over the size limit"):
         read_results(path)
+
+
+@pytest.mark.parametrize("conversation", [True, 1.5, "text", {"a": 1}])
+def test_a_camel_case_set_whose_conversation_is_not_a_list_is_invalid_not_a_crash(
+    tmp_path: Path, conversation: Any
+) -> None:
+    from tests.helpers import run_cli
+
+    evalset = {"evalSetId": "s", "evalCases": [{"evalId": "c", "conversation": conversation}]}
+    (tmp_path / "s.evalset.json").write_text(json.dumps(evalset))
+    done = run_cli("validate", str(tmp_path / "s.evalset.json"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "internal error" not in done.stdout + done.stderr

@@ -159,3 +159,11 @@ def test_invocations_with_dialect_extensions_are_held_as_they_are() -> None:
     inv = Invocation.model_validate(_INV)
     inv.extensions["trpc"] = {"toolMock": [1]}
     assert Recording([inv])[0].extensions == {"trpc": {"toolMock": [1]}}
+
+
+def test_a_string_wrapped_file_with_a_huge_integer_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.evalset_result.json"
+    inner = '{"eval_set_result_id": "x", "eval_case_results": [], "n": ' + "9" * 5000 + "}"
+    path.write_text(json.dumps(inner), "utf-8")
+    with pytest.raises(InputError, match=r"a JSON string that is not a result file \(an integer"):
+        load_recordings([path])
