@@ -112,3 +112,34 @@ def test_removed_cases_block_only_past_max_removed(allowed: int, blocks: bool) -
     assert len(removed) == 2
     assert all(i.blocking is blocks for i in removed)
     assert decision.passed is not blocks
+
+
+# --- main's pushes swing together only at the χ² test's 10 % level -------------------------------
+
+# five cases, six pushes of four runs: φ = 1.35 but a χ² tail of 0.24 — chance makes such
+# swings as often as not
+MILD = [
+    [(1, 4, 0), (2, 4, 2), (3, 4, 2), (4, 4, 3), (5, 4, 1), (6, 4, 1)],
+    [(1, 4, 1), (2, 4, 2), (3, 4, 1), (4, 4, 2), (5, 4, 1), (6, 4, 2)],
+    [(1, 4, 3), (2, 4, 0), (3, 4, 0), (4, 4, 4), (5, 4, 1), (6, 4, 1)],
+    [(1, 4, 1), (2, 4, 1), (3, 4, 1), (4, 4, 2), (5, 4, 0), (6, 4, 2)],
+    [(1, 4, 2), (2, 4, 3), (3, 4, 1), (4, 4, 0), (5, 4, 1), (6, 4, 2)],
+]
+# every case failing on the even pushes and passing on the odd: a day effect, plainly
+STRONG = [[(p, 4, 3 if p % 2 == 0 else 0) for p in range(1, 7)] for _ in range(5)]
+
+
+def _noise(clusters: list[list[tuple[int, int, int]]]) -> object:
+    from ci_eval.gate import noise
+    from ci_eval.gate.history import CaseHistory, Cluster
+
+    return noise.measure([CaseHistory([Cluster(*c) for c in case]) for case in clusters])
+
+
+def test_swings_chance_makes_as_often_as_not_are_not_a_day_effect() -> None:
+    mild = _noise(MILD)
+    assert mild.dispersion > 1 and not mild.swings
+
+
+def test_swings_beyond_the_chi2_level_are_a_day_effect() -> None:
+    assert _noise(STRONG).swings
