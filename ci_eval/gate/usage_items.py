@@ -71,28 +71,9 @@ def budget_items(results: RunResults) -> list[Item]:
                         said=f"over [budget] tokens_per_case = {tokens:,.0f}",
                     )
                 )
-    cost = limits.get("cost_per_run")
-    if cost is not None:
-        spent_usd = summary(results)["cost_usd"]
-        if spent_usd is not None and spent_usd > cost:
-            items.append(
-                Item(
-                    Kind.BUDGET,
-                    True,
-                    change=f"this job cost ${spent_usd:.4g}",
-                    said=f"over [budget] cost_per_run = ${cost:g}",
-                )
-            )
-        elif spent_usd is None:  # a limit that cannot be checked is not met
-            items.append(
-                Item(
-                    Kind.UNMEASURED_USAGE,
-                    True,
-                    change="cost unknown",
-                    said=f"[budget] cost_per_run = ${cost:g} cannot be checked: it needs "
-                    "[prices] for the agent's models and reported tokens",
-                )
-            )
+    costs = {k: limits[k] for k in ("cost_per_run", "max_cost_per_run") if k in limits}
+    spent_usd = summary(results)["cost_usd"] if costs else None  # computed once
+    items += [i for k, c in costs.items() if (i := _cost_item(k, c, spent_usd)) is not None]
     reached = results.settings.get("budget_reached")
     if isinstance(reached, dict):  # a binding limit stopped calls: what it kept from running
         items.append(
@@ -133,29 +114,6 @@ def budget_items(results: RunResults) -> list[Item]:
                 "no call reported its tokens",
             )
         )
-    most_usd = limits.get("max_cost_per_run")
-    if most_usd is not None:
-        spent_usd = summary(results)["cost_usd"]
-        if spent_usd is None:
-            items.append(
-                Item(
-                    Kind.UNMEASURED_USAGE,
-                    True,
-                    change="cost unknown",
-                    said=f"[budget] max_cost_per_run = ${most_usd:g} cannot be checked: it "
-                    "needs [prices] for the agent's models and reported tokens",
-                )
-            )
-        elif spent_usd > most_usd:
-            items.append(
-                Item(
-                    Kind.BUDGET,
-                    True,
-                    change=f"this job cost ${spent_usd:.4g}",
-                    said=f"over [budget] max_cost_per_run = ${most_usd:g} "
-                    "(its last calls went past it)",
-                )
-            )
     latency = limits.get("p95_latency_s")
     p95 = found.agent.latency()["p95"]
     if latency is not None and p95 is not None and p95 > latency:
@@ -168,6 +126,28 @@ def budget_items(results: RunResults) -> list[Item]:
             )
         )
     return items
+
+
+def _cost_item(key: str, cost: float, spent_usd: float | None) -> Item | None:
+    """A cost limit's blocking item: the cost unknown (a limit not checked is not met), or
+    over it; None within it."""
+    if spent_usd is None:  # a limit that cannot be checked is not met
+        return Item(
+            Kind.UNMEASURED_USAGE,
+            True,
+            change="cost unknown",
+            said=f"[budget] {key} = ${cost:g} cannot be checked: it needs [prices] for the "
+            "agent's models and reported tokens",
+        )
+    if spent_usd <= cost:
+        return None
+    past = " (its last calls went past it)" if key == "max_cost_per_run" else ""
+    return Item(
+        Kind.BUDGET,
+        True,
+        change=f"this job cost ${spent_usd:.4g}",
+        said=f"over [budget] {key} = ${cost:g}{past}",
+    )
 
 
 def regression_items(results: RunResults) -> list[Item]:
