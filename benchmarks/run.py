@@ -66,7 +66,7 @@ def table(figures: list[dict[str, object]]) -> str:
 
 
 STATISTICAL = ("gate", "verdict", "usage", "sim_noise")  # rows of simulated PRs, seeded
-EXTRA = ("sim_noise",)  # run only when named (about 12 minutes)
+EXTRA = ("sim_noise", "mutation")  # run only when named (12 minutes; an hour)
 
 
 def available(folder: Path = HERE) -> dict[str, Path]:

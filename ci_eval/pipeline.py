@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval import preflight
-from ci_eval import worker as workers
 from ci_eval.connectors import adk_missing_message, build_connector
 from ci_eval.connectors.base import AgentError
 from ci_eval.errors import InputError, ValidationFailed
@@ -52,6 +51,7 @@ from ci_eval.settings import Plan, RunSettings, api_key
 from ci_eval.settings.parse import CaseFilter
 from ci_eval.simulate import build_simulator
 from ci_eval.text import redact
+from ci_eval.worker import processes as workers
 
 
 @dataclass

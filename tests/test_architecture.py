@@ -1,11 +1,14 @@
-"""The layout's promises, checked from the source: stage packages in a declared layer order, no
-import cycle and no import against the order (counting imports inside functions, which run
-later but run), no private name imported from another module, a light JUnit reporter, and
-modules a reader can hold in mind."""
+"""The layout's promises, checked from the source. The layer order, the independence of plug-in
+modules and the cycles inside a package are import-linter contracts (``[tool.importlinter]`` in
+pyproject.toml), checked here; what import-linter cannot say is checked by hand: no module-level
+cycle between the packages of one layer, no private name imported from another module, a
+light JUnit reporter, and modules a reader can hold in mind."""
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import subprocess
 import sys
 import warnings
@@ -15,26 +18,6 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ci_eval"
 
-# lowest first: a module imports its own layer and the layers below it, never one above. The
-# plug-in packages (dialects, connectors, simulate, metrics) sit with the stage that uses them.
-LAYERS = (
-    ("ci_eval", "ci_eval.errors"),  # the package itself: its version and names
-    ("ci_eval.io", "ci_eval.text", "ci_eval.net"),  # no domain knowledge
-    ("ci_eval.model",),  # eval sets, results, metric specs, statuses
-    ("ci_eval.results",),  # the results file over the model
-    ("ci_eval.settings",),
-    ("ci_eval.load", "ci_eval.dialects"),
-    # the worker process's trusted side (start it, ask it); what it serves is further up
-    ("ci_eval.run", "ci_eval.connectors", "ci_eval.simulate", "ci_eval.worker"),
-    ("ci_eval.score", "ci_eval.metrics"),
-    ("ci_eval.gate",),
-    ("ci_eval.report",),
-    ("ci_eval.publish",),
-    ("ci_eval.preflight", "ci_eval.pipeline"),  # the pipeline orchestrates rounds (reruns)
-    # the worker process itself: metrics and agents, on request
-    ("ci_eval.worker.serve", "ci_eval.worker.ops", "ci_eval.worker.__main__"),
-    ("ci_eval.cli", "ci_eval.__main__"),
-)
 TOP_LEVEL = {"__init__.py", "__main__.py", "pipeline.py", "errors.py", "preflight.py"}
 WARN_LINES, MAX_LINES = 400, 600
 
@@ -82,18 +65,6 @@ def _imports(path: Path) -> list[tuple[str, str | None]]:
 GRAPH = {name: {m for m, _ in _imports(path)} - {name} for name, path in MODULES.items()}
 
 
-def layer(module: str) -> int:
-    """The index of the layer ``module`` belongs to (its longest matching prefix)."""
-    best: tuple[int, int] | None = None
-    for i, group in enumerate(LAYERS):
-        for prefix in group:
-            matches = module == prefix or module.startswith(prefix + ".")
-            if matches and (best is None or len(prefix) > best[1]):
-                best = (i, len(prefix))
-    assert best is not None, f"{module} is in no layer: add its package to LAYERS"
-    return best[0]
-
-
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     """One import cycle in ``graph``, as the modules along it, or None."""
     state: dict[str, int] = {}  # 1: on the current path, 2: done
@@ -123,6 +94,8 @@ def test_the_top_level_holds_the_pipeline_and_the_stage_packages_only() -> None:
 
 
 def test_no_module_imports_itself_through_others_even_from_a_function() -> None:
+    """Inside a package import-linter says it (acyclic_siblings); this sees the modules of the
+    packages of one layer too, which may import each other (io and text) but not in a circle."""
     assert _cycle(GRAPH) is None
 
 
@@ -130,20 +103,47 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
 
 
-def test_no_module_imports_one_of_a_later_layer() -> None:
-    against = sorted(
-        f"{name} imports {dep}"
-        for name, deps in GRAPH.items()
-        for dep in deps
-        if layer(dep) > layer(name)
+def _lint(config: Path) -> tuple[int, str]:
+    """import-linter's exit code and report for ``config``, in this process, no cache."""
+    from importlinter.cli import lint_imports
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = lint_imports(config_filename=str(config), no_cache=True, no_logo=True)
+    return code, out.getvalue()
+
+
+def test_the_import_contracts_hold() -> None:
+    code, report = _lint(PACKAGE.parent / "pyproject.toml")
+    assert code == 0, report
+    assert "7 kept, 0 broken" in report, report
+
+
+def test_an_import_inside_a_function_against_the_layers_breaks_the_contract(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """import-linter counts the imports a module runs later, and those only for types."""
+    package = tmp_path / "layered"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "high.py").write_text("")
+    (package / "typed.py").write_text("")
+    (package / "low.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    import layered.typed\n"
+        "def later():\n    from layered import high\n"
     )
-    assert not against
-
-
-def test_the_layer_check_sees_an_arrow_against_the_order() -> None:
-    assert layer("ci_eval.run.runner") < layer("ci_eval.gate.compare")
-    assert layer("ci_eval.connectors.command") == layer("ci_eval.run.runner")
-    assert layer("ci_eval.text.redact") < layer("ci_eval.report.markdown")
+    config = tmp_path / "contracts.toml"
+    config.write_text(
+        '[tool.importlinter]\nroot_packages = ["layered"]\n'
+        '[[tool.importlinter.contracts]]\nname = "order"\ntype = "layers"\n'
+        'layers = ["layered.high : layered.typed", "layered.low"]\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, report = _lint(config)
+    assert code == 1
+    assert "layered.low -> layered.high" in report
+    assert "layered.low -> layered.typed" in report
 
 
 def test_no_private_name_is_imported_from_another_module() -> None:
@@ -176,15 +176,3 @@ def test_the_junit_reporter_loads_no_metric_judge_http_or_templates() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
-
-
-def test_the_http_session_knows_none_of_its_callers() -> None:
-    """Connectors, the judge and GitHub share ci_eval.net.http; it raises its own HttpError."""
-    callers = ("ci_eval.connectors", "ci_eval.metrics", "ci_eval.publish", "ci_eval.net.llm")
-    assert not {m for m in GRAPH["ci_eval.net.http"] if m.startswith(callers)}
-
-
-def test_loading_reaches_dialects_only_through_their_registry() -> None:
-    """A dialect is one module plus one registration: loading names none of them."""
-    for name in ("ci_eval.load.evalsets", "ci_eval.load.sidecars", "ci_eval.load.discover"):
-        assert not {m for m in GRAPH[name] if m.startswith("ci_eval.dialects.")}, name

@@ -166,7 +166,7 @@ def _process_state(env: Mapping[str, str] | None) -> Iterator[None]:
             for sig, handler in handlers.items():
                 if handler is not None:
                     signal.signal(sig, handler)
-        workers = sys.modules.get("ci_eval.worker")
+        workers = sys.modules.get("ci_eval.worker.processes")
         if workers is not None:
             workers.close()  # the run's metrics worker is the run's own
         metrics = sys.modules.get("ci_eval.metrics")

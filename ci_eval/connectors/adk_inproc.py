@@ -62,7 +62,7 @@ class AdkInProcessConnector:
 
         pending = None
         if self._worker is None:
-            from ci_eval import worker
+            from ci_eval.worker import processes as worker
 
             self._worker, pending = worker.agent_worker(self.module)
         try:

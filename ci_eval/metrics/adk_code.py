@@ -124,7 +124,7 @@ def _adk_missing(names: list[str]) -> str | None:
 
 def _register_one(name: str, entry: dict[str, Any], guard: PullRequestCode | None) -> None:
     """Load the function in the metrics worker and register its metric here, each path once."""
-    from ci_eval import worker as workers
+    from ci_eval.worker import processes as workers
     from ci_eval.worker.client import WorkerError
 
     path = function_path(entry)

@@ -7,6 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+# re-exported: every metric raises them; the judge too, which this module names
+from ci_eval.metrics.failures import MetricFailure as MetricFailure
+from ci_eval.metrics.failures import NotApplicable as NotApplicable
 from ci_eval.model import Invocation
 from ci_eval.model.metric_spec import MetricSpec
 from ci_eval.model.results import CaseMetric as CaseMetric  # re-exported: the results model
@@ -15,14 +18,6 @@ from ci_eval.model.usage import Usage
 
 if TYPE_CHECKING:
     from ci_eval.metrics.judge import Judge
-
-
-class NotApplicable(Exception):
-    """The metric cannot apply to this case (no expected response, no judge, …): NOT_EVALUATED."""
-
-
-class MetricFailure(Exception):
-    """Computing the metric failed (the judge errored, a custom metric raised): ERROR."""
 
 
 @dataclass

@@ -204,7 +204,7 @@ def register_custom(table: dict[str, str], guard: PullRequestCode | None = None)
     one (the same ``module:function`` twice is one metric) — either is an input error naming
     both, before anything runs. The repository's functions are loaded and called in the
     metrics worker (:mod:`ci_eval.worker`)."""
-    from ci_eval import worker as workers
+    from ci_eval.worker import processes as workers
 
     reset()
     forget_reasons()
@@ -260,7 +260,7 @@ def _register_workspace_plugins(
 ) -> None:
     """The entry points of distributions in the workspace, loaded and run in the worker; one
     whose ``entry_points.txt`` the pull request added or changed is not run."""
-    from ci_eval import worker as workers
+    from ci_eval.worker import processes as workers
 
     worker = workers.metrics(guard)
     try:

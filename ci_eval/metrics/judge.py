@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_eval.metrics.base import MetricFailure
+from ci_eval.metrics.failures import MetricFailure
 from ci_eval.settings import JudgeConfig
 
 # a judge's answer: longer is not a verdict (a model's longest output is a few ten thousand

@@ -22,7 +22,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -37,7 +37,6 @@ from ci_eval.text.surrogates import loads as loads_json
 if TYPE_CHECKING:
     import requests
 
-    from ci_eval.net.client import Client
 
 # urllib3 logs each retry as a warning; ci-eval reports retries itself (counts in the results,
 # one line per failure), and a library that configures the root logger (absl, imported with
@@ -251,8 +250,15 @@ def timeouts(deadline: Deadline, timeout: float) -> tuple[float, float]:
     return (min(timeout, left), min(timeout, left))
 
 
+class Poster(Protocol):
+    """What :func:`post_json` sends through: :class:`ci_eval.net.client.Client`, which imports
+    this module (so this one names it only by its shape)."""
+
+    def post(self, url: str, body: Any, timeout: tuple[float, float]) -> Answer: ...
+
+
 def post_json(
-    session: Client,
+    session: Poster,
     url: str,
     body: Any,
     timeout: float,

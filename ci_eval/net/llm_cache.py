@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 DEFAULT_TTL = 7 * 86_400.0  # a week: a judge model's answers outlive few of its updates
@@ -44,8 +44,6 @@ FORMAT = 1
 # not kept; an entry file larger than this is not read
 MAX_ANSWER_CHARS = 100_000
 MAX_ENTRY_BYTES = 8 * 2**20
-if TYPE_CHECKING:
-    from ci_eval.net.llm import ChatClient
 
 _SUFFIX = ".json"
 _NAME = re.compile(r"[0-9a-f]{64}\.json")
@@ -343,8 +341,15 @@ def _public(text: str, where: str) -> Any:
     return key
 
 
+class Cached(Protocol):
+    """What :func:`attach` gives the cache to: :class:`ci_eval.net.llm.ChatClient`, which imports
+    this module (so this one names it only by its shape)."""
+
+    cache: ResponseCache | None
+
+
 def attach(
-    clients: Iterable[ChatClient | None],
+    clients: Iterable[Cached | None],
     folder: str | None,
     ttl: str | float | None,
     fresh: bool,

@@ -1,0 +1,274 @@
+"""How much of the gate its tests hold: a seeded sample of cosmic-ray's mutants of
+``ci_eval/gate/``, each run against ``tests/gate``, killed or survived.
+
+    python benchmarks/run.py mutation              # 300 mutants, seed 48, one worker a core
+    python benchmarks/mutation.py [--sample N] [--seed S] [--workers W] [--keep DIR]
+
+cosmic-ray (``pip install -e '.[mutation]'``) makes every mutant of the modules below: operators
+swapped, comparisons turned, constants moved by one, conditions dropped, loops skipped. This
+takes a sample of them (the same mutants for the same sources and seed), shares it among
+workers, each a copy of the working tree with its own cosmic-ray session, and runs
+``cosmic-ray exec`` in each; a mutant is killed when a test fails or times out. The gate's own
+tests run first and stop at the first failure, so a killed mutant costs seconds and a survivor
+the whole of ``tests/gate`` (about a minute). At the end: killed / survived / incompetent, and
+every survivor's place and change, which ``docs/benchmarks.md`` explains. Never in ``.ci/run``:
+about an hour on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _measure import figure  # noqa: E402
+
+MODULES = (
+    "compare",
+    "verdict",
+    "confirm",
+    "noise",
+    "stats",
+    "history",
+    "case_judgement",
+)
+# fastest and closest first: with -x a killed mutant stops at its first failing test
+TESTS = (
+    "test_gate_boundaries.py",
+    "test_gate.py",
+    "test_verdict.py",
+    "test_correlated_noise.py",
+    "test_own_verdicts.py",
+    "test_usage.py",
+    "test_usage_unreported.py",
+    "test_baseline_format.py",
+    "test_baseline.py",
+    "test_baseline_lock.py",
+    "test_judging.py",
+    "test_judging_changed.py",
+    "test_select_inputs.py",
+    "test_select_changed.py",
+    "test_goalposts.py",
+)
+# beside this interpreter (a venv's bin) or on PATH
+COSMIC_RAY = shutil.which(
+    "cosmic-ray", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+)
+TIMEOUT_S = 600  # a survivor under load takes about 90 s; a mutant that loops is killed here
+
+
+@dataclass(frozen=True)
+class Mutant:
+    module: str
+    line: int
+    column: int
+    operator: str
+    occurrence: int
+    definition: str
+    change: str  # the mutated line, "-old / +new"
+
+    def where(self) -> str:
+        return f"{self.module}:{self.line}:{self.column} in {self.definition or 'module'}"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sample", type=int, default=300, help="mutants to run (default 300)")
+    parser.add_argument("--seed", type=int, default=48, help="which mutants (default 48)")
+    parser.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 2, help="tree copies run at once"
+    )
+    parser.add_argument("--keep", type=Path, help="keep the copies and sessions in this folder")
+    parser.add_argument("--modules", nargs="+", default=list(MODULES), help="of ci_eval/gate")
+    args = parser.parse_args(argv)
+    if args.sample < 1 or args.workers < 1:
+        parser.error("--sample and --workers are at least 1")
+    unknown = [m for m in args.modules if not (ROOT / "ci_eval/gate" / f"{m}.py").is_file()]
+    if unknown:
+        parser.error(f"no ci_eval/gate/{unknown[0]}.py; give modules of {', '.join(MODULES)}")
+    return args
+
+
+def copy_tree(dest: Path) -> None:
+    """The working tree as git sees it (tracked and untracked, not ignored), with ../shared."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "-co", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for raw in filter(None, listed):
+        rel = raw.decode("utf-8", "surrogateescape")
+        source = ROOT / rel
+        if source.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / rel)
+    shared = ROOT.parent / "shared"
+    if shared.is_dir():
+        (dest.parent / "shared").symlink_to(shared)
+
+
+def config(modules: list[str]) -> str:
+    tests = " ".join(f"tests/gate/{t}" for t in TESTS)
+    paths = ", ".join(f'"ci_eval/gate/{m}.py"' for m in modules)
+    return (
+        "[cosmic-ray]\n"
+        f"module-path = [{paths}]\n"
+        f"timeout = {TIMEOUT_S}.0\n"
+        "excluded-modules = []\n"
+        f'test-command = "{sys.executable} -m pytest -x -q -n 0 -p no:cacheprovider {tests}"\n'
+        '[cosmic-ray.distributor]\nname = "local"\n'
+    )
+
+
+def key(item: object) -> tuple[str, str, int]:
+    spec = item.mutations[0]  # type: ignore[attr-defined]
+    return (str(spec.module_path), spec.operator_name, spec.occurrence)
+
+
+def prepare(tree: Path, modules: list[str]) -> None:
+    (tree / "mutation.toml").write_text(config(modules))
+    subprocess.run(
+        [str(COSMIC_RAY), "init", "mutation.toml", "session.sqlite"], cwd=tree, check=True
+    )
+
+
+def sample_keys(tree: Path, size: int, seed: int) -> list[tuple[str, str, int]]:
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    with use_db(str(tree / "session.sqlite"), WorkDB.Mode.open) as db:
+        every = sorted(key(item) for item in db.work_items)
+    print(f"cosmic-ray made {len(every)} mutants of {len({k[0] for k in every})} modules")
+    return sorted(random.Random(seed).sample(every, min(size, len(every))))
+
+
+def keep_only(tree: Path, wanted: set[tuple[str, str, int]]) -> None:
+    """Mark every other mutant of this tree's session skipped, so ``exec`` runs only these."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    with use_db(str(tree / "session.sqlite"), WorkDB.Mode.open) as db:
+        others = [item.job_id for item in db.work_items if key(item) not in wanted]
+        db.set_multiple_results(
+            others, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output="not in the sample")
+        )
+
+
+def outcomes(tree: Path) -> list[tuple[Mutant, str]]:
+    """(mutant, killed | survived | incompetent | not run) for each sampled mutant of a tree."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome
+
+    found: list[tuple[Mutant, str]] = []
+    with use_db(str(tree / "session.sqlite"), WorkDB.Mode.open) as db:
+        for item, result in db.completed_work_items:
+            if result.worker_outcome == WorkerOutcome.SKIPPED:
+                continue
+            spec = item.mutations[0]
+            changed = [
+                line
+                for line in (result.diff or "").splitlines()
+                if line[:1] in "+-" and not line.startswith(("+++", "---"))
+            ]
+            mutant = Mutant(
+                module=str(spec.module_path).removeprefix("ci_eval/"),
+                line=spec.start_pos[0],
+                column=spec.start_pos[1],
+                operator=spec.operator_name.removeprefix("core/"),
+                occurrence=spec.occurrence,
+                definition=spec.definition_name or "",
+                change=" / ".join(" ".join(line.split()) for line in changed),
+            )
+            if result.worker_outcome != WorkerOutcome.NORMAL:
+                found.append((mutant, f"not run ({result.worker_outcome.value})"))
+            else:
+                found.append((mutant, result.test_outcome.value))
+    return found
+
+
+def done(trees: list[Path]) -> int:
+    import sqlite3
+
+    total = 0
+    for tree in trees:
+        with sqlite3.connect(f"file:{tree / 'session.sqlite'}?mode=ro", uri=True) as db:
+            total += db.execute(
+                "select count(*) from work_results where worker_outcome != 'SKIPPED'"
+            ).fetchone()[0]
+    return total
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if COSMIC_RAY is None:
+        print("mutation: cosmic-ray is not installed; run: pip install -e '.[mutation]'")
+        return 2
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ci-eval-mutation-") as tmp:
+        base = args.keep or Path(tmp)
+        trees = [base / f"worker{i}" / "tree" for i in range(args.workers)]
+        for tree in trees:
+            tree.mkdir(parents=True)
+            copy_tree(tree)
+            prepare(tree, args.modules)
+        chosen = sample_keys(trees[0], args.sample, args.seed)
+        for i, tree in enumerate(trees):
+            keep_only(tree, set(chosen[i :: args.workers]))
+        print(f"running {len(chosen)} mutants (seed {args.seed}) on {args.workers} workers")
+        procs = [
+            subprocess.Popen(
+                [str(COSMIC_RAY), "exec", "mutation.toml", "session.sqlite"],
+                cwd=tree,
+                env={**os.environ, "PYTHONPATH": str(tree)},  # the copy, not the editable one
+                stdout=subprocess.DEVNULL,
+                stderr=(tree / "exec.log").open("w"),
+            )
+            for tree in trees
+        ]
+        while any(p.poll() is None for p in procs):
+            time.sleep(30)
+            print(
+                f"  {done(trees)}/{len(chosen)} mutants run, "
+                f"{(time.monotonic() - started) / 60:.1f} min",
+                flush=True,
+            )
+        failed = [t for t, p in zip(trees, procs, strict=True) if p.returncode]
+        if failed:
+            print(f"mutation: cosmic-ray exec failed; see {failed[0] / 'exec.log'}")
+            return 3
+        found = [pair for tree in trees for pair in outcomes(tree)]
+    minutes = (time.monotonic() - started) / 60
+    counts = {o: sum(1 for _, got in found if got == o) for o in ("killed", "survived")}
+    other = len(found) - counts["killed"] - counts["survived"]
+    score = 100 * (len(found) - counts["survived"]) / max(1, len(found))
+    print(
+        f"\n{len(found)} mutants of ci_eval/gate ({', '.join(args.modules)}): "
+        f"{counts['killed']} killed, {counts['survived']} survived, {other} incompetent "
+        f"or not run; {score:.1f} % not surviving, in {minutes:.0f} min\n"
+    )
+    survivors = sorted((m for m, got in found if got == "survived"), key=lambda m: m.where())
+    for mutant in survivors:
+        print(f"survived: {mutant.where()} [{mutant.operator}] {mutant.change}")
+    figure(
+        f"mutants of ci_eval/gate killed by tests/gate ({len(found)}, seed {args.seed})",
+        f"{score:.1f} % ({counts['survived']} survived)",
+        "—",
+        "≥ 90 %",
+        score >= 90,
+        "python benchmarks/run.py mutation",
+    )
+    return 0 if score >= 90 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
