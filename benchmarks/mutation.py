@@ -7,7 +7,8 @@
 cosmic-ray (``pip install -e '.[mutation]'``) makes every mutant of the modules below: operators
 swapped, comparisons turned, constants moved by one, conditions dropped, loops skipped. This
 takes a sample of them (the same mutants for the same sources and seed), shares it among
-workers, each a copy of the working tree with its own cosmic-ray session, and runs
+workers, each a copy of the working tree (a git repository of its own, as a clone is) with its
+own cosmic-ray session, checks that the tests pass on it unmutated, and runs
 ``cosmic-ray exec`` in each; a mutant is killed when a test fails or times out. The gate's own
 tests run first and stop at the first failure, so a killed mutant costs seconds and a survivor
 the whole of ``tests/gate`` (about a minute). At the end: killed / survived / incompetent, and
@@ -116,6 +117,10 @@ def copy_tree(dest: Path) -> None:
     shared = ROOT.parent / "shared"
     if shared.is_dir():
         (dest.parent / "shared").symlink_to(shared)
+    # a repository of its own, as a clone is: the gate's tests read main's history through git
+    git = ["git", "-c", "user.name=mutation", "-c", "user.email=mutation@localhost"]
+    for step in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "the tree mutated"]):
+        subprocess.run([*git, *step], cwd=dest, check=True, capture_output=True)
 
 
 def config(modules: list[str]) -> str:
@@ -221,6 +226,20 @@ def main(argv: list[str] | None = None) -> int:
             tree.mkdir(parents=True)
             copy_tree(tree)
             prepare(tree, args.modules)
+        # the tests pass on every copy unmutated, or no kill would mean anything
+        baselines = [
+            subprocess.Popen(
+                [str(COSMIC_RAY), "baseline", "--session-file", "baseline.sqlite", "mutation.toml"],
+                cwd=tree,
+                env={**os.environ, "PYTHONPATH": str(tree)},
+                stdout=(tree / "baseline.log").open("w"),
+                stderr=subprocess.STDOUT,
+            )
+            for tree in trees
+        ]
+        if any(p.wait() for p in baselines):
+            print(f"mutation: tests/gate fails unmutated; see {trees[0] / 'baseline.log'}")
+            return 3
         chosen = sample_keys(trees[0], args.sample, args.seed)
         for i, tree in enumerate(trees):
             keep_only(tree, set(chosen[i :: args.workers]))

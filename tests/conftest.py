@@ -9,12 +9,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 # byte code is written whatever the machine's environment says (PYTHONDONTWRITEBYTECODE): else
 # every test process, and every ci-eval and agent process the tests start, compiles ci-eval and
 # the tests afresh
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+# no timing is a test's verdict: on a loaded 2-core machine (CI, the mutation benchmark's two
+# workers) an example or a draw may take seconds, which says nothing of the code
+settings.register_profile("ci-eval", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci-eval")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
