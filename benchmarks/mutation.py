@@ -46,6 +46,7 @@ MODULES = (
 # fastest and closest first: with -x a killed mutant stops at its first failing test
 TESTS = (
     "test_gate_boundaries.py",
+    "test_noise_estimates.py",
     "test_gate.py",
     "test_verdict.py",
     "test_correlated_noise.py",
@@ -91,10 +92,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--keep", type=Path, help="keep the copies and sessions in this folder")
     parser.add_argument("--modules", nargs="+", default=list(MODULES), help="of ci_eval/gate")
+    parser.add_argument(
+        "--tests",
+        nargs="+",
+        default=list(TESTS),
+        metavar="FILE",
+        help="of tests/gate (default: all of them); fewer is a quick survey of where tests "
+        "are thin, never the figure",
+    )
     args = parser.parse_args(argv)
     if args.sample < 1 or args.workers < 1:
         parser.error("--sample and --workers are at least 1")
     unknown = [m for m in args.modules if not (ROOT / "ci_eval/gate" / f"{m}.py").is_file()]
+    missing = [t for t in args.tests if not (ROOT / "tests/gate" / t).is_file()]
+    if missing:
+        parser.error(f"no tests/gate/{missing[0]}")
     if unknown:
         parser.error(f"no ci_eval/gate/{unknown[0]}.py; give modules of {', '.join(MODULES)}")
     return args
@@ -123,8 +135,8 @@ def copy_tree(dest: Path) -> None:
         subprocess.run([*git, *step], cwd=dest, check=True, capture_output=True)
 
 
-def config(modules: list[str]) -> str:
-    tests = " ".join(f"tests/gate/{t}" for t in TESTS)
+def config(modules: list[str], tests_run: list[str]) -> str:
+    tests = " ".join(f"tests/gate/{t}" for t in tests_run)
     paths = ", ".join(f'"ci_eval/gate/{m}.py"' for m in modules)
     return (
         "[cosmic-ray]\n"
@@ -141,8 +153,8 @@ def key(item: object) -> tuple[str, str, int]:
     return (str(spec.module_path), spec.operator_name, spec.occurrence)
 
 
-def prepare(tree: Path, modules: list[str]) -> None:
-    (tree / "mutation.toml").write_text(config(modules))
+def prepare(tree: Path, modules: list[str], tests_run: list[str]) -> None:
+    (tree / "mutation.toml").write_text(config(modules, tests_run))
     subprocess.run(
         [str(COSMIC_RAY), "init", "mutation.toml", "session.sqlite"], cwd=tree, check=True
     )
@@ -225,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         for tree in trees:
             tree.mkdir(parents=True)
             copy_tree(tree)
-            prepare(tree, args.modules)
+            prepare(tree, args.modules, args.tests)
         # the tests pass on every copy unmutated, or no kill would mean anything
         baselines = [
             subprocess.Popen(
@@ -278,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     survivors = sorted((m for m, got in found if got == "survived"), key=lambda m: m.where())
     for mutant in survivors:
         print(f"survived: {mutant.where()} [{mutant.operator}] {mutant.change}")
+    if args.tests != list(TESTS):
+        print("a survey with some of tests/gate: no figure")
+        return 0
     figure(
         f"mutants of ci_eval/gate killed by tests/gate ({len(found)}, seed {args.seed})",
         f"{score:.1f} % ({counts['survived']} survived)",

@@ -56,6 +56,8 @@ def test_recent_pushes_weigh_more_half_at_the_half_life() -> None:
     weights = CaseHistory([Cluster(s, 1, 0) for s in range(1, 10)]).weights()
     assert weights[-1] == 1.0
     assert weights[-1 - int(HALF_LIFE)] == pytest.approx(0.5)
+    assert weights[0] == pytest.approx(0.25)  # eight pushes old: two half-lives
+    assert weights[-3] == pytest.approx(0.5**0.5)
 
 
 # --- main's noise ----------------------------------------------------------------------------

@@ -143,3 +143,56 @@ def test_swings_chance_makes_as_often_as_not_are_not_a_day_effect() -> None:
 
 def test_swings_beyond_the_chi2_level_are_a_day_effect() -> None:
     assert _noise(STRONG).swings
+
+
+# --- a short history's clean failure where a job's runs fail together ----------------------------
+
+
+def _clustered_main(cases: int = 21) -> dict[str, object]:
+    """Seven pushes of six runs: each case fails two runs in one push of its own (a job's runs
+    failing together, ρ ≈ 0.15, no day effect); "short" in the last four pushes, one passing
+    run each."""
+    from tests.gate.test_correlated_noise import pushes
+
+    per_push = []
+    for s in range(7):
+        runs = {f"c{i}": [0.0, 0.0] + [1.0] * 4 if i % 7 == s else [1.0] * 6 for i in range(cases)}
+        per_push.append({**runs, **({"short": [1.0]} if s >= 3 else {})})
+    return pushes(per_push)
+
+
+def test_a_short_histories_clean_failure_blocks_under_correlation_only_below_the_bar() -> None:
+    """Where a job's runs fail together a clean failure is a confirmed break only when its
+    p-value is at most α/2 over the cases (Bonferroni): 20 failing runs are, 6 are not."""
+    main = _clustered_main()
+    calm = {f"c{i}": [1.0] for i in range(21)}
+    many = compare(results({**calm, "short": [0.0] * 20}), main, confirm=4)
+    assert many.rho > 0
+    assert judged(many, "short").judgement is Judgement.REGRESSION
+    few = compare(results({**calm, "short": [0.0] * 6}), main, confirm=4)
+    assert judged(few, "short").judgement is Judgement.NOT_SIGNIFICANT
+
+
+# --- why an errored case errored ---------------------------------------------------------------
+
+
+def _errored(*reasons: str) -> object:
+    """Results of two cases, the first's metrics errored for these reasons, in a job that
+    reached a [budget] limit."""
+    from ci_eval.model.results import CaseMetric
+    from ci_eval.model.status import Status
+
+    now = results({"c": [1.0], "d": [1.0]})
+    case = now.sets[0].cases[0]
+    for i, reason in enumerate(reasons):
+        case.metrics.append(CaseMetric(f"judge{i}", Status.ERROR, None, 0.5, reason=reason))
+    case.scored_status = Status.ERROR
+    now.settings["budget_reached"] = {"max_judge_calls": 2}
+    return now
+
+
+def test_a_case_whose_only_errors_are_the_budgets_refusals_is_the_budgets() -> None:
+    refused = "not asked: budget reached ([budget] max_judge_calls = 2)"
+    assert verdict(_errored(refused)).exit_code == 1  # the budget's: a gate failure
+    # an error of its own beside the refusal (and beside the metric that scored): an outage
+    assert verdict(_errored(refused, "judge: HTTP 500")).exit_code == 3

@@ -1,0 +1,140 @@
+"""What main's noise measures to, number for number: the within-job correlation ρ (one-way
+analysis of variance over a case's raw pass/fail runs), the suite's Beta prior (the
+beta-binomial's method of moments) and the χ² tail, each against a reference computed here
+from its textbook definition, at the boundaries where the gate's code chooses."""
+
+from __future__ import annotations
+
+import pytest
+from scipy.stats import chi2
+
+from ci_eval.gate import noise
+from ci_eval.gate.history import CaseHistory, Cluster
+
+
+def _histories(cases: list[list[tuple[int, int]]], seq: bool = False) -> list[CaseHistory]:
+    """Cases of (runs, failed) per push; ``seq`` False: pushes without a number, which the
+    day-to-day measure leaves out (no swings), the within-job one counts."""
+    return [
+        CaseHistory([Cluster(i + 1 if seq else 0, n, f) for i, (n, f) in enumerate(case)])
+        for case in cases
+    ]
+
+
+def _anova_icc(cases: list[list[tuple[int, int]]]) -> float:
+    """ICC(1) from the 0/1 runs themselves, pooled over the cases: sums of squares between
+    and within a case's pushes, n₀ for unequal pushes (Snedecor & Cochran)."""
+    ssb = ssw = size_terms = 0.0
+    dfb = dfw = 0
+    for case in cases:
+        runs = [[1.0] * f + [0.0] * (n - f) for n, f in case]
+        everything = [y for push in runs for y in push]
+        grand = sum(everything) / len(everything)
+        for push in runs:
+            mean = sum(push) / len(push)
+            ssb += len(push) * (mean - grand) ** 2
+            ssw += sum((y - mean) ** 2 for y in push)
+        dfb += len(runs) - 1
+        dfw += len(everything) - len(runs)
+        size_terms += len(everything) - sum(len(p) ** 2 for p in runs) / len(everything)
+    msb, msw, n0 = ssb / dfb, ssw / dfw, size_terms / dfb
+    return (msb - msw) / (msb + (n0 - 1) * msw)
+
+
+# one case, pushes of unequal size, its failures bunched in one push: well past the F test
+BUNCHED = [[(5, 4), (3, 0), (4, 0), (6, 0), (2, 0), (5, 1)]]
+# two cases pooled: the second's failures bunched too
+POOLED = [*BUNCHED, [(4, 0), (4, 3), (2, 0)]]
+# two pushes of ten, six failing runs all in the first: one degree of freedom between pushes
+TWO_PUSHES = [[(10, 6), (10, 0)]]
+
+
+@pytest.mark.parametrize("cases", [BUNCHED, POOLED, TWO_PUSHES], ids=["one", "pooled", "two"])
+def test_rho_is_the_one_way_anova_intra_class_correlation(
+    cases: list[list[tuple[int, int]]],
+) -> None:
+    expected = _anova_icc(cases)
+    assert 0 < expected < noise.RHO_CAP
+    assert noise.measure(_histories(cases)).rho == pytest.approx(expected, rel=1e-12)
+
+
+def test_rho_is_capped() -> None:
+    # every failing run of 30 in one push of three: ρ near 1, said as at most the cap
+    cases = [[(3, 3), *[(3, 0)] * 9]]
+    assert _anova_icc(cases) > noise.RHO_CAP
+    assert noise.measure(_histories(cases)).rho == noise.RHO_CAP
+
+
+def test_rho_is_zero_where_the_pushes_differ_no_more_than_chance_makes() -> None:
+    # the failures spread over the pushes: the F test's tail above 1 %
+    assert noise.measure(_histories([[(5, 1), (5, 0), (5, 1), (5, 0), (5, 1)]])).rho == 0.0
+
+
+def test_rho_leaves_out_a_case_failing_more_than_thirty_percent_of_runs() -> None:
+    at = [[(10, 6), (10, 0)]]  # 6 of 20: at 30 %, measured
+    past = [[(10, 7), (10, 0)]]  # 7 of 20: past it, a flaky case's noise
+    assert noise.measure(_histories(at)).rho > 0
+    assert noise.measure(_histories(past)).rho == 0.0
+
+
+def test_rho_needs_two_pushes_and_a_push_of_two_runs() -> None:
+    assert noise.measure(_histories([[(10, 3)]])).rho == 0.0
+    assert noise.measure(_histories([[(1, 1), (1, 0), (1, 0), (1, 0)]])).rho == 0.0
+
+
+def _moments_prior(cases: list[tuple[int, int]]) -> tuple[float, float]:
+    """The beta-binomial's method of moments on (runs, failed) per case: the rates' spread
+    beyond the binomial's is the Beta's, whose total a + b follows; then clipped to between
+    half of Jeffreys' ½ and all of it."""
+    rates = [f / n for n, f in cases]
+    k = len(rates)
+    mean = sum(rates) / k
+    spread = sum((r - mean) ** 2 for r in rates) / (k - 1)
+    binomial = sum(mean * (1 - mean) / n for n, _ in cases) / k
+    total = mean * (1 - mean) / (spread - binomial) - 1
+    return tuple(min(max(x, 0.25), 0.5) for x in (mean * total, (1 - mean) * total))  # type: ignore[return-value]
+
+
+# twelve cases of 20 runs failing from never to always: a spread beyond the binomial's, whose
+# Beta has both a and b between the bounds
+SUITE = [(20, f) for f in (8, 6, 1, 1, 0, 20, 6, 8, 2, 20, 16, 20)]
+
+
+def test_the_prior_is_the_beta_binomials_method_of_moments() -> None:
+    expected = _moments_prior(SUITE)
+    assert all(0.25 < x < 0.5 for x in expected)  # learnt, not a bound
+    assert noise.measure(_histories([[c] for c in SUITE])).prior == pytest.approx(
+        expected, rel=1e-12
+    )
+
+
+def test_the_prior_is_clipped_to_half_of_jeffreys_at_least() -> None:
+    # a rare failure in a suite of steady cases: the moments say a tiny a, the floor holds it
+    suite = [(20, 0)] * 11 + [(20, 20)]
+    assert noise.measure(_histories([[c] for c in suite])).prior[0] == noise.PRIOR_FLOOR
+
+
+def test_the_prior_is_jeffreys_below_ten_cases() -> None:
+    nine, ten = [[c] for c in SUITE[:9]], [[c] for c in SUITE[:10]]
+    assert noise.measure(_histories(nine)).prior == (0.5, 0.5)
+    assert noise.measure(_histories(ten)).prior != (0.5, 0.5)
+
+
+def test_the_prior_is_jeffreys_below_five_runs_a_case_on_average() -> None:
+    def suite(runs: int) -> list[list[tuple[int, int]]]:
+        return [[(runs, f)] for f in (0, 0, 0, 0, 0, 0, 0, 1, 2, runs, 0, 0)]
+
+    assert noise.measure(_histories(suite(4))).prior == (0.5, 0.5)
+    assert noise.measure(_histories(suite(5))).prior != (0.5, 0.5)
+
+
+def test_the_prior_is_jeffreys_where_rates_spread_no_more_than_the_binomial() -> None:
+    even = [[(20, 2)] for _ in range(12)]  # every case failing 2 of 20: no spread at all
+    assert noise.measure(_histories(even)).prior == (0.5, 0.5)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 10, 20, 40])
+def test_the_chi2_tail_is_within_a_hundredth_of_scipys(k: int) -> None:
+    for x in [0.25 * i for i in range(1, 400)]:
+        assert noise.chi2_tail(x, k) == pytest.approx(chi2.sf(x, k), abs=0.011)
+    assert noise.chi2_tail(0.0, k) == 1.0
