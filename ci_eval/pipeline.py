@@ -47,7 +47,7 @@ from ci_eval.run.ceiling import Ceiling
 from ci_eval.run.ceiling import said as ceiling_said
 from ci_eval.run.runner import RunOptions, rerun, run_sets
 from ci_eval.score.scorer import ScoreOptions, Scorer
-from ci_eval.settings import Plan, RunSettings, api_key
+from ci_eval.settings import GateSettings, Plan, RunSettings, api_key
 from ci_eval.settings.parse import CaseFilter
 from ci_eval.simulate import build_simulator
 from ci_eval.text import redact
@@ -185,7 +185,7 @@ def run_control(
 
 def confirmation_reruns(
     results: RunResults,
-    settings: RunSettings,
+    gate_settings: GateSettings,
     loaded: LoadedBaseline,
     cases: dict[tuple[str, str], tuple[LoadedEvalSet, EvalCase]],
     rerun_one: Callable[[list[tuple[LoadedEvalSet, EvalCase, CaseRecord]]], int],
@@ -201,10 +201,7 @@ def confirmation_reruns(
     runs_target = confirm_target(results)
 
     def judged() -> Comparison:
-        return compare(
-            results, loaded.data, settings.tolerance, settings.significance,
-            settings.min_history, loaded.accepted, runs_target,
-        )  # fmt: skip
+        return compare(results, loaded.data, gate_settings, loaded.accepted, runs_target)
 
     comparison = judged()  # the outage check's and the first round's
     why_not = confirm.outage(comparison, results, runs_target)
@@ -215,7 +212,7 @@ def confirmation_reruns(
     records = {(s.eval_set_id, c.eval_id): c for s in results.sets for c in s.cases}
     rerun_cases: set[tuple[str, str]] = set()
     spent = 0
-    for _ in range(settings.confirm_runs):
+    for _ in range(gate_settings.confirm_runs):
         if stop is not None and stop.is_set():
             results.interrupted = True
             break
@@ -367,7 +364,7 @@ def run(
     scorer = Scorer(options, then=CaseRecord.compact if spill is None else spill.hold)
     # with a baseline, a failing case may be run again before the gate decides: its eval case
     # is kept for that (without one, each case goes as its runs end)
-    confirming = loaded.data is not None and settings.confirm_runs > 0
+    confirming = loaded.data is not None and plan.gate.confirm_runs > 0
     kept = {
         (s.eval_set.eval_set_id, c.eval_id): (s, c)
         for s in sets
@@ -402,7 +399,7 @@ def run(
         if confirming and not results.interrupted:
             notices += confirmation_reruns(
                 results,
-                settings,
+                plan.gate,
                 loaded,
                 kept,
                 lambda targets, agent=connector: rerun(targets, agent, run_options, stop),
@@ -425,7 +422,7 @@ def run(
         if control.interrupted:
             results.interrupted = True
     # compare first (against the baseline as it was), then write
-    notices += apply_baseline(results, settings, env, plan.fail_on, loaded, control)
+    notices += apply_baseline(results, settings, env, plan.gate, loaded, control)
     used = llm.usage_of(judge=judge_llm, simulator=simulator_llm)
     results.settings["llm_usage"] = used  # the judge's and the simulator's own, apart
     results.settings["llm_cache"] = cache and {"dir": settings.cache, "read": cache.read}
@@ -481,11 +478,11 @@ def run_settings(settings: RunSettings, plan: Plan, simulator: object, confirmin
         # instructions: each simulated run's simulation.instructions)
         "adk_prompts": adk_judges.source(),
         "cases": settings.cases,
-        "confirm_runs": settings.confirm_runs if confirming else 0,
+        "confirm_runs": plan.gate.confirm_runs if confirming else 0,
         "confirmation_reruns": 0,
         # what the pull request's ci-eval.toml changed of the bar, not applied
         "bar_changes": list(settings.bar_changes),
-        "max_removed": settings.max_removed,
+        "max_removed": plan.gate.max_removed,
         # the usage report's prices and the gate's [budget] (ci_eval.results.usage_totals)
         "prices": dict(settings.prices),
         "budget": dict(settings.budget),

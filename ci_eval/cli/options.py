@@ -10,6 +10,7 @@ import typer
 
 from ci_eval.cli.help import GATE, GITHUB, REPORTS, SCORING, SELECTION
 from ci_eval.load.discover import DEFAULT_INCLUDE
+from ci_eval.settings.model import default
 
 PathsArg = Annotated[
     list[Path] | None,
@@ -134,7 +135,8 @@ ToleranceOpt = Annotated[
     typer.Option(
         "--tolerance",
         metavar="X",
-        help="A metric's mean may drop by this much before it counts as a regression [default: 0].",
+        help="A metric's mean may drop by this much before it counts as a regression "
+        f"[default: {default('tolerance'):g}].",
         show_default=False,
         rich_help_panel=GATE,
     ),
@@ -145,7 +147,8 @@ SignificanceOpt = Annotated[
         "--significance",
         metavar="P",
         help="With repeated runs on both sides, a drop must be "
-        "significant at this level [default: 0.05].",
+        "significant at this level "
+        f"[default: {default('significance'):g}].",
         show_default=False,
         rich_help_panel=GATE,
     ),
@@ -171,7 +174,7 @@ MinHistoryOpt = Annotated[
         metavar="N",
         help="Runs on main a case needs before its history judges it; with fewer, a case "
         "blocks only when it fails every run, reruns included, where main never failed it "
-        "[default: 5].",
+        f"[default: {default('min_history')}].",
         show_default=False,
         rich_help_panel=GATE,
     ),
@@ -183,7 +186,8 @@ ConfirmRunsOpt = Annotated[
         metavar="K",
         help="Confirmation reruns a failing case may get, one at a time, before the gate "
         "decides: a case that fails every run where main did not (or that is new) is run "
-        "again until it passes or has failed 5 runs; 0 turns them off [default: 4].",
+        "again until it passes or has failed 5 runs; 0 turns them off "
+        f"[default: {default('confirm_runs')}].",
         show_default=False,
         rich_help_panel=GATE,
     ),
@@ -219,7 +223,8 @@ MaxRemovedOpt = Annotated[
         "--max-removed",
         metavar="N",
         help="Cases of main's history a run may no longer find before the gate fails, unless "
-        "an [[accept]] entry accepts their removal [default: 0].",
+        "an [[accept]] entry accepts their removal "
+        f"[default: {default('max_removed')}].",
         show_default=False,
         rich_help_panel=GATE,
     ),
@@ -261,7 +266,8 @@ WindowOpt = Annotated[
     typer.Option(
         "--window",
         metavar="N",
-        help="Runs of history the baseline keeps per case and metric [default: 20].",
+        help="Runs of history the baseline keeps per case and metric "
+        f"[default: {default('baseline_window')}].",
         show_default=False,
         rich_help_panel=GATE,
     ),
@@ -271,7 +277,7 @@ MaxAgeOpt = Annotated[
     typer.Option(
         "--baseline-max-age",
         metavar="DAYS",
-        help="Warn when the baseline is older [default: 30].",
+        help=f"Warn when the baseline is older [default: {default('baseline_max_age'):g}].",
         show_default=False,
         rich_help_panel=GATE,
     ),

@@ -161,12 +161,12 @@ def compare_command(
     )
     notices: list[str] = []
     try:
-        fail_on = check_gate(settings)
+        gate_settings = check_gate(settings)
         preflight.output_file(output, "-o")
         preflight.output_file(junit, "--junit")
         preflight.output_file(summary, "--summary")
         results = read_results(results_file, keep=PastLimit(env))
-        notices = main_history.apply_baseline(results, settings, env, fail_on)
+        notices = main_history.apply_baseline(results, settings, env, gate_settings)
         if results.comparison is not None:
             notices.append(
                 "compare calls no agent: no confirmation reruns here; failing cases are judged "

@@ -49,7 +49,6 @@ from ci_eval.gate.judging import accept, case_changes, criterion_changes, thresh
 from ci_eval.gate.noise import measure
 from ci_eval.gate.usage import unreported, usage_changes
 from ci_eval.model.comparison import (
-    DEFAULT_MIN_HISTORY,
     Acceptance,
     CaseJudgement,
     Comparison,
@@ -60,6 +59,7 @@ from ci_eval.model.comparison import (
 )
 from ci_eval.model.results import CaseRecord, RunResults
 from ci_eval.model.status import Status
+from ci_eval.settings.gate import DEFAULT_GATE, GateSettings
 
 __all__ = ["CONFIRM", "RARELY", "Acceptance", "Judgement", "compare"]
 
@@ -67,9 +67,7 @@ __all__ = ["CONFIRM", "RARELY", "Acceptance", "Judgement", "compare"]
 def compare(
     results: RunResults,
     baseline: dict[str, Any],
-    tolerance: float = 0.0,
-    significance: float = 0.05,
-    min_history: int = DEFAULT_MIN_HISTORY,
+    settings: GateSettings = DEFAULT_GATE,
     accepted: list[Acceptance] | None = None,
     confirm: int = CONFIRM,
     control: RunResults | None = None,
@@ -77,6 +75,8 @@ def compare(
     """``confirm``: the runs that confirm a break when all fail (fewer when the run could not
     make that many: its runs and reruns; :func:`ci_eval.gate.confirm.target` never gives fewer
     than 2, so one flip never blocks)."""
+    tolerance, significance = settings.tolerance, settings.significance
+    min_history = settings.min_history
     provenance = baseline.get("provenance") or {}
     comparison = Comparison(
         provenance.get("commit"),

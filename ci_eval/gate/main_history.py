@@ -20,7 +20,7 @@ from ci_eval.io import git
 from ci_eval.io.lock import exclusive
 from ci_eval.model.comparison import ChangeKind, JudgingChange
 from ci_eval.results.file import RunResults
-from ci_eval.settings import RunSettings, check_gate
+from ci_eval.settings import GateSettings, RunSettings
 from ci_eval.text.plural import plural
 
 
@@ -159,9 +159,8 @@ def _named_baseline_exists(path: Path, option: str) -> None:
     )
 
 
-def check_gate_options(settings: RunSettings) -> list[Acceptance]:
-    """The gate's options and the acceptance file, checked before the first agent call."""
-    check_gate(settings)
+def accepted_changes(settings: RunSettings) -> list[Acceptance]:
+    """The acceptance file's entries, read before the first agent call."""
     return accept_file.load(
         Path(settings.accept or accept_file.DEFAULT_PATH), required=settings.accept is not None
     )
@@ -181,7 +180,7 @@ class LoadedBaseline:
 def load_baseline(settings: RunSettings, env: Mapping[str, str]) -> LoadedBaseline:
     """Everything the gate reads, before the agent is called: a shallow clone without the merge
     base fails now, not after the run."""
-    accepted = check_gate_options(settings)
+    accepted = accepted_changes(settings)
     data, where, notices = _read_baseline(settings, env)
     said = [
         f"accept: {line}"
@@ -229,14 +228,14 @@ def apply_baseline(
     results: RunResults,
     settings: RunSettings,
     env: Mapping[str, str],
-    explicit: tuple[str, ...],
+    gate_settings: GateSettings,
     loaded: LoadedBaseline | None = None,
     control: RunResults | None = None,
 ) -> list[str]:
     """Compare with the baseline's history (a file, or the file at a git ref) and set the
-    gate's --fail-on (``explicit``: as the settings give it; empty: the default for a run with
-    or without a baseline). Returns notices for the terminal; warnings also go to the
-    summary."""
+    gate's --fail-on (as ``gate_settings`` give it; none given: the default for a run with or
+    without a baseline). Returns notices for the terminal; warnings also go to the summary."""
+    explicit = gate_settings.fail_on
     loaded = loaded or load_baseline(settings, env)
     # judged here, always: a results file's own comparison (written by whoever ran it, e.g. a
     # fork's job) is never trusted by `compare`
@@ -253,14 +252,7 @@ def apply_baseline(
     code = list(loaded.code)
     accept(code, loaded.accepted)  # before compare: an entry they use is not said unused
     comparison = compare(
-        results,
-        data,
-        settings.tolerance,
-        settings.significance,
-        settings.min_history,
-        loaded.accepted,
-        confirm_target(results),
-        control,
+        results, data, gate_settings, loaded.accepted, confirm_target(results), control
     )
     comparison.baseline_source = where
     comparison.changed += loaded.said
@@ -282,10 +274,10 @@ def apply_baseline(
             f"the baseline was recorded by ci-eval {version} (now {__version__})"
         )
     age = baseline_store.age_days(data)
-    if age is not None and age > settings.baseline_max_age:
+    if age is not None and age > gate_settings.baseline_max_age:
         comparison.warnings.append(
             f"the baseline is {age:.0f} days old (more than "
-            f"{settings.baseline_max_age:g}): consider updating it"
+            f"{gate_settings.baseline_max_age:g}): consider updating it"
         )
     results.comparison = comparison
     results.fail_on = explicit or ("regression", "error", "not-evaluated")

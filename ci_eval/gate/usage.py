@@ -36,7 +36,7 @@ from statistics import median
 from typing import Any
 
 from ci_eval.gate import stats
-from ci_eval.model.comparison import UnreportedUsage, UsageChange
+from ci_eval.model.comparison import DEFAULT_SIGNIFICANCE, UnreportedUsage, UsageChange
 from ci_eval.model.results import CaseRecord, RunResults
 from ci_eval.model.status import Status
 from ci_eval.results.usage_totals import Tally
@@ -227,7 +227,7 @@ def usage_changes(
     results: RunResults,
     baseline: dict[str, Any],
     min_history: int,
-    significance: float = 0.05,
+    significance: float = DEFAULT_SIGNIFICANCE,
     token_rise: float = TOKEN_RISE,
     latency_rise: float = LATENCY_RISE,
 ) -> list[UsageChange]:

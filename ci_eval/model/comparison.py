@@ -17,7 +17,9 @@ from ci_eval.text.plural import plural
 # [eval set id, case id]
 CaseKey = tuple[Text, Text]
 
+# what a recorded comparison without them means, and the settings' defaults (settings.model)
 DEFAULT_MIN_HISTORY = 5
+DEFAULT_SIGNIFICANCE = 0.05
 
 
 def _f(value: float | None) -> str:
@@ -324,7 +326,9 @@ class Comparison:
     warnings: Items[Text] = field(default_factory=list)
     cases: Items[CaseJudgement] = field(default_factory=list)
     suite: SuiteDrop | None = None
-    significance: Annotated[Number, BeforeValidator(lambda v: 0.05 if v is None else v)] = 0.05
+    significance: Annotated[
+        Number, BeforeValidator(lambda v: DEFAULT_SIGNIFICANCE if v is None else v)
+    ] = DEFAULT_SIGNIFICANCE
     min_history: Annotated[
         Count, BeforeValidator(lambda v: DEFAULT_MIN_HISTORY if v is None else v)
     ] = DEFAULT_MIN_HISTORY

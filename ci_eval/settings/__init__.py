@@ -8,6 +8,7 @@ it and parses it into the frozen :class:`Plan` the stages read;
 at the merge base in a pull request, and ``parse`` parses the settings that have a grammar."""
 
 from ci_eval.settings.check import Plan, check, check_gate, check_number
+from ci_eval.settings.gate import GateSettings
 from ci_eval.settings.inputs import (
     ACTION_DEFAULTS,
     ACTION_ONLY,
@@ -40,6 +41,7 @@ __all__ = [
     "INPUTS",
     "SETTINGS",
     "AgentSettings",
+    "GateSettings",
     "JudgeConfig",
     "Names",
     "Plan",

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ci_eval.errors import InputError
 from ci_eval.model.metric_spec import MetricSpec
 from ci_eval.net.llm_cache import parse_ttl
+from ci_eval.settings.gate import GateSettings
 from ci_eval.settings.model import Names, RunSettings, ci_credential
 from ci_eval.settings.parse import (
     REPLAY_PICKS,
@@ -28,7 +29,7 @@ MAX_CONCURRENCY = 64  # cases at once, whatever the settings say (each may be a 
 class Plan:
     """What the stages read of a run's settings, parsed once by :func:`check`."""
 
-    fail_on: tuple[str, ...]  # as given; empty: the gate's default where it runs
+    gate: GateSettings
     shard: tuple[int, int] | None  # (I, N): only this shard's cases
     cases: tuple[CaseFilter, ...]  # --case: none selects every case
     metric_overrides: tuple[MetricSpec, ...]  # --metric: replaces the sets' own metrics
@@ -61,8 +62,8 @@ def check_number(
         raise names.error(key, f"must be {' and '.join(x for x in (lo, hi) if x)}, not {value:g}")
 
 
-def check_gate(settings: RunSettings) -> tuple[str, ...]:
-    """The gate's settings; returns the --fail-on items."""
+def check_gate(settings: RunSettings) -> GateSettings:
+    """The gate's settings, checked, as the one frozen value every stage reads."""
     names = settings.names
     check_number(names, "tolerance", settings.tolerance, low=0)
     check_number(
@@ -76,7 +77,16 @@ def check_gate(settings: RunSettings) -> tuple[str, ...]:
         raise names.error("max_removed", "must be 0 or more")
     if not 0 <= settings.confirm_runs <= 20:
         raise names.error("confirm_runs", "must be from 0 (no reruns) to 20")
-    return parse_fail_on(settings.fail_on, names.name("fail_on"))
+    return GateSettings(
+        tolerance=float(settings.tolerance),
+        significance=float(settings.significance),
+        min_history=settings.min_history,
+        confirm_runs=settings.confirm_runs,
+        max_removed=settings.max_removed,
+        baseline_window=settings.baseline_window,
+        baseline_max_age=float(settings.baseline_max_age),
+        fail_on=parse_fail_on(settings.fail_on, names.name("fail_on")),
+    )
 
 
 # what ``dialect`` may name: a dialect whose files ADK's shape cannot tell apart
@@ -128,7 +138,7 @@ def check(settings: RunSettings) -> Plan:
             "agent.replay_pick",
             f"{settings.agent.replay_pick!r}: choose one of " + ", ".join(REPLAY_PICKS),
         )
-    fail_on = check_gate(settings)
+    gate = check_gate(settings)
     option = names.name("metric")
     try:
         overrides = tuple(parse_metric_option(m, option) for m in settings.metric)
@@ -144,7 +154,7 @@ def check(settings: RunSettings) -> Plan:
         )
         concurrency = MAX_CONCURRENCY
     return Plan(
-        fail_on,
+        gate,
         shard,
         parse_cases(settings.cases),
         overrides,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 from ci_eval.errors import InputError
+from ci_eval.model.comparison import DEFAULT_MIN_HISTORY, DEFAULT_SIGNIFICANCE
 
 CONFIG_NAME = "ci-eval.toml"
 DEFAULT_BASELINE = ".ci-eval/baseline.json"  # main's history, where none is named
@@ -47,6 +48,9 @@ class Setting:
     # it decides where the bar is: in a pull request, ci-eval.toml's value is the merge base's
     # (ci_eval.settings.bar), and a value the PR changed is said, not applied
     bar: bool = False
+    # the value where no source gives one (written here only: the settings object, the
+    # frozen gate settings and the help read it)
+    default: Value = None
 
 
 SETTINGS = (
@@ -69,16 +73,18 @@ SETTINGS = (
     Setting("baseline_branch", "--baseline-branch", "baseline-branch", bar=True),
     Setting("update_baseline", "--update-baseline"),
     Setting("fail_on", "--fail-on", "fail-on", "list", bar=True),
-    Setting("tolerance", "--tolerance", "tolerance", "float", bar=True),
-    Setting("significance", "--significance", bar=True),
-    Setting("baseline_max_age", "--baseline-max-age", bar=True),
-    Setting("baseline_window", "--window", "window", "int", bar=True),
-    Setting("min_history", "--min-history", "min-history", "int", bar=True),
-    Setting("confirm_runs", "--confirm-runs", "confirm-runs", "int", bar=True),
+    Setting("tolerance", "--tolerance", "tolerance", "float", bar=True, default=0.0),
+    Setting("significance", "--significance", bar=True, default=DEFAULT_SIGNIFICANCE),
+    Setting("baseline_max_age", "--baseline-max-age", bar=True, default=30.0),
+    Setting("baseline_window", "--window", "window", "int", bar=True, default=20),
+    Setting(
+        "min_history", "--min-history", "min-history", "int", bar=True, default=DEFAULT_MIN_HISTORY
+    ),
+    Setting("confirm_runs", "--confirm-runs", "confirm-runs", "int", bar=True, default=4),
     Setting("control", "--control", "control", bar=True),
     Setting("control_url", "--control-url", "control-url", bar=True),
     Setting("accept", "--accept", "accept", bar=True),
-    Setting("max_removed", "--max-removed", "max-removed", "int", bar=True),
+    Setting("max_removed", "--max-removed", "max-removed", "int", bar=True, default=0),
     Setting("results", "--results", "results"),
     Setting("junit", "--junit", "junit"),
     Setting("summary", "--summary"),
@@ -120,6 +126,11 @@ BAR = tuple(s.key for s in SETTINGS if s.bar)
 BAR_TABLES = ("metrics", "custom_metrics", "prices", "budget")
 NOT_IN_TOML = ("trust_pr_config", "agent.user")
 _BY_KEY = {s.key: s for s in SETTINGS}
+
+
+def default(key: str) -> Value:
+    """The setting's default, as its row of :data:`SETTINGS` gives it."""
+    return _BY_KEY[key].default
 
 
 @dataclass
@@ -261,21 +272,23 @@ class RunSettings:
     # main's history on a data branch, read through git (its file: --baseline, at its root)
     baseline_branch: str | None = None
     update_baseline: bool = False
-    tolerance: float = 0.0
-    significance: float = 0.05
+    tolerance: float = default("tolerance")  # type: ignore[assignment]
+    significance: float = default("significance")  # type: ignore[assignment]
     fail_on: list[str] = field(default_factory=list)
-    baseline_max_age: float = 30.0
-    baseline_window: int = 20  # runs of history kept per case and metric
-    min_history: int = 5  # runs on main a case needs before its history judges it
+    baseline_max_age: float = default("baseline_max_age")  # type: ignore[assignment]
+    # runs of history kept per case and metric
+    baseline_window: int = default("baseline_window")  # type: ignore[assignment]
+    # runs on main a case needs before its history judges it
+    min_history: int = default("min_history")  # type: ignore[assignment]
     # confirmation reruns a failing case may get before the gate decides (0: none)
-    confirm_runs: int = 4
+    confirm_runs: int = default("confirm_runs")  # type: ignore[assignment]
     # a same-day control: run the agent of this git ref's merge base ("base": the pull
     # request's base branch) on the same cases in the same job (ci_eval.run.control)
     control: str | None = None
     control_url: str | None = None  # where the control's agent is served (http, adk-http)
     accept: str | None = None  # the acceptance file [default: .ci-eval/accept.toml]
     # cases of main's history this run may not find before the gate fails (accepted ones aside)
-    max_removed: int = 0
+    max_removed: int = default("max_removed")  # type: ignore[assignment]
     junit: str | None = None
     summary: str | None = None
     adk_results: str | None = None

@@ -23,7 +23,7 @@ def test_the_plan_holds_every_setting_with_a_grammar_parsed() -> None:
         num_runs=3,
     )
     plan = check(settings)
-    assert plan.fail_on == ("regression", "error")
+    assert plan.gate.fail_on == ("regression", "error")
     assert plan.shard == (2, 3)
     assert plan.cases == (
         CaseFilter("weather:paris", "weather", "paris"),

@@ -21,6 +21,7 @@ from ci_eval.gate.decision import verdict
 from ci_eval.metrics.base import CaseMetric
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.results.file import CaseRecord, RunResults, SetRecord, to_json
+from ci_eval.settings.gate import DEFAULT_GATE
 from tests.helpers import git, run_cli
 
 # --- synthetic results: cases with per-run scores of one metric (threshold 1) ---------------
@@ -388,7 +389,7 @@ def test_update_baseline_compares_first_then_writes(tmp_path: Path, monkeypatch:
     run = results({"c": [0.0, 0.0, 0.0]}, started="pr")
     settings = RunSettings(update_baseline=True)
     # the order run() uses: compare against the stored baseline, then append
-    main_history.apply_baseline(run, settings, {}, ())
+    main_history.apply_baseline(run, settings, {}, DEFAULT_GATE)
     line = main_history.update_baseline(run, settings)
     assert run.comparison.regressed_cases() == {("s", "c")}
     assert "1 case recorded" in line

@@ -11,6 +11,7 @@ from ci_eval.gate import confirm
 from ci_eval.gate.compare import Judgement, compare
 from ci_eval.gate.items import Kind
 from ci_eval.gate.verdict import verdict
+from ci_eval.settings.gate import GateSettings
 from tests.gate.test_gate import history, judged, results
 
 PASS, FAIL = 1.0, 0.0
@@ -27,11 +28,13 @@ def _pr_failing(history_fails: int, now: list[float]) -> tuple[dict, object]:
 
 def test_a_case_is_a_regression_only_at_half_the_significance_level() -> None:
     base, now = _pr_failing(4, [FAIL, FAIL, FAIL])
-    p = judged(compare(now, base, significance=1.0), "a").p_value
+    p = judged(compare(now, base, GateSettings(significance=1.0)), "a").p_value
     assert 0 < p < 0.5
-    at_half = judged(compare(now, base, significance=2 * p), "a")
-    just_over = judged(compare(now, base, significance=2 * p * 0.999), "a")
-    over_whole = judged(compare(now, base, significance=p * 1.5), "a")  # p ≤ α, p > α/2
+    at_half = judged(compare(now, base, GateSettings(significance=2 * p)), "a")
+    just_over = judged(compare(now, base, GateSettings(significance=2 * p * 0.999)), "a")
+    over_whole = judged(
+        compare(now, base, GateSettings(significance=p * 1.5)), "a"
+    )  # p ≤ α, p > α/2
     assert at_half.judgement is Judgement.REGRESSION
     assert just_over.judgement is not Judgement.REGRESSION
     assert over_whole.judgement is not Judgement.REGRESSION

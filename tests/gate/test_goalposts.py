@@ -15,6 +15,7 @@ from ci_eval.gate.compare import compare
 from ci_eval.gate.items import Kind
 from ci_eval.gate.verdict import verdict
 from ci_eval.model.comparison import Judgement
+from ci_eval.settings.gate import GateSettings
 from tests.conftest import REPO
 from tests.gate.pull_request import clean_env, pull_request, run_pr
 from tests.helpers import git, run_cli
@@ -123,7 +124,7 @@ def test_a_regression_within_the_tolerance_is_said_as_tolerance() -> None:
     from tests.gate.test_gate import history, results
 
     now = results({"c": [0.5, 0.5, 0.5]})
-    now.comparison = compare(now, history({"c": [1.0] * 6}), tolerance=1.0)
+    now.comparison = compare(now, history({"c": [1.0] * 6}), GateSettings(tolerance=1.0))
     [judged] = now.comparison.cases
     assert judged.judgement is Judgement.TOLERATED
     decision = verdict(now)

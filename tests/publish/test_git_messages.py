@@ -72,10 +72,11 @@ def test_the_run_says_why_there_is_no_merge_base(repo: Path) -> None:
     from ci_eval.gate.main_history import apply_baseline
     from ci_eval.results.file import RunResults
     from ci_eval.settings import RunSettings
+    from ci_eval.settings.gate import DEFAULT_GATE
 
     results = RunResults(sets=[], agent="a", started="now", duration_s=0)
     # no baseline file in the repository: nothing a PR could have edited, no merge base needed
-    notices = apply_baseline(results, RunSettings(), {"GITHUB_BASE_REF": "main"}, ())
+    notices = apply_baseline(results, RunSettings(), {"GITHUB_BASE_REF": "main"}, DEFAULT_GATE)
     assert notices[0].startswith("no baseline at .ci-eval/baseline.json")
     # a committed baseline is read at the merge base; without one (and nothing to fetch from)
     # the run stops and says how to get it, never reading the PR's own copy
@@ -84,7 +85,7 @@ def test_the_run_says_why_there_is_no_merge_base(repo: Path) -> None:
     _git(repo, "add", ".")
     _git(repo, "commit", "-q", "-m", "baseline")
     with pytest.raises(InputError, match=r"cannot find the merge base with main.*fetch-depth: 0"):
-        apply_baseline(results, RunSettings(), {"GITHUB_BASE_REF": "main"}, ())
+        apply_baseline(results, RunSettings(), {"GITHUB_BASE_REF": "main"}, DEFAULT_GATE)
 
 
 def test_a_failed_pr_comment_is_one_line_without_urllib3_warnings(

@@ -13,10 +13,9 @@ import pytest
 
 from ci_eval import pipeline
 from ci_eval.errors import InputError, ValidationFailed
-from ci_eval.gate import main_history
 from ci_eval.results.file import read_results
 from ci_eval.results.spill import SpilledRuns
-from ci_eval.settings import RunSettings, check
+from ci_eval.settings import RunSettings, check, check_gate
 from ci_eval.settings.parse import parse_cases
 from ci_eval.text import redact
 from tests.conftest import SAMPLES
@@ -112,9 +111,9 @@ def test_the_judge_needs_a_url_and_a_model_and_its_key_set(
 def test_bad_gate_options_are_input_errors(
     changes: dict[str, object], why: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # no acceptance file here
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(InputError, match=why):
-        main_history.check_gate_options(_settings(**changes))
+        check_gate(_settings(**changes))
 
 
 def test_a_command_agent_gets_no_tokens_but_those_passed_through() -> None:
