@@ -199,3 +199,40 @@ def test_a_case_whose_only_errors_are_the_budgets_refusals_is_the_budgets() -> N
     assert verdict(_errored(refused)).exit_code == 1  # the budget's: a gate failure
     # an error of its own beside the refusal (and beside the metric that scored): an outage
     assert verdict(_errored(refused, "judge: HTTP 500")).exit_code == 3
+
+
+# --- the suite-wide test's runs -------------------------------------------------------------------
+
+
+def test_against_a_control_the_suite_test_is_the_sum_of_hypergeometric_splits() -> None:
+    """Per case, which of the failed runs (PR's and control's together) are the PR's is chance:
+    the PR's failures over the cases are a sum of hypergeometric counts, computed here with
+    scipy."""
+    from scipy.stats import hypergeom
+
+    base = history({f"c{i}": [1.0] * 20 for i in range(6)})
+    pr = [[0.0, 1.0], [0.0, 1.0], [1.0, 1.0], [0.0, 1.0], [1.0, 1.0], [1.0, 1.0]]
+    control = [[1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [1.0, 0.0], [1.0, 1.0]]
+    now = results({f"c{i}": runs for i, runs in enumerate(pr)})
+    now.settings["num_runs"] = 2
+    suite = compare(now, base, control=results({f"c{i}": r for i, r in enumerate(control)})).suite
+    pmf = [1.0]
+    for mine, theirs in zip(pr, control, strict=True):
+        failed = mine.count(0.0) + theirs.count(0.0)
+        split = [hypergeom.pmf(k, 4, failed, 2) for k in range(3)]
+        pmf = [sum(pmf[j] * split[k - j] for j in range(len(pmf)) if 0 <= k - j < 3)
+               for k in range(len(pmf) + 2)]  # fmt: skip
+    assert (suite.failed, suite.runs, suite.control_failed, suite.control_runs) == (3, 12, 3, 12)
+    assert suite.p_value == pytest.approx(sum(pmf[3:]), rel=1e-9)
+    assert suite.expected == pytest.approx(sum(k * p for k, p in enumerate(pmf)), rel=1e-9)
+
+
+def test_a_case_whose_reruns_were_cut_short_counts_its_first_runs_alone() -> None:
+    """A case failing its one run gets up to four reruns; a job cancelled after two leaves the
+    suite-wide test the first run only (its six runs: five other cases' and that one)."""
+    base = history({"a": [0.0] * 3 + [1.0] * 17, **{f"c{i}": [1.0] * 20 for i in range(5)}})
+    now = results({"a": [0.0] * 3, **{f"c{i}": [1.0] for i in range(5)}})
+    now.settings.update(num_runs=1, confirm_runs=4)
+    comparison = compare(now, base, confirm=5)
+    assert judged(comparison, "a").judgement is Judgement.NOT_SIGNIFICANT
+    assert (comparison.suite.runs, comparison.suite.failed) == (6, 1)
