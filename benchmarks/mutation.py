@@ -14,6 +14,11 @@ tests run first and stop at the first failure, so a killed mutant costs seconds 
 the whole of ``tests/gate`` (about a minute). At the end: killed / survived / incompetent, and
 every survivor's place and change, which ``docs/benchmarks.md`` explains. Never in ``.ci/run``:
 about an hour on 2 cores.
+
+``--again DIR`` takes a finished run's sessions (its ``--keep`` folder) and runs only the
+mutants that survived it, against today's tests: adding tests can only kill more, so its kills
+stand. A mutant is found again by its module, operator, function, columns and line text in
+``--of REV``'s sources; one whose line has changed since counts as a survivor.
 """
 
 from __future__ import annotations

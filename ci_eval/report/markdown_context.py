@@ -25,6 +25,7 @@ from ci_eval.report.markdown_overview import (
 )
 from ci_eval.results.file import CaseRecord, RunResults, SetRecord
 from ci_eval.text.escape import md
+from ci_eval.text.plural import plural
 
 CODE_LIMIT = 2000  # characters of one response shown in a details block
 
@@ -83,10 +84,6 @@ class Counts:
     failing_rows: int = 0
     passed_rows: int = 0
     left: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
-
-
-def plural(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (plural or word + 's')}"
 
 
 def _changes(results: RunResults) -> dict[tuple[str, str, str], MetricChange]:

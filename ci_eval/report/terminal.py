@@ -16,12 +16,9 @@ from ci_eval.model.describe import (
 from ci_eval.model.status import Status
 from ci_eval.report.usage_view import usage_view
 from ci_eval.results.file import CaseRecord, RunResults, SetRecord
+from ci_eval.text.plural import plural
 
 COUNTED = (Status.PASSED, Status.FAILED, Status.ERROR, Status.NOT_EVALUATED, Status.SKIPPED)
-
-
-def plural(count: int, noun: str, many: str | None = None) -> str:
-    return f"{count} {noun if count == 1 else (many or noun + 's')}"
 
 
 def _counts(counts: dict[Status, int]) -> str:
