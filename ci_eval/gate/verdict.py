@@ -240,12 +240,9 @@ def verdict(results: RunResults) -> Verdict:
         id(comparison),
         None if comparison is None else (len(comparison.cases), comparison.outage),
         redact.current().scrubs,
-        len(changed_of(results)),
-        results.settings.get("no_baseline"),
-        repr((results.settings.get("budget"), results.settings.get("prices"))),
-        results.settings.get("selection"),
-        results.settings.get("stopped"),
-        repr(results.settings.get("budget_reached")),
+        # every fact the stages left for the gate (max_removed, budget, selection...): a key
+        # that named them one by one left some out
+        repr(results.settings),
         hash(tuple(c.status for s in results.sets for c in s.cases)),
     )
     kept = results.__dict__.get("_verdict")

@@ -236,3 +236,12 @@ def test_a_case_whose_reruns_were_cut_short_counts_its_first_runs_alone() -> Non
     comparison = compare(now, base, confirm=5)
     assert judged(comparison, "a").judgement is Judgement.NOT_SIGNIFICANT
     assert (comparison.suite.runs, comparison.suite.failed) == (6, 1)
+
+
+def test_a_verdict_asked_again_after_the_settings_moved_is_decided_again() -> None:
+    base = history({"a": [PASS] * 5, "b": [PASS] * 5})
+    now = results({"a": [PASS]})  # b removed
+    now.comparison = compare(now, base)
+    assert not verdict(now).passed
+    now.settings["max_removed"] = 1
+    assert verdict(now).passed
