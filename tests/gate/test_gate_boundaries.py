@@ -245,3 +245,34 @@ def test_a_verdict_asked_again_after_the_settings_moved_is_decided_again() -> No
     assert not verdict(now).passed
     now.settings["max_removed"] = 1
     assert verdict(now).passed
+
+
+# --- what the comparison marks -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("threshold", [0.8, 1.2])
+def test_a_threshold_moved_either_way_is_a_change_to_how_the_case_is_judged(
+    threshold: float,
+) -> None:
+    now = results({"a": [PASS]})
+    now.sets[0].cases[0].metrics[0].threshold = threshold
+    changes = compare(now, history({"a": [PASS] * 10})).judging
+    assert [c.text() for c in changes] == [f"threshold: s (x): m 1 → {threshold:g} (1 case)"]
+    now.sets[0].cases[0].metrics[0].threshold = 1.0
+    assert compare(now, history({"a": [PASS] * 10})).judging == []
+
+
+def test_an_improved_case_that_no_longer_fails_is_marked_improved() -> None:
+    base = history({"a": [FAIL] * 12 + [PASS] * 8})
+    comparison = compare(results({"a": [PASS] * 6}), base)
+    assert judged(comparison, "a").judgement is Judgement.IMPROVED
+    assert [c.improved for c in comparison.changes] == [True]
+
+
+def test_a_case_is_rerun_while_every_run_failed_and_it_has_fewer_than_the_target() -> None:
+    base = history({"a": [PASS] * 20})
+    for runs, rerun in ((3, True), (4, False)):
+        comparison = compare(results({"a": [FAIL] * runs}), base)
+        assert (confirm.to_confirm(comparison, 4) == [("s", "a")]) is rerun
+    some_passed = compare(results({"a": [FAIL, PASS, FAIL]}), base)
+    assert confirm.to_confirm(some_passed, 4) == []

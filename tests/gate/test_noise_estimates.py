@@ -138,3 +138,18 @@ def test_the_chi2_tail_is_within_a_hundredth_of_scipys(k: int) -> None:
     for x in [0.25 * i for i in range(1, 400)]:
         assert noise.chi2_tail(x, k) == pytest.approx(chi2.sf(x, k), abs=0.011)
     assert noise.chi2_tail(0.0, k) == 1.0
+
+
+def test_the_dispersion_is_the_pushes_chi2_statistic_over_its_degrees_of_freedom() -> None:
+    # four cases, five pushes of four runs, numbered: each push's failed runs against what the
+    # cases' own rates predict, squared over the binomial variance, summed, over pushes − 1
+    cases = [[(4, 0), (4, 2), (4, 1), (4, 0), (4, 1)], [(4, 1), (4, 1), (4, 0), (4, 2), (4, 0)]]
+    cases += [[(4, 0), (4, 0), (4, 1), (4, 1), (4, 2)], [(4, 2), (4, 0), (4, 0), (4, 1), (4, 1)]]
+    rates = [sum(f for _, f in case) / 20 for case in cases]
+    statistic = 0.0
+    for push in range(5):
+        residual = sum(case[push][1] - 4 * p for case, p in zip(cases, rates, strict=True))
+        variance = sum(4 * p * (1 - p) for p in rates)
+        statistic += residual**2 / variance
+    got = noise.measure(_histories(cases, seq=True)).dispersion
+    assert got == pytest.approx(statistic / 4, rel=1e-12)

@@ -135,3 +135,16 @@ def test_past_2000_weighted_runs_the_suite_wide_tail_is_normal_with_a_continuity
     exact = stats.upper_tail(stats.convolve(spaced), 48)
     # near the exact sum: the normal approximation is 0.023 below it here (a skewed sum)
     assert tail == pytest.approx(exact, abs=0.03)
+
+
+def test_at_2000_weighted_runs_the_suite_wide_tail_is_still_exact() -> None:
+    cases = [(4, 0, 0.02, 30.0)] * 125  # weight 4 each: 2,000 weighted runs
+    observed = [1] * 12 + [0] * 113
+    tail, _ = stats.mixture_sum_tail(observed, cases, [(1.0, 0.0)])
+    spaced = []
+    for n, r, m, c in cases:
+        dist = stats.rerun_dist(n, r, m * c, (1 - m) * c)
+        spaced.append([0.0] * (4 * len(dist) - 3))
+        for k, p in enumerate(dist):
+            spaced[-1][4 * k] = p
+    assert tail == pytest.approx(stats.upper_tail(stats.convolve(spaced), 48), rel=1e-9)
