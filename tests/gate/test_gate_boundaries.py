@@ -276,3 +276,33 @@ def test_a_case_is_rerun_while_every_run_failed_and_it_has_fewer_than_the_target
         assert (confirm.to_confirm(comparison, 4) == [("s", "a")]) is rerun
     some_passed = compare(results({"a": [FAIL, PASS, FAIL]}), base)
     assert confirm.to_confirm(some_passed, 4) == []
+
+
+def test_a_clean_failure_with_a_long_history_needs_the_bar_where_a_jobs_runs_fail_together() -> (
+    None
+):
+    """Main never failed the case in 42 runs, but its jobs' runs fail together (ρ ≈ 0.15):
+    three failing runs of one job may be one bad batch, so they block only by their p-value."""
+    from tests.gate.test_correlated_noise import pushes
+
+    per_push = []
+    for s in range(7):
+        runs = {f"c{i}": [0.0, 0.0] + [1.0] * 4 if i % 7 == s else [1.0] * 6 for i in range(21)}
+        per_push.append({**runs, "clean": [1.0] * 6})
+    calm = {f"c{i}": [1.0] for i in range(21)}
+    comparison = compare(results({**calm, "clean": [0.0] * 3}), pushes(per_push), confirm=3)
+    assert comparison.rho > 0
+    assert judged(comparison, "clean").judgement is Judgement.NOT_SIGNIFICANT
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "state"), [(PASS, FAIL, "failing"), (FAIL, PASS, "passing")]
+)
+def test_a_case_that_changed_on_main_is_judged_since_the_commit_it_changed_at(
+    before: float, after: float, state: str
+) -> None:
+    from tests.gate.test_correlated_noise import pushes
+
+    main = pushes([{"a": [before], "b": [PASS]}] * 6 + [{"a": [after], "b": [PASS]}] * 6)
+    case = judged(compare(results({"a": [after], "b": [PASS]}), main), "a")
+    assert case.method == f"history since it changed on main ({state} since commit6)"
