@@ -306,3 +306,11 @@ def test_a_case_that_changed_on_main_is_judged_since_the_commit_it_changed_at(
     main = pushes([{"a": [before], "b": [PASS]}] * 6 + [{"a": [after], "b": [PASS]}] * 6)
     case = judged(compare(results({"a": [after], "b": [PASS]}), main), "a")
     assert case.method == f"history since it changed on main ({state} since commit6)"
+
+
+def test_a_case_names_the_metrics_failing_now_and_no_other() -> None:
+    comparison = compare(
+        results({"a": [FAIL, PASS], "b": [PASS, PASS]}),
+        history({"a": [PASS] * 10, "b": [PASS] * 10}),
+    )
+    assert (judged(comparison, "a").metrics, judged(comparison, "b").metrics) == (["m"], [])
