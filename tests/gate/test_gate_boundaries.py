@@ -314,3 +314,19 @@ def test_a_case_names_the_metrics_failing_now_and_no_other() -> None:
         history({"a": [PASS] * 10, "b": [PASS] * 10}),
     )
     assert (judged(comparison, "a").metrics, judged(comparison, "b").metrics) == (["m"], [])
+
+
+def test_the_suite_test_counts_the_reruns_a_case_failing_all_its_first_runs_would_get() -> None:
+    """Two runs a case and confirmation reruns up to five runs: each case's count in the
+    suite-wide sum may grow by the three reruns it would get were its first runs all failing
+    (stats.rerun_dist), whether or not they did."""
+    from ci_eval.gate import stats
+
+    base = history({"a": [FAIL] * 2 + [PASS] * 18, "b": [PASS] * 20})
+    now = results({"a": [FAIL, PASS], "b": [PASS, PASS]})
+    now.settings.update(num_runs=2, confirm_runs=4)
+    suite = compare(now, base, confirm=5).suite
+    cases = [(2, 3, *stats.predictive(2, 18)), (2, 3, *stats.predictive(0, 20))]
+    expected, _ = stats.mixture_sum_tail([1, 0], cases, [(1.0, 0.0)])
+    assert (suite.failed, suite.runs) == (1, 4)
+    assert suite.p_value == pytest.approx(expected, rel=1e-12)
