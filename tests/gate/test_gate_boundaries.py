@@ -341,3 +341,10 @@ def test_the_suite_test_counts_the_reruns_a_case_failing_all_its_first_runs_woul
     tail, mean = stats.mixture_sum_tail([1, 2, 1], cases, [(1.0, 0.0)])
     assert (suite.failed, suite.runs) == (4, 6)
     assert (suite.p_value, suite.expected) == pytest.approx((tail, mean), rel=1e-12)
+
+
+def test_a_known_failure_that_fails_less_now_stays_a_known_failure() -> None:
+    """Only an unchanged case can be judged improved: one still failing is what main knows."""
+    base = history({"a": [FAIL] * 15 + [PASS] * 5})
+    comparison = compare(results({"a": [FAIL] + [PASS] * 9}), base)
+    assert judged(comparison, "a").judgement is Judgement.KNOWN_FAILURE

@@ -26,7 +26,9 @@ def test_a_failure_weighs_4_at_2_percent_2_at_10_and_1_from_30() -> None:
     assert (stats.weight(0.02), stats.weight(0.1), stats.weight(0.3)) == (4, 2, 1)
 
 
-@pytest.mark.parametrize("mean", [0.0, 1e-6, 0.01, 0.03, 0.05, 0.07, 0.2, 0.5, 0.9, 0.95, 1.0])
+@pytest.mark.parametrize(
+    "mean", [0.0, 1e-6, 0.01, 0.03, 0.045, 0.05, 0.07, 0.2, 0.5, 0.9, 0.95, 1.0]
+)
 def test_a_failures_weight_is_its_log_likelihood_ratio_in_halves(mean: float) -> None:
     assert stats.weight(mean) == _llr_weight(mean)
 
