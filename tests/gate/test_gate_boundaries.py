@@ -5,6 +5,8 @@ with its condition. So the rules cannot move by accident (issue #48)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from ci_eval.gate import confirm
@@ -151,23 +153,23 @@ def test_swings_beyond_the_chi2_level_are_a_day_effect() -> None:
 # --- a short history's clean failure where a job's runs fail together ----------------------------
 
 
-def _clustered_main(cases: int = 21) -> dict[str, object]:
-    """Seven pushes of six runs: each case fails two runs in one push of its own (a job's runs
-    failing together, ρ ≈ 0.15, no day effect); "short" in the last four pushes, one passing
-    run each."""
+def _clustered_main(extra: Callable[[int], dict[str, list[float]]]) -> dict[str, object]:
+    """Seven pushes of six runs: each of 21 cases fails two runs in one push of its own (a
+    job's runs failing together, ρ ≈ 0.15, no day effect); ``extra(push)``: the other cases'
+    runs in that push."""
     from tests.gate.test_correlated_noise import pushes
 
     per_push = []
     for s in range(7):
-        runs = {f"c{i}": [0.0, 0.0] + [1.0] * 4 if i % 7 == s else [1.0] * 6 for i in range(cases)}
-        per_push.append({**runs, **({"short": [1.0]} if s >= 3 else {})})
+        runs = {f"c{i}": [0.0, 0.0] + [1.0] * 4 if i % 7 == s else [1.0] * 6 for i in range(21)}
+        per_push.append({**runs, **extra(s)})
     return pushes(per_push)
 
 
 def test_a_short_histories_clean_failure_blocks_under_correlation_only_below_the_bar() -> None:
     """Where a job's runs fail together a clean failure is a confirmed break only when its
     p-value is at most α/2 over the cases (Bonferroni): 20 failing runs are, 6 are not."""
-    main = _clustered_main()
+    main = _clustered_main(lambda push: {"short": [1.0]} if push >= 3 else {})  # one run each
     calm = {f"c{i}": [1.0] for i in range(21)}
     many = compare(results({**calm, "short": [0.0] * 20}), main, confirm=4)
     assert many.rho > 0
@@ -283,14 +285,9 @@ def test_a_clean_failure_with_a_long_history_needs_the_bar_where_a_jobs_runs_fai
 ):
     """Main never failed the case in 42 runs, but its jobs' runs fail together (ρ ≈ 0.15):
     three failing runs of one job may be one bad batch, so they block only by their p-value."""
-    from tests.gate.test_correlated_noise import pushes
-
-    per_push = []
-    for s in range(7):
-        runs = {f"c{i}": [0.0, 0.0] + [1.0] * 4 if i % 7 == s else [1.0] * 6 for i in range(21)}
-        per_push.append({**runs, "clean": [1.0] * 6})
+    main = _clustered_main(lambda push: {"clean": [1.0] * 6})
     calm = {f"c{i}": [1.0] for i in range(21)}
-    comparison = compare(results({**calm, "clean": [0.0] * 3}), pushes(per_push), confirm=3)
+    comparison = compare(results({**calm, "clean": [0.0] * 3}), main, confirm=3)
     assert comparison.rho > 0
     assert judged(comparison, "clean").judgement is Judgement.NOT_SIGNIFICANT
 
