@@ -209,7 +209,7 @@ def judge_case(
             judgement.method += f"; failed all {runs_label(n_runs)}, reruns included"
             regressed(judgement, comparison, tolerance)
         elif case.status == Status.FAILED:
-            on_main = h_failed and 2 * h_failed >= h_runs
+            on_main = 2 * h_failed >= h_runs  # h_runs ≥ 1: a case without history is new
             judgement.judgement = Judgement.KNOWN_FAILURE if on_main else Judgement.NOT_SIGNIFICANT
         return judgement, 1.0, None, predictive, first_failed
     improve = (

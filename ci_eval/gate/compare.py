@@ -231,6 +231,10 @@ def compare(
                 comparison.suite.accepted = broad.reason
     comparison.judging = thresholds(moved) + judging
     accept(comparison.judging, accepted)
+    # a selection ran: the cases it left out are not removed (a merged run checks them)
+    selection = bool(results.settings.get("cases") or results.settings.get("shard"))
+    if not selection:
+        _removed(comparison, base_sets, seen, accepted)
     for acceptance in accepted:
         if not acceptance.used:
             comparison.warnings.append(
@@ -240,29 +244,34 @@ def compare(
     # tokens and latency per case against their history (ci_eval.gate.usage)
     comparison.usage = usage_changes(results, baseline, min_history, significance)
     comparison.unreported = unreported(results, baseline)
-    if results.settings.get("cases") or results.settings.get("shard"):
-        # a selection ran: the cases it left out are not removed (a merged run checks them)
+    if selection:
         comparison.warnings.append(
             "a case selection ran (--case or --shard): cases main has that it did not run are "
             "not counted as removed"
         )
-        return comparison
+    return comparison
+
+
+def _removed(
+    comparison: Comparison,
+    base_sets: dict[str, Any],
+    seen: set[tuple[str, str]],
+    accepted: list[Acceptance],
+) -> None:
+    """Main's cases this run does not have: removed, unless an ``[[accept]]`` entry names
+    the case (the broad ``*`` accepts a suite-wide drop, never a removed case)."""
     for set_id, data in base_sets.items():
         for case_id in data.get("cases") or {}:
-            if (set_id, case_id) not in seen:
-                reason = next(
-                    (
-                        a.reason
-                        for a in accepted
-                        if a.case != "*" and a.matches(set_id, case_id, [])
-                    ),
-                    None,
-                )
-                if reason is None:
-                    comparison.removed_cases.append((set_id, case_id))
-                else:
-                    comparison.removed_accepted.append(f"{set_id}:{case_id} ({reason})")
-    return comparison
+            if (set_id, case_id) in seen:
+                continue
+            entry = next(
+                (a for a in accepted if a.case != "*" and a.matches(set_id, case_id, [])), None
+            )
+            if entry is None:
+                comparison.removed_cases.append((set_id, case_id))
+            else:
+                entry.used = True
+                comparison.removed_accepted.append(f"{set_id}:{case_id} ({entry.reason})")
 
 
 def _thresholds(

@@ -345,3 +345,139 @@ def test_a_known_failure_that_fails_less_now_stays_a_known_failure() -> None:
     base = history({"a": [FAIL] * 15 + [PASS] * 5})
     comparison = compare(results({"a": [FAIL] + [PASS] * 9}), base)
     assert judged(comparison, "a").judgement is Judgement.KNOWN_FAILURE
+
+
+# --- a failing case with a short history: a known failure where main fails half its runs -------
+
+
+@pytest.mark.parametrize(
+    ("h_runs", "h_failed", "known"),
+    [(2, 1, True), (3, 1, False), (4, 2, True), (4, 3, True), (8, 3, False), (6, 0, False)],
+)
+def test_a_short_historys_failure_is_known_where_main_fails_at_least_half_its_runs(
+    h_runs: int, h_failed: int, known: bool
+) -> None:
+    base = history({"a": [FAIL] * h_failed + [PASS] * (h_runs - h_failed)})
+    j = judged(compare(results({"a": [FAIL, PASS]}), base, GateSettings(min_history=10)), "a")
+    assert j.method.startswith("short history")
+    expected = Judgement.KNOWN_FAILURE if known else Judgement.NOT_SIGNIFICANT
+    assert j.judgement is expected
+
+
+# --- an improvement is tested only for a case with a passing run now ----------------------------
+
+
+def test_a_case_failing_every_run_is_no_hypothesis_of_the_improvement_family() -> None:
+    """Benjamini–Hochberg over the cases that might have improved: a case that failed all its
+    runs cannot have, so it does not dilute the family (with it, ``b``'s adjusted p doubles
+    past the level)."""
+    from ci_eval.gate import stats
+
+    base = history({"a": [FAIL] * 10 + [PASS] * 10, "b": [FAIL] * 12 + [PASS] * 8})
+    now = results({"a": [FAIL] * 3, "b": [PASS] * 5})
+    p = stats.surprise(8, 12, 5, 5)  # b's 8 passes of 20 on main, then 5 of 5
+    assert 0.025 / 2 < p <= 0.025  # improved alone, not once the family counts two
+    assert judged(compare(now, base), "b").judgement is Judgement.IMPROVED
+
+
+def test_an_improved_case_that_still_fails_a_run_is_improved_but_not_said_to_pass() -> None:
+    """``min_pass`` lets a case pass with a failing run: improved on main's history, yet its
+    metric still fails, so it is not marked as no longer failing."""
+    base = history({"b": [FAIL] * 12 + [PASS] * 8})
+    now = results({"b": [FAIL] + [PASS] * 9})
+    case = now.sets[0].cases[0]
+    case.scored_status = case.metrics[0].status = "PASSED"  # at least 8 of 10 pass
+    comparison = compare(now, base)
+    assert judged(comparison, "b").judgement is Judgement.IMPROVED
+    assert [c.improved for c in comparison.changes] == [False]
+
+
+# --- [[accept]] entries: "*" accepts the suite-wide drop, never a removed case -----------------
+
+
+def _broad_drop(**removed: list[float]) -> tuple[object, dict]:
+    """Forty cases main fails one run in ten, each failing about one run in three now (a drop
+    no case alone shows), and main's cases ``removed`` that this run does not have."""
+    import random
+
+    rng = random.Random(1)
+    main = {f"c{i}": [FAIL if k % 10 == i % 10 else PASS for k in range(20)] for i in range(40)}
+    now = {f"c{i}": [FAIL if rng.random() < 0.4 else PASS] for i in range(40)}
+    return results(now), history({**main, **removed})
+
+
+def test_a_broad_acceptance_accepts_the_suite_wide_drop_and_is_used() -> None:
+    from ci_eval.model.comparison import Acceptance
+
+    now, base = _broad_drop()
+    comparison = compare(now, base, accepted=[Acceptance("*", "new judge model (#7)")])
+    assert comparison.suite is not None and comparison.suite.regressed
+    assert comparison.suite.accepted == "new judge model (#7)"
+    assert not any("matched no regression" in w for w in comparison.warnings)
+
+
+@pytest.mark.parametrize("case_id", ["retired", "(retired)", "#2"])
+def test_a_removed_case_is_accepted_by_an_entry_naming_it_and_never_by_the_broad_one(
+    case_id: str,
+) -> None:
+    """An entry's case is compared with ``*`` for equality: ids sorting before it too."""
+    from ci_eval.model.comparison import Acceptance
+
+    now, base = _broad_drop(**{case_id: [PASS] * 20, "gone": [PASS] * 20})
+    entries = [Acceptance("*", "new judge model"), Acceptance(case_id, "retired on purpose")]
+    comparison = compare(now, base, accepted=entries)
+    assert comparison.removed_accepted == [f"s:{case_id} (retired on purpose)"]
+    assert comparison.removed_cases == [("s", "gone")]
+
+
+# --- a new case blocks only when it failed every one of at least confirm runs -----------------
+
+
+@pytest.mark.parametrize(
+    ("now", "blocks"),
+    [([FAIL] * 3, True), ([FAIL, FAIL, PASS], False), ([FAIL] * 2, False), ([FAIL] * 4, True)],
+)
+def test_a_new_case_blocks_only_failing_all_of_at_least_confirm_runs(
+    now: list[float], blocks: bool
+) -> None:
+    comparison = compare(results({"new": now, "a": [PASS]}), history({"a": [PASS] * 5}), confirm=3)
+    j = judged(comparison, "new")
+    assert j.method.startswith("new case")
+    assert (j.judgement is Judgement.REGRESSION) is blocks
+
+
+def test_the_control_reads_every_case_past_one_it_did_not_score() -> None:
+    base, now = _pr_failing(0, [FAIL, FAIL, FAIL])
+    control = results({"x": [PASS], "a": [FAIL, FAIL]}, errors=("x",))  # x first, errored
+    j = judged(compare(now, base, control=control), "a")
+    assert j.judgement is Judgement.KNOWN_FAILURE
+
+
+# --- a judging change's item says where, once --------------------------------------------------
+
+
+def test_a_judging_changes_item_names_its_file_and_a_custom_metrics_code_once() -> None:
+    from ci_eval.model.comparison import ChangeKind, JudgingChange
+
+    now = results({"a": [PASS]})
+    now.comparison = compare(now, history({"a": [PASS] * 5}))
+    now.comparison.judging = [
+        JudgingChange(ChangeKind.THRESHOLD, "s", "*", "m", "s.json", "1", "0.5", 1),
+        JudgingChange(ChangeKind.CODE, metric="mine", where="metrics/mine.py"),
+    ]
+    now.fail_on = (*now.fail_on, "judging-changed")
+    changes = [i.change for i in verdict(now).blocking if i.kind is Kind.JUDGING]
+    assert changes == [
+        "threshold: m 1 → 0.5 (1 case) (s.json)",
+        "code: custom metric mine's code (metrics/mine.py), run this time",
+    ]
+
+
+def test_an_entry_that_accepts_a_removed_case_is_not_said_to_match_nothing() -> None:
+    from ci_eval.model.comparison import Acceptance
+
+    base = history({"a": [PASS] * 5, "retired": [PASS] * 5})
+    entry = Acceptance("s:retired", "retired on purpose")
+    comparison = compare(results({"a": [PASS]}), base, accepted=[entry])
+    assert comparison.removed_accepted == ["s:retired (retired on purpose)"]
+    assert comparison.warnings == []
