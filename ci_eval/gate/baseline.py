@@ -28,11 +28,14 @@ from ci_eval import __version__
 from ci_eval.gate.baseline_file import (
     DEFAULT_WINDOW,
     FORMAT,
+    Baseline,
     age_days,
     dumps,
+    load,
     parse,
     read,
     read_at_ref,
+    to_data,
     write,
 )
 from ci_eval.gate.history import run_fails, stored_fails
@@ -40,8 +43,9 @@ from ci_eval.gate.judging import criteria, rubric_digests
 from ci_eval.gate.judging import fingerprint as fingerprint  # re-exported
 from ci_eval.io import git
 from ci_eval.io.git import GitError as GitError  # re-exported: read_at_ref raises it
+from ci_eval.model.baseline import Provenance, Push, StoredCase, StoredMetric, StoredSet
 from ci_eval.model.status import Status
-from ci_eval.results.file import CaseRecord, RunRecord, RunResults
+from ci_eval.results.file import CaseRecord, RunRecord, RunResults, SetRecord
 from ci_eval.results.usage_totals import run_tokens
 from ci_eval.settings.model import DEFAULT_BASELINE
 
@@ -49,16 +53,19 @@ __all__ = [
     "DEFAULT_PATH",
     "DEFAULT_WINDOW",
     "FORMAT",
+    "Baseline",
     "GitError",
     "UpdateReport",
     "age_days",
     "dumps",
     "fingerprint",
     "from_results",
+    "load",
     "metrics_digest",
     "parse",
     "read",
     "read_at_ref",
+    "to_data",
     "update",
     "write",
 ]
@@ -130,18 +137,16 @@ def _rows(case: CaseRecord, names: Iterable[str]) -> list[Row]:
     return rows
 
 
-def latest_failed(entry: dict[str, Any]) -> bool | None:
+def latest_failed(entry: StoredCase) -> bool | None:
     """Did the case's latest scored run fail? None when no run was scored."""
     per_metric = [
-        stored_fails(m, m["threshold"])
-        for m in (entry.get("metrics") or {}).values()
-        if m.get("threshold") is not None
+        stored_fails(m, m.threshold) for m in entry.metrics.values() if m.threshold is not None
     ]
     return next((f for f in reversed(run_fails(per_metric)) if f is not None), None)
 
 
 def _append(
-    entry: dict[str, Any],
+    entry: StoredCase,
     rows: list[Row],
     names: dict[str, float | None],
     seq: int,
@@ -150,153 +155,152 @@ def _append(
 ) -> None:
     """The case's runs of this push, appended to its aligned lists, the last ``window`` kept.
     A metric's own verdicts (``fails``) are kept only while some run has one."""
-    old_length = len(entry.get("push") or [])
-    merged: dict[str, Any] = {}
+    old_length = len(entry.push)
+    merged: dict[str, StoredMetric] = {}
     for name, threshold in names.items():
-        was = entry["metrics"].get(name) or {}
-        before = was.get("scores") or [None] * old_length
+        was = entry.metrics.get(name) or StoredMetric()
+        before = was.scores or [None] * old_length
         scores = [*before, *(row[2][name] for row in rows)][-window:]
-        merged[name] = {"scores": scores, "threshold": threshold}
+        merged[name] = StoredMetric(scores, threshold)
         now_own = [row[3][name] for row in rows]
-        kept = was.get("fails") if was.get("threshold") == threshold else None
+        kept = was.fails if was.threshold == threshold else None
         if kept or any(v is not None for v in now_own):
             fails = [*(kept or [None] * len(before)), *now_own][-window:]
-            merged[name]["fails"] = [None] * (len(scores) - len(fails)) + fails
-    entry["metrics"] = merged  # a metric no longer applied leaves with its config
-    for key, values in (
-        ("push", [seq] * len(rows)),
-        ("error", [row[0] for row in rows]),
-        ("latency_s", [row[1] for row in rows]),
-    ):
-        entry[key] = [*(entry.get(key) or [None] * old_length), *values][-window:]
+            merged[name].fails = [None] * (len(scores) - len(fails)) + fails
+    entry.metrics = merged  # a metric no longer applied leaves with its config
+
+    def grown(values: list[Any], more: list[Any]) -> list[Any]:
+        return [*(values or [None] * old_length), *more][-window:]
+
+    entry.push = grown(entry.push, [seq] * len(rows))
+    entry.error = grown(entry.error, [row[0] for row in rows])
+    entry.latency_s = grown(entry.latency_s, [row[1] for row in rows])
     # each run's agent tokens (None: not reported), kept once some run reported them
-    if "usage" in entry or any(t is not None for t in tokens):
-        was = entry.get("usage") or [None] * old_length
-        entry["usage"] = [*was, *tokens][-window:]
+    if entry.usage is not None or any(t is not None for t in tokens):
+        entry.usage = grown(entry.usage or [], tokens)
+
+
+def _absent(
+    sets: dict[str, StoredSet], present: set[tuple[str, str]]
+) -> dict[str, list[tuple[str, str]]]:
+    """The history's cases this run did not have, by fingerprint: a new case with one's
+    content is a rename."""
+    absent: dict[str, list[tuple[str, str]]] = {}
+    for set_id, stored in sets.items():
+        for case_id, entry in stored.cases.items():
+            if (set_id, case_id) not in present and entry.fingerprint:
+                absent.setdefault(entry.fingerprint, []).append((set_id, case_id))
+    return absent
+
+
+def _record_case(
+    data: Baseline,
+    stored: StoredSet,
+    set_id: str,
+    case: CaseRecord,
+    absent: dict[str, list[tuple[str, str]]],
+    push: tuple[int, int, str],
+    report: UpdateReport,
+) -> None:
+    """One case's runs of this push into its history (a rename takes the old id's)."""
+    seq, window, since = push
+    key = f"{set_id}:{case.eval_id}"
+    entry = stored.cases.get(case.eval_id)
+    names = _gating(case) or {
+        name: m.threshold for name, m in (entry.metrics if entry else {}).items()
+    }
+    rows = _rows(case, names) if case.status in RECORDED else []
+    if not rows:
+        if entry is not None:
+            report.kept.append(key)
+        return
+    mark = fingerprint(case)
+    if entry is None and mark and len(absent.get(mark, [])) == 1:
+        was_set, was_id = absent.pop(mark)[0]
+        entry = stored.cases[case.eval_id] = data.sets[was_set].cases.pop(was_id)
+        report.renamed.append(f"{was_set}:{was_id} -> {key}")
+    if entry is None:
+        report.new += 1
+        entry = stored.cases[case.eval_id] = StoredCase()
+    was_failing = latest_failed(entry)
+    tokens = run_tokens(case) if len(case.runs) == len(rows) else [None] * len(rows)
+    _append(entry, rows, names, seq, window, tokens)
+    entry.fingerprint = mark
+    now_failing = latest_failed(entry)
+    if now_failing and not was_failing:
+        entry.failing_since, entry.passing_since = since, None
+    elif now_failing is False and was_failing is not False:
+        entry.failing_since, entry.passing_since = None, since
+    report.recorded += 1
+
+
+def _judged_by(stored: StoredSet, s: SetRecord) -> None:
+    """What a scored set was judged by, as it was: each gating metric's options, and the
+    rubrics of the cases scored now (the others', a selection ran, kept)."""
+    stored.criteria = criteria(s)
+    scored = {c.eval_id for c in s.cases if c.metrics}
+    digests = {k: v for k, v in stored.rubrics.items() if k not in scored} | rubric_digests(s)
+    stored.rubrics = dict(sorted(digests.items()))
 
 
 def update(
-    old: dict[str, Any] | None,
+    old: Baseline | None,
     results: RunResults,
     commit: str | None = None,
     window: int = DEFAULT_WINDOW,
-) -> tuple[dict[str, Any], UpdateReport]:
+) -> tuple[Baseline, UpdateReport]:
     """The baseline with this results file appended as one push (see the module)."""
     from ci_eval.errors import InputError
 
     if window < 1:
         raise InputError("--window must be at least 1")
     report = UpdateReport()
-    data = copy.deepcopy(old) if old else {"format": FORMAT, "sets": {}, "pushes": []}
-    pushes = data.setdefault("pushes", [])
-    previous = (data.get("provenance") or {}).get("recorded") or []
+    data = copy.deepcopy(old) if old else Baseline()
+    previous = data.provenance.recorded if data.provenance is not None else []
     # which results file this is: its start (to the second) alone does not tell two runs apart
     legacy_id = f"{results.started}|{results.agent}"  # as format 2 recorded it
     run_id = f"{legacy_id}|{results.duration_s:.4f}"
     commit = commit or os.environ.get("GITHUB_SHA") or git.quiet("rev-parse", "HEAD")
     since = (commit or "unknown")[:12]
-    if results.started and (legacy_id in previous or any(p.get("id") == run_id for p in pushes)):
+    if results.started and (legacy_id in previous or any(p.id == run_id for p in data.pushes)):
         report.duplicate = True
         return data, report
-    seq = max((p.get("seq", 0) for p in pushes), default=0) + 1
-    complete = (
-        not results.interrupted
-        and not results.settings.get("shard")
-        and not results.settings.get("cases")
-    )
-    sets = data.setdefault("sets", {})
+    seq = max((p.seq for p in data.pushes), default=0) + 1
+    facts = results.settings
+    complete = not results.interrupted and not facts.get("shard") and not facts.get("cases")
     present = {(s.eval_set_id, c.eval_id) for s in results.sets for c in s.cases}
-    # cases of the history this run did not have: a new case with one's content is a rename
-    absent: dict[str, list[tuple[str, str]]] = {}
-    for set_id, stored in sets.items():
-        for case_id, entry in (stored.get("cases") or {}).items():
-            if (set_id, case_id) not in present and entry.get("fingerprint"):
-                absent.setdefault(entry["fingerprint"], []).append((set_id, case_id))
+    absent = _absent(data.sets, present)
     for s in results.sets:
-        stored = sets.setdefault(s.eval_set_id, {"cases": {}, "file": s.file})
-        stored["file"] = s.file
-        cases = stored.setdefault("cases", {})
+        stored = data.sets.setdefault(s.eval_set_id, StoredSet())
+        stored.file = s.file
         for case in s.cases:
-            key = f"{s.eval_set_id}:{case.eval_id}"
-            entry = cases.get(case.eval_id)
-            names = _gating(case) or {
-                name: m.get("threshold") for name, m in ((entry or {}).get("metrics") or {}).items()
-            }
-            rows = _rows(case, names) if case.status in RECORDED else []
-            if not rows:
-                if entry is not None:
-                    report.kept.append(key)
-                continue
-            mark = fingerprint(case)
-            if entry is None and mark and len(absent.get(mark, [])) == 1:
-                was_set, was_id = absent.pop(mark)[0]
-                entry = cases[case.eval_id] = sets[was_set]["cases"].pop(was_id)
-                report.renamed.append(f"{was_set}:{was_id} -> {key}")
-            if entry is None:
-                report.new += 1
-                entry = cases[case.eval_id] = {
-                    "failing_since": None,
-                    "passing_since": None,
-                    "metrics": {},
-                }
-            was_failing = latest_failed(entry)
-            runs = list(case.runs)
-            tokens = run_tokens(case) if len(runs) == len(rows) else [None] * len(rows)
-            _append(entry, rows, names, seq, window, tokens)
-            entry["fingerprint"] = mark
-            now_failing = latest_failed(entry)
-            if now_failing and not was_failing:
-                entry["failing_since"], entry["passing_since"] = since, None
-            elif now_failing is False and was_failing is not False:
-                entry["failing_since"], entry["passing_since"] = None, since
-            report.recorded += 1
+            _record_case(data, stored, s.eval_set_id, case, absent, (seq, window, since), report)
         if any(c.metrics for c in s.cases):  # scored: what it was judged by, as it was
-            stored["criteria"] = criteria(s)
-            # the cases scored now say theirs; the others' (a selection ran) are kept
-            scored = {c.eval_id for c in s.cases if c.metrics}
-            digests = {
-                k: v for k, v in (stored.get("rubrics") or {}).items() if k not in scored
-            } | rubric_digests(s)
-            if digests:
-                stored["rubrics"] = dict(sorted(digests.items()))
-            else:
-                stored.pop("rubrics", None)
+            _judged_by(stored, s)
         if complete:
-            for case_id in sorted(set(cases) - {c.eval_id for c in s.cases}):
-                del cases[case_id]
+            for case_id in sorted(set(stored.cases) - {c.eval_id for c in s.cases}):
+                del stored.cases[case_id]
                 report.dropped.append(f"{s.eval_set_id}:{case_id}")
-                (stored.get("rubrics") or {}).pop(case_id, None)
-            if "rubrics" in stored and not stored["rubrics"]:
-                del stored["rubrics"]
-    pushes.append(
-        {
-            "seq": seq,
-            "id": run_id,
-            "commit": commit,
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "runs": results.settings.get("num_runs"),
-        }
-    )
-    referenced = {
-        seq for st in sets.values() for e in st["cases"].values() for seq in e.get("push") or []
-    }
-    data["pushes"] = [p for p in pushes if p.get("seq") in referenced]
-    data["format"] = FORMAT
-    data["window"] = window
-    data["provenance"] = {
-        "commit": commit,
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "ci_eval_version": __version__,
-        "agent": results.agent,
-        "metrics_digest": metrics_digest(results),
+                stored.rubrics.pop(case_id, None)
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    data.pushes.append(Push(seq, run_id, commit, now, facts.get("num_runs")))
+    referenced = {seq for st in data.sets.values() for e in st.cases.values() for seq in e.push}
+    data.pushes = [p for p in data.pushes if p.seq in referenced]
+    data.format, data.window = FORMAT, window
+    data.provenance = Provenance(
+        commit=commit,
+        date=now,
+        ci_eval_version=__version__,
+        agent=results.agent,
+        metrics_digest=metrics_digest(results),
         # results recorded before format 3, which its pushes' ids now say
-        "recorded": previous[-window:],
-    }
+        recorded=previous[-window:],
+    )
     return data, report
 
 
 def from_results(
     results: RunResults, commit: str | None = None, window: int = DEFAULT_WINDOW
-) -> dict[str, Any]:
+) -> Baseline:
     """A fresh baseline from one run."""
     return update(None, results, commit, window)[0]

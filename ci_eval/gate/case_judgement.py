@@ -5,7 +5,6 @@ contributes to the suite-wide test. :mod:`ci_eval.gate.compare` runs the family.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ci_eval.gate import stats
 from ci_eval.gate.history import (
@@ -17,6 +16,7 @@ from ci_eval.gate.history import (
     stored_fails,
 )
 from ci_eval.gate.noise import Noise
+from ci_eval.model.baseline import Push, StoredCase, StoredMetric
 from ci_eval.model.comparison import (
     CaseJudgement,
     Comparison,
@@ -69,27 +69,26 @@ class Pending:
 
     set_id: str
     case: CaseRecord
-    base: dict[str, Any]
+    base: StoredCase
     history: CaseHistory
     now: list[bool | None]
     failing_now: list[str]
 
 
 def read_case(
-    set_id: str, case: CaseRecord, base: dict[str, Any], comparison: Comparison, min_history: int
+    set_id: str, case: CaseRecord, base: StoredCase, comparison: Comparison, min_history: int
 ) -> Pending | None:
     """The case's per-metric changes (into ``comparison``) and its history as the gate reads
     it; None when it has nothing to judge by (no gating metric, no history)."""
     metrics = gating(case)
     if not metrics:
         return None
-    stored = base.get("metrics") or {}
     history_per_metric = []
     now_per_metric = []
     failing_now: list[str] = []
     for m in metrics:
-        entry = stored.get(m.name) or {}
-        history = list(entry.get("scores") or [])
+        entry = base.metrics.get(m.name) or StoredMetric()
+        history = list(entry.scores)
         was = stored_fails(entry, m.threshold)  # type: ignore[arg-type]
         now = case_metric_fails(m)
         history_per_metric.append(was)
@@ -118,7 +117,7 @@ def read_case(
             )
         comparison.changes.append(change)
     fails = run_fails(history_per_metric)
-    history = since_change(clusters(fails, base.get("push")))
+    history = since_change(clusters(fails, base.push))
     now = run_fails(now_per_metric)
     if not history.runs or not any(f is not None for f in now):
         comparison.new_cases.append((set_id, case.eval_id))  # nothing on main to judge by
@@ -126,10 +125,10 @@ def read_case(
     return Pending(set_id, case, base, history, now, failing_now)
 
 
-def _commit_of(seq: int | None, pushes: list[dict[str, Any]]) -> str | None:
+def _commit_of(seq: int | None, pushes: list[Push]) -> str | None:
     for push in pushes:
-        if push.get("seq") == seq and push.get("commit"):
-            return str(push["commit"])[:12]
+        if push.seq == seq and push.commit:
+            return push.commit[:12]
     return None
 
 
@@ -141,7 +140,7 @@ def judge_case(
     min_history: int,
     confirm: int,
     first_runs: int,
-    pushes: list[dict[str, Any]],
+    pushes: list[Push],
     rerunning: bool,
     bar: float,
 ) -> tuple[CaseJudgement, float, float | None, tuple[int, int, float, float], tuple[int, int]]:
@@ -162,7 +161,7 @@ def judge_case(
         n_failed,
         "history",
         metrics=pending.failing_now,
-        failing_since=pending.base.get("failing_since"),
+        failing_since=pending.base.failing_since,
     )
     if history.cut:
         commit = _commit_of(history.since, pushes)

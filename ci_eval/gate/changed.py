@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from wcmatch import glob
 
@@ -20,6 +19,7 @@ from ci_eval.gate.baseline import latest_failed
 from ci_eval.io import git
 from ci_eval.io.files import repo_root, safe_resolve
 from ci_eval.load.evalsets import LoadedEvalSet
+from ci_eval.model.baseline import Baseline, StoredSet
 
 # what the agent does not read, by default: changing only these re-runs nothing but the sets
 NOT_WATCHED = ("**/README*", "**/CHANGELOG*", "**/LICENSE*", "docs/**", ".ci-eval/**")
@@ -43,7 +43,7 @@ def _watched(rel: str, watch: list[str], eval_files: set[str]) -> bool:
 def choose(
     sets: Iterable[LoadedEvalSet],
     changed: list[str],
-    history: Mapping[str, Any],
+    history: Baseline,
     since: str,
     watch: list[str] | None = None,
 ) -> Selection:
@@ -64,7 +64,7 @@ def choose(
     total = 0
     edited_any = False
     for s in sets:
-        stored = ((history.get("sets") or {}).get(s.eval_set.eval_set_id) or {}).get("cases") or {}
+        stored = (history.sets.get(s.eval_set.eval_set_id) or StoredSet()).cases
         edited = s.path in touched or s.metrics.source in touched
         edited_any = edited_any or edited
         for case in s.eval_set.eval_cases:
@@ -112,7 +112,7 @@ def changed_files(sha: str, root: Path) -> list[str] | None:
 
 def select(
     sets: list[LoadedEvalSet],
-    history: Mapping[str, Any] | None,
+    history: Baseline | None,
     env: Mapping[str, str],
     root: Path,
     watch: list[str] | None = None,

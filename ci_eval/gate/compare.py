@@ -48,6 +48,7 @@ from ci_eval.gate.history import case_metric_fails, run_fails
 from ci_eval.gate.judging import accept, case_changes, criterion_changes, thresholds
 from ci_eval.gate.noise import measure
 from ci_eval.gate.usage import unreported, usage_changes
+from ci_eval.model.baseline import Baseline, Provenance, StoredCase, StoredSet
 from ci_eval.model.comparison import (
     Acceptance,
     CaseJudgement,
@@ -66,7 +67,7 @@ __all__ = ["CONFIRM", "RARELY", "Acceptance", "Judgement", "compare"]
 
 def compare(
     results: RunResults,
-    baseline: dict[str, Any],
+    baseline: Baseline,
     settings: GateSettings = DEFAULT_GATE,
     accepted: list[Acceptance] | None = None,
     confirm: int = CONFIRM,
@@ -77,15 +78,15 @@ def compare(
     than 2, so one flip never blocks)."""
     tolerance, significance = settings.tolerance, settings.significance
     min_history = settings.min_history
-    provenance = baseline.get("provenance") or {}
+    provenance = baseline.provenance or Provenance()
     comparison = Comparison(
-        provenance.get("commit"),
-        provenance.get("date"),
+        provenance.commit,
+        provenance.date,
         significance=significance,
         min_history=min_history,
     )
     accepted = accepted or []
-    base_sets = baseline.get("sets") or {}
+    base_sets = baseline.sets
     seen: set[tuple[str, str]] = set()
     present = {(s.eval_set_id, c.eval_id) for s in results.sets for c in s.cases}
     renamed = _renames(results, base_sets, present)
@@ -94,12 +95,12 @@ def compare(
     moved: dict[tuple[str, str, str, float, float | None], int] = {}
     judging: list[JudgingChange] = []
     for s in results.sets:
-        stored = base_sets.get(s.eval_set_id) or {}
-        base_cases = stored.get("cases") or {}
+        stored = base_sets.get(s.eval_set_id) or StoredSet()
+        base_cases = stored.cases
         # recorded since the baseline kept criteria: a set's options, its cases' rubrics
-        recorded = stored.get("criteria")
-        rubrics = (stored.get("rubrics") or {}) if isinstance(recorded, dict) else None
-        if isinstance(recorded, dict) and any(c.metrics for c in s.cases):
+        recorded = stored.criteria
+        rubrics = stored.rubrics if recorded is not None else None
+        if recorded is not None and any(c.metrics for c in s.cases):
             judging += criterion_changes(s, recorded)
         for case in s.cases:
             key = (s.eval_set_id, case.eval_id)
@@ -108,7 +109,7 @@ def compare(
             if base is None and key in renamed:
                 was = renamed[key]
                 seen.add(was)
-                base = base_sets[was[0]]["cases"][was[1]]
+                base = base_sets[was[0]].cases[was[1]]
             if base is None:
                 comparison.new_cases.append(key)
                 if case.status in JUDGED:
@@ -127,7 +128,7 @@ def compare(
     first_runs = int(results.settings.get("num_runs") or 0)
     # did failing cases get confirmation reruns (their runs then count as the rule made them)
     rerunning = bool(results.settings.get("confirm_runs")) and not results.settings.get("outage")
-    pushes = list(baseline.get("pushes") or [])
+    pushes = baseline.pushes
     family: list[CaseJudgement] = []  # judged on history: the multiplicity family
     predictive: list[tuple[int, int, float, float]] = []
     observed: list[tuple[int, int, int, int]] = []  # failed and runs the suite-wide test counts
@@ -254,14 +255,14 @@ def compare(
 
 def _removed(
     comparison: Comparison,
-    base_sets: dict[str, Any],
+    base_sets: dict[str, StoredSet],
     seen: set[tuple[str, str]],
     accepted: list[Acceptance],
 ) -> None:
     """Main's cases this run does not have: removed, unless an ``[[accept]]`` entry names
     the case (the broad ``*`` accepts a suite-wide drop, never a removed case)."""
     for set_id, data in base_sets.items():
-        for case_id in data.get("cases") or {}:
+        for case_id in data.cases:
             if (set_id, case_id) in seen:
                 continue
             entry = next(
@@ -275,15 +276,14 @@ def _removed(
 
 
 def _thresholds(
-    set_id: str, source: str, case: CaseRecord, base: dict[str, Any], moved: dict[Any, int]
+    set_id: str, source: str, case: CaseRecord, base: StoredCase, moved: dict[Any, int]
 ) -> None:
     """Each gating metric whose threshold differs from the one main's history recorded, or
     that main gated on and this run no longer applies: the pull request may change them
     (thresholds travel with the eval sets), and the verdict says so."""
-    recorded = base.get("metrics") or {}
     now = {m.name: m for m in case.metrics}
-    for name, entry in recorded.items():
-        was = (entry or {}).get("threshold")
+    for name, entry in base.metrics.items():
+        was = entry.threshold
         m = now.get(name)
         if was is None or (m is not None and (m.informational or m.threshold == was)):
             continue
@@ -295,7 +295,7 @@ def _thresholds(
 
 
 def _renames(
-    results: RunResults, base_sets: dict[str, Any], present: set[tuple[str, str]]
+    results: RunResults, base_sets: dict[str, StoredSet], present: set[tuple[str, str]]
 ) -> dict[tuple[str, str], tuple[str, str]]:
     """New cases that are a case of the history under a new id: the same content (its
     fingerprint), the old id gone from this run; only where exactly one case matches."""
@@ -303,14 +303,14 @@ def _renames(
 
     gone: dict[str, list[tuple[str, str]]] = {}
     for set_id, data in base_sets.items():
-        for case_id, entry in (data.get("cases") or {}).items():
-            if (set_id, case_id) not in present and entry.get("fingerprint"):
-                gone.setdefault(entry["fingerprint"], []).append((set_id, case_id))
+        for case_id, entry in data.cases.items():
+            if (set_id, case_id) not in present and entry.fingerprint:
+                gone.setdefault(entry.fingerprint, []).append((set_id, case_id))
     if not gone:
         return {}
     found = {}
     for s in results.sets:
-        known = (base_sets.get(s.eval_set_id) or {}).get("cases") or {}
+        known = (base_sets.get(s.eval_set_id) or StoredSet()).cases
         for case in s.cases:
             if case.eval_id in known:
                 continue

@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ci_eval.model.baseline import StoredMetric
 from ci_eval.model.results import CaseMetric
 
 HALF_LIFE = 4.0  # pushes: a push this many pushes old counts half as much as the latest
@@ -78,13 +79,12 @@ def case_metric_fails(metric: CaseMetric) -> list[bool | None]:
     return metric_fails(list(metric.runs), metric.threshold or 0.0, list(metric.run_fails))
 
 
-def stored_fails(entry: dict[str, Any], threshold: float) -> list[bool | None]:
+def stored_fails(entry: StoredMetric, threshold: float) -> list[bool | None]:
     """Per run of a metric's history on main, did it fail by today's threshold: its recorded
     verdicts while the threshold is the one they were given under, else its scores against
     today's (a moved threshold re-reads the history)."""
-    scores = list(entry.get("scores") or [])
-    own = entry.get("fails") if entry.get("threshold") == threshold else None
-    return metric_fails(scores, threshold, own)
+    own = entry.fails if entry.threshold == threshold else None
+    return metric_fails(list(entry.scores), threshold, own)
 
 
 def run_fails(per_metric: list[list[bool | None]]) -> list[bool | None]:

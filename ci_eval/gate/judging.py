@@ -21,6 +21,7 @@ import json
 from typing import Any
 
 from ci_eval.gate.items import clip
+from ci_eval.model.baseline import StoredCase
 from ci_eval.model.comparison import Acceptance, ChangeKind, JudgingChange
 from ci_eval.model.results import CaseRecord, SetRecord
 
@@ -145,13 +146,13 @@ def criterion_changes(s: SetRecord, recorded: dict[str, Any]) -> list[JudgingCha
 
 
 def case_changes(
-    s: SetRecord, case: CaseRecord, base: dict[str, Any], rubrics: dict[str, str] | None
+    s: SetRecord, case: CaseRecord, base: StoredCase, rubrics: dict[str, str] | None
 ) -> list[JudgingChange]:
     """The case's expected conversation and its own rubrics against main's record of them
     (``rubrics``: the set's record, None when the baseline predates it)."""
     out = []
     where = case.file or s.file
-    was = base.get("fingerprint")
+    was = base.fingerprint
     if was:
         now = fingerprint(case)
         if now is not None and now != was:

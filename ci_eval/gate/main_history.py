@@ -18,6 +18,7 @@ from ci_eval.gate.compare import Acceptance, compare
 from ci_eval.gate.judging import accept
 from ci_eval.io import git
 from ci_eval.io.lock import exclusive
+from ci_eval.model.baseline import Baseline, Provenance
 from ci_eval.model.comparison import ChangeKind, JudgingChange
 from ci_eval.results.file import RunResults
 from ci_eval.settings import GateSettings, RunSettings
@@ -50,7 +51,7 @@ def _own_commit(ref: str, base: str, base_sha: str) -> bool:
     return True
 
 
-def _read_branch(settings: RunSettings) -> tuple[dict | None, str, list[str]]:
+def _read_branch(settings: RunSettings) -> tuple[Baseline | None, str, list[str]]:
     """The history kept on a data branch, read through git from the remote branch (fetched):
     never a folder of the working tree, which a pull request could write."""
     branch = settings.baseline_branch or ""
@@ -81,7 +82,7 @@ def _read_branch(settings: RunSettings) -> tuple[dict | None, str, list[str]]:
 
 def _read_baseline(
     settings: RunSettings, env: Mapping[str, str]
-) -> tuple[dict | None, str, list[str]]:
+) -> tuple[Baseline | None, str, list[str]]:
     """The baseline the pull request is judged against, where it came from, and notices.
 
     In a pull request (``GITHUB_BASE_REF``) a baseline file that is part of the repository is
@@ -168,7 +169,7 @@ def accepted_changes(settings: RunSettings) -> list[Acceptance]:
 
 @dataclass
 class LoadedBaseline:
-    data: dict | None
+    data: Baseline | None
     where: str
     notices: list[str]
     accepted: list[Acceptance]
@@ -258,17 +259,17 @@ def apply_baseline(
     comparison.changed += loaded.said
     comparison.judging += code
     comparison.outage = results.settings.get("outage")
-    provenance = data.get("provenance") or {}
+    provenance = data.provenance or Provenance()
     # a baseline that records each set's criteria had each change listed: no footnote
-    listed = any(isinstance(s.get("criteria"), dict) for s in (data.get("sets") or {}).values())
-    if not listed and provenance.get("metrics_digest") not in (
+    listed = any(s.criteria is not None for s in data.sets.values())
+    if not listed and provenance.metrics_digest not in (
         None,
         baseline_store.metrics_digest(results),
     ):
         comparison.warnings.append(
             "the baseline was recorded with another metric configuration: compare with care"
         )
-    version = str(provenance.get("ci_eval_version") or "")
+    version = provenance.ci_eval_version or ""
     if version and version.split(".")[0] != __version__.split(".")[0]:
         comparison.warnings.append(
             f"the baseline was recorded by ci-eval {version} (now {__version__})"
@@ -311,7 +312,7 @@ def update_baseline(results: RunResults, settings: RunSettings) -> str:
             baseline_store.write(real, data)
         except OSError as exc:
             raise InputError(f"cannot write: {exc.strerror or exc}", path=str(path)) from None
-    total = sum(len(s.get("cases") or {}) for s in data["sets"].values())
+    total = sum(len(s.cases) for s in data.sets.values())
     parts = [f"{plural(report.recorded, 'case')} recorded ({report.new} new)"]
     if report.kept:
         parts.append(f"{len(report.kept)} not measured this time kept their history")
@@ -321,5 +322,5 @@ def update_baseline(results: RunResults, settings: RunSettings) -> str:
         parts.append("renamed, history kept: " + ", ".join(report.renamed))
     return (
         f"baseline written to {path}: {plural(total, 'case')}, last "
-        f"{plural(data['window'], 'run')} each; " + ", ".join(parts)
+        f"{plural(data.window, 'run')} each; " + ", ".join(parts)
     )

@@ -36,6 +36,7 @@ from statistics import median
 from typing import Any
 
 from ci_eval.gate import stats
+from ci_eval.model.baseline import Baseline, StoredCase, StoredSet
 from ci_eval.model.comparison import DEFAULT_SIGNIFICANCE, UnreportedUsage, UsageChange
 from ci_eval.model.results import CaseRecord, RunResults
 from ci_eval.model.status import Status
@@ -72,26 +73,25 @@ def _logs(values: Sequence[Any], pushes: Sequence[Any], errors: Sequence[Any]) -
 
 
 def _with_history(
-    results: RunResults, baseline: dict[str, Any]
-) -> Iterator[tuple[str, CaseRecord, dict[str, Any]]]:
+    results: RunResults, baseline: Baseline
+) -> Iterator[tuple[str, CaseRecord, StoredCase]]:
     """Each judged case of the run that main's history has: its set id, it, its entry."""
-    base_sets = baseline.get("sets") or {}
     for s in results.sets:
-        cases = (base_sets.get(s.eval_set_id) or {}).get("cases") or {}
+        cases = (baseline.sets.get(s.eval_set_id) or StoredSet()).cases
         for case in s.cases:
             entry = cases.get(case.eval_id)
             if entry is not None and case.status in JUDGED:
                 yield s.eval_set_id, case, entry
 
 
-def _series(results: RunResults, baseline: dict[str, Any]) -> dict[str, list[Series]]:
+def _series(results: RunResults, baseline: Baseline) -> dict[str, list[Series]]:
     out: dict[str, list[Series]] = {"tokens": [], "latency": []}
     for set_id, case, entry in _with_history(results, baseline):
-        pushes, errors = entry.get("push") or [], entry.get("error") or []
+        pushes, errors = entry.push, entry.error
         tokens, latency = _now(case)
         for kind, stored, now in (
-            ("tokens", entry.get("usage") or [], tokens),
-            ("latency", entry.get("latency_s") or [], latency),
+            ("tokens", entry.usage or [], tokens),
+            ("latency", entry.latency_s, latency),
         ):
             history = _logs(stored, pushes, errors)
             if history and now:
@@ -225,7 +225,7 @@ def _prior(estimates: list[tuple[float, int]]) -> tuple[float, bool]:
 
 def usage_changes(
     results: RunResults,
-    baseline: dict[str, Any],
+    baseline: Baseline,
     min_history: int,
     significance: float = DEFAULT_SIGNIFICANCE,
     token_rise: float = TOKEN_RISE,
@@ -282,13 +282,12 @@ def usage_changes(
     return out
 
 
-def unreported(results: RunResults, baseline: dict[str, Any]) -> list[UnreportedUsage]:
+def unreported(results: RunResults, baseline: Baseline) -> list[UnreportedUsage]:
     """The judged cases whose runs on main reported tokens and whose finished runs now report
     none: an agent that stops reporting usage is not measured, never under budget."""
     out = []
     for set_id, case, entry in _with_history(results, baseline):
-        pushes, errors = entry.get("push") or [], entry.get("error") or []
-        history = _logs(entry.get("usage") or [], pushes, errors)
+        history = _logs(entry.usage or [], entry.push, entry.error)
         finished = [r for r in case.runs if not r.confirmation and r.error is None]
         if history and finished and all(Tally().add_run(r) is None for r in finished):
             before = math.exp(median(v for _, v in history))

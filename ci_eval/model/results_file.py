@@ -183,7 +183,7 @@ def _validated(kind: type, data: Any, where: list[str | int]) -> Any:
     try:
         return adapter(kind).validate_python(data)
     except ValidationError as exc:
-        loc, message = _first(exc)
+        loc, message = first_problem(exc)
         raise Invalid([*where, *loc], message) from None
 
 
@@ -264,9 +264,10 @@ def _is_tag(part: object) -> bool:
     )
 
 
-def _first(exc: ValidationError) -> tuple[list[str | int], str]:
-    """The first problem's place and a one-line message. Of a number's two readings (an
-    integer, or else a float) the float's complaint is the one that says what is wrong."""
+def first_problem(exc: ValidationError, hint: str = NAMES) -> tuple[list[str | int], str]:
+    """The first problem's place and a one-line message ending in ``hint``. Of a number's two
+    readings (an integer, or else a float) the float's complaint is the one that says what is
+    wrong."""
     errors = exc.errors(include_url=False)
     error = errors[0]
     loc = [p for p in error["loc"] if not _is_tag(p)]
@@ -284,4 +285,4 @@ def _first(exc: ValidationError) -> tuple[list[str | int], str]:
         if len(shown) > 60:
             shown = shown[:57] + "…"
         text += f" (found {shown})"
-    return loc, f"{text}; {NAMES}"
+    return loc, f"{text}; {hint}"

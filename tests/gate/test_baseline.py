@@ -177,7 +177,7 @@ def test_a_short_history_sees_a_drop_over_three_runs_when_three_confirm_it() -> 
 
 def test_new_and_removed_cases_are_reported_apart() -> None:
     base = _baseline([1])
-    base["sets"]["s"]["cases"]["gone"] = copy.deepcopy(base["sets"]["s"]["cases"]["c"])
+    base.sets["s"].cases["gone"] = copy.deepcopy(base.sets["s"].cases["c"])
     current = _results([1])
     current.sets[0].cases.append(CaseRecord("fresh", "f.json", 2, scored_status="PASSED"))
     result = compare(current, base)

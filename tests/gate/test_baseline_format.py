@@ -46,10 +46,10 @@ def _results(cases: dict[str, list[float | None]], started: str) -> RunResults:
 def test_each_job_is_one_push_and_its_runs_name_it() -> None:
     data, _ = baseline_store.update(None, _results({"c": [1, 1, 1]}, "t1"), commit="aaa")
     data, _ = baseline_store.update(data, _results({"c": [1, 0, 1]}, "t2"), commit="bbb")
-    case = data["sets"]["s"]["cases"]["c"]
-    assert case["push"] == [1, 1, 1, 2, 2, 2]
-    assert case["metrics"]["m"]["scores"] == [1, 1, 1, 1, 0, 1]
-    assert [(p["seq"], p["commit"], p["runs"]) for p in data["pushes"]] == [
+    case = data.sets["s"].cases["c"]
+    assert case.push == [1, 1, 1, 2, 2, 2]
+    assert case.metrics["m"].scores == [1, 1, 1, 1, 0, 1]
+    assert [(p.seq, p.commit, p.runs) for p in data.pushes] == [
         (1, "aaa", 3),
         (2, "bbb", 3),
     ]
@@ -59,27 +59,27 @@ def test_an_errored_run_is_marked_in_line_with_the_other_cases_runs() -> None:
     data, report = baseline_store.update(
         None, _results({"ok": [1, 1, 1], "flaky": [1, None, 0]}, "t1"), commit="aaa"
     )
-    flaky = data["sets"]["s"]["cases"]["flaky"]
-    assert flaky["error"] == [None, "agent timed out", None]
-    assert flaky["metrics"]["m"]["scores"] == [1, None, 0]
-    assert flaky["latency_s"] == [0.5, 0.5, 0.5]
-    ok = data["sets"]["s"]["cases"]["ok"]
-    assert len(ok["push"]) == len(flaky["push"]) == 3 and report.recorded == 2
+    flaky = data.sets["s"].cases["flaky"]
+    assert flaky.error == [None, "agent timed out", None]
+    assert flaky.metrics["m"].scores == [1, None, 0]
+    assert flaky.latency_s == [0.5, 0.5, 0.5]
+    ok = data.sets["s"].cases["ok"]
+    assert len(ok.push) == len(flaky.push) == 3 and report.recorded == 2
 
 
 def test_when_a_case_last_changed_state_on_main_is_kept_both_ways() -> None:
     data, _ = baseline_store.update(None, _results({"c": [1]}, "t1"), commit="aaa111")
-    assert data["sets"]["s"]["cases"]["c"]["passing_since"] == "aaa111"
+    assert data.sets["s"].cases["c"].passing_since == "aaa111"
     data, _ = baseline_store.update(data, _results({"c": [1]}, "t2"), commit="bbb222")
-    assert data["sets"]["s"]["cases"]["c"]["passing_since"] == "aaa111"  # unchanged
+    assert data.sets["s"].cases["c"].passing_since == "aaa111"  # unchanged
     data, _ = baseline_store.update(data, _results({"c": [0]}, "t3"), commit="ccc333")
-    case = data["sets"]["s"]["cases"]["c"]
-    assert (case["failing_since"], case["passing_since"]) == ("ccc333", None)
+    case = data.sets["s"].cases["c"]
+    assert (case.failing_since, case.passing_since) == ("ccc333", None)
     data, _ = baseline_store.update(data, _results({"c": [None]}, "t4"), commit="ddd444")
-    assert data["sets"]["s"]["cases"]["c"]["failing_since"] == "ccc333"  # an error says nothing
+    assert data.sets["s"].cases["c"].failing_since == "ccc333"  # an error says nothing
     data, _ = baseline_store.update(data, _results({"c": [1]}, "t5"), commit="eee555")
-    case = data["sets"]["s"]["cases"]["c"]
-    assert (case["failing_since"], case["passing_since"]) == (None, "eee555")
+    case = data.sets["s"].cases["c"]
+    assert (case.failing_since, case.passing_since) == (None, "eee555")
 
 
 def _sample_repo(tmp_path: Path) -> Path:
@@ -149,11 +149,9 @@ def test_a_format_2_baseline_is_judged_the_same_and_upgraded(tmp_path: Path) -> 
         expected = [line.replace(old, new) for line in expected]
     assert done.stdout.splitlines()[-2:] == expected
     upgraded = baseline_store.read(tmp_path / "b.json")
-    assert upgraded is not None and upgraded["format"] == 3
-    assert upgraded["pushes"][0] | {"commit": None} == {
-        "seq": 0, "id": "format 2 history", "commit": None, "date": upgraded["pushes"][0]["date"],
-        "upgraded": True,
-    }  # fmt: skip
+    assert upgraded is not None and upgraded.format == 3
+    (push,) = upgraded.pushes
+    assert (push.seq, push.id, push.upgraded) == (0, "format 2 history", True)
     run_cli("baseline", "update", "r.json", "--baseline", "b.json", cwd=tmp_path)
     written = json.loads((tmp_path / "b.json").read_text())
     assert written["format"] == 3
@@ -184,8 +182,37 @@ def test_the_file_has_one_push_and_one_case_per_line() -> None:
 
 def test_lists_out_of_line_with_each_other_are_refused_with_their_place(tmp_path: Path) -> None:
     data, _ = baseline_store.update(None, _results({"c": [1, 1]}, "t1"), commit="aaa")
-    data["sets"]["s"]["cases"]["c"]["error"] = [None]
+    data.sets["s"].cases["c"].error = [None]
     path = tmp_path / "b.json"
-    path.write_text(json.dumps(data))
+    path.write_text(baseline_store.dumps(data))
     with pytest.raises(InputError, match=r"\$\.sets\.s\.cases\.c"):
         baseline_store.read(path)
+
+
+# --- files the dict-based baseline wrote (3b79897) read as the model and written back unchanged -
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "baseline-format-3-sample.json",  # the bundled sample, two pushes (1 run, then 2)
+        "baseline-format-3-kinds.json",  # tokens, a metric's own verdicts, a case's rubrics
+    ],
+)
+def test_a_format_3_file_an_earlier_ci_eval_wrote_reads_and_writes_back_the_same(
+    tmp_path: Path, name: str
+) -> None:
+    text = (DATA / name).read_text()
+    baseline = baseline_store.parse(text, name)
+    assert baseline_store.dumps(baseline) == text
+    assert baseline_store.to_data(baseline) == json.loads(text)
+
+
+def test_an_earlier_format_3_files_kinds_of_history_are_read_as_their_fields() -> None:
+    baseline = baseline_store.parse((DATA / "baseline-format-3-kinds.json").read_text(), "b")
+    assert baseline.sets["usage"].cases["c"].usage == [1000, None, 1200, None]
+    assert baseline.sets["verdicts"].cases["c"].metrics["m"].fails == [True, False, False, True]
+    assert baseline.sets["rubrics"].rubrics == {"b": "344fca8764aa9082"}
+    assert [p.seq for p in baseline.pushes] == [1, 2] and baseline.sets["usage"].criteria == {
+        "m": {}
+    }

@@ -41,8 +41,8 @@ def test_two_updates_at_once_are_both_recorded(
         t.join()
     assert all("1 case recorded" in line for line in said), said
     history = read(path)
-    assert history is not None and len(history["pushes"]) == 2
-    assert history["sets"]["s"]["cases"]["c"]["push"] == [1, 2]
+    assert history is not None and len(history.pushes) == 2
+    assert history.sets["s"].cases["c"].push == [1, 2]
 
 
 def test_a_baseline_reached_through_a_symlink_is_updated_where_it_is(tmp_path: Path) -> None:
@@ -55,4 +55,4 @@ def test_a_baseline_reached_through_a_symlink_is_updated_where_it_is(tmp_path: P
         main_history.update_baseline(results({"c": [1.0]}, started=f"t{i}"), settings)
     assert link.is_symlink()
     history = baseline_store.read(real)
-    assert history is not None and len(history["pushes"]) == 2
+    assert history is not None and len(history.pushes) == 2

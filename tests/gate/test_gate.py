@@ -54,7 +54,7 @@ def results(
     return out
 
 
-def history(cases: dict[str, list[float]], window: int = 20) -> dict[str, Any]:
+def history(cases: dict[str, list[float]], window: int = 20) -> baseline_store.Baseline:
     """A baseline holding exactly these runs per case."""
     data, _ = baseline_store.update(None, results(cases), commit="main1", window=window)
     return data
@@ -75,15 +75,15 @@ def test_each_update_appends_runs_and_keeps_the_last_window() -> None:
         )
         assert report.recorded == 1
     assert data is not None
-    scores = data["sets"]["s"]["cases"]["c"]["metrics"]["m"]["scores"]
+    scores = data.sets["s"].cases["c"].metrics["m"].scores
     assert len(scores) == 10 and scores[-3:] == [1.0, 0.0, 1.0]
-    assert data["window"] == 10
+    assert data.window == 10
 
 
 def test_the_same_results_are_not_recorded_twice() -> None:
     data, _ = baseline_store.update(None, results({"c": [1.0]}), commit="a")
     again, report = baseline_store.update(data, results({"c": [1.0]}), commit="a")
-    assert report.duplicate and again["sets"]["s"]["cases"]["c"]["metrics"]["m"]["scores"] == [1.0]
+    assert report.duplicate and again.sets["s"].cases["c"].metrics["m"].scores == [1.0]
 
 
 def test_an_interrupted_or_partial_update_never_shrinks_the_baseline() -> None:
@@ -91,18 +91,18 @@ def test_an_interrupted_or_partial_update_never_shrinks_the_baseline() -> None:
     # b errored (not started, cancelled…): not measured, so its history stays as it was
     partial = results({"a": [1.0], "b": [1.0]}, started="t2", interrupted=True, errors=("b",))
     after, report = baseline_store.update(data, partial, commit="c2")
-    assert after["sets"]["s"]["cases"]["b"] == data["sets"]["s"]["cases"]["b"]
+    assert after.sets["s"].cases["b"] == data.sets["s"].cases["b"]
     assert report.kept == ["s:b"]
     # a case missing from an interrupted run is kept too
     only_a = results({"a": [1.0]}, started="t3", interrupted=True)
     after2, _ = baseline_store.update(after, only_a, commit="c3")
-    assert "b" in after2["sets"]["s"]["cases"]
+    assert "b" in after2.sets["s"].cases
 
 
 def test_a_complete_run_drops_cases_gone_from_the_eval_set() -> None:
     data = history({"a": [1.0], "gone": [1.0]})
     after, report = baseline_store.update(data, results({"a": [1.0]}, started="t2"), commit="x")
-    assert report.dropped == ["s:gone"] and "gone" not in after["sets"]["s"]["cases"]
+    assert report.dropped == ["s:gone"] and "gone" not in after.sets["s"].cases
 
 
 def test_the_file_has_one_case_per_line_and_volatile_provenance_apart(tmp_path: Path) -> None:
@@ -112,13 +112,13 @@ def test_the_file_has_one_case_per_line_and_volatile_provenance_apart(tmp_path: 
     case_lines = [line for line in text.splitlines() if line.startswith('        "')]
     assert [line.split(":")[0].strip() for line in case_lines] == ['"a"', '"b"']
     assert all("commit" not in line and "date" not in line for line in case_lines)
-    assert baseline_store.read(path) == json.loads(text)
+    data = baseline_store.read(path)
+    assert data is not None and baseline_store.to_data(data) == json.loads(text)
     # two updates on different cases change different lines below the provenance block
-    data = json.loads(text)
     one, _ = baseline_store.update(data, results({"a": [0.0]}, started="x"), commit="p1")
     two, _ = baseline_store.update(data, results({"b": [1.0]}, started="y"), commit="p2")
 
-    def changed(new: dict[str, Any]) -> set[str]:
+    def changed(new: baseline_store.Baseline) -> set[str]:
         lines = baseline_store.dumps(new).splitlines()
         cases = lines[lines.index('  "sets": {') :]
         return set(cases) - set(text.splitlines())
@@ -145,13 +145,13 @@ def test_a_format_1_baseline_is_read_as_the_start_of_the_history(tmp_path: Path)
     path = tmp_path / "old.json"
     path.write_text(json.dumps(old))
     data = baseline_store.read(path)
-    assert data is not None and data["format"] == 3
-    case = data["sets"]["s"]["cases"]["c"]
-    assert case["metrics"]["m"]["scores"] == [0.0, 0.0] and case["failing_since"] == "abc123"
+    assert data is not None and data.format == 3
+    case = data.sets["s"].cases["c"]
+    assert case.metrics["m"].scores == [0.0, 0.0] and case.failing_since == "abc123"
 
 
 def test_a_hand_edited_baseline_names_the_place(tmp_path: Path) -> None:
-    data = history({"c": [1.0]})
+    data = baseline_store.to_data(history({"c": [1.0]}))
     data["sets"]["s"]["cases"]["c"]["metrics"]["m"]["scores"] = ["high"]
     path = tmp_path / "b.json"
     path.write_text(json.dumps(data))
@@ -393,7 +393,7 @@ def test_update_baseline_compares_first_then_writes(tmp_path: Path, monkeypatch:
     line = main_history.update_baseline(run, settings)
     assert run.comparison.regressed_cases() == {("s", "c")}
     assert "1 case recorded" in line
-    scores = baseline_store.read(path)["sets"]["s"]["cases"]["c"]["metrics"]["m"]["scores"]
+    scores = baseline_store.read(path).sets["s"].cases["c"].metrics["m"].scores
     assert scores == [1.0] * 17 + [0.0] * 3
 
 

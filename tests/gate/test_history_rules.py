@@ -23,7 +23,9 @@ def test_a_score_at_the_threshold_passes_and_an_unscored_run_is_none() -> None:
 
 
 def test_the_recorded_verdicts_hold_while_the_threshold_is_theirs() -> None:
-    entry = {"scores": [0.2, 0.9], "fails": [False, True], "threshold": 0.6}
+    from ci_eval.model.baseline import StoredMetric
+
+    entry = StoredMetric(scores=[0.2, 0.9], threshold=0.6, fails=[False, True])
     assert history.stored_fails(entry, 0.6) == [False, True]
     assert history.stored_fails(entry, 0.5) == [True, False]  # moved: the scores re-read
 

@@ -22,6 +22,7 @@ from ci_eval.gate.judging import (
     criterion_changes,
     rubric_digests,
 )
+from ci_eval.model.baseline import StoredCase
 from ci_eval.model.comparison import Acceptance, ChangeKind, JudgingChange
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.status import Status
@@ -95,14 +96,14 @@ def test_a_cases_own_rubrics_changed_are_said() -> None:
     was = _scored("c", [{"rubric_id": "r", "text": "polite"}])
     now = _scored("c", [{"rubric_id": "r", "text": "curt"}])
     recorded = rubric_digests(_set({}, was))
-    [change] = case_changes(_set({}, now), now, {}, recorded)
+    [change] = case_changes(_set({}, now), now, StoredCase(), recorded)
     assert (change.kind, change.key, change.metric) == (ChangeKind.CRITERION, "s:c", "rubrics")
-    assert case_changes(_set({}, was), was, {}, recorded) == []
+    assert case_changes(_set({}, was), was, StoredCase(), recorded) == []
 
 
 def test_a_baseline_that_predates_rubrics_says_nothing_of_them() -> None:
     now = _scored("c", [{"rubric_id": "r", "text": "curt"}])
-    assert case_changes(_set({}, now), now, {}, None) == []
+    assert case_changes(_set({}, now), now, StoredCase(), None) == []
 
 
 def test_a_case_selection_keeps_the_rubrics_of_the_cases_it_did_not_run() -> None:
@@ -117,10 +118,11 @@ def test_a_case_selection_keeps_the_rubrics_of_the_cases_it_did_not_run() -> Non
     with_rubrics = _scored("b", [{"rubric_id": "r", "text": "polite"}])
     data, _ = baseline_store.update(None, run(_scored("a"), with_rubrics), "c1")
     data, _ = baseline_store.update(data, run(_scored("a"), cases=["s:a"]), "c2")
-    assert set(data["sets"]["s"]["rubrics"]) == {"b"}
+    assert set(data.sets["s"].rubrics) == {"b"}
     data, _ = baseline_store.update(data, run(_scored("a"), with_rubrics), "c3")
     data, _ = baseline_store.update(data, run(_scored("a")), "c4")  # b left the set
-    assert "rubrics" not in data["sets"]["s"]
+    assert data.sets["s"].rubrics == {}
+    assert "rubrics" not in baseline_store.to_data(data)["sets"]["s"]  # not written
 
 
 @pytest.mark.parametrize(

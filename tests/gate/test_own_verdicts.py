@@ -11,6 +11,7 @@ from ci_eval.gate import baseline as baseline_store
 from ci_eval.gate.compare import Judgement, compare
 from ci_eval.gate.items import outcomes
 from ci_eval.metrics.base import CaseMetric
+from ci_eval.model.baseline import StoredMetric
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.results.file import CaseRecord, RunResults, SetRecord
 
@@ -61,13 +62,14 @@ def judged(comparison: Any) -> Any:
 
 def test_the_baseline_keeps_the_metrics_own_verdicts_beside_its_scores() -> None:
     data = history([(MEAN, True)] * 3)
-    entry = data["sets"]["s"]["cases"]["c"]["metrics"]["m"]
-    assert entry == {"scores": [MEAN] * 3, "threshold": THRESHOLD, "fails": [True] * 3}
+    entry = data.sets["s"].cases["c"].metrics["m"]
+    assert entry == StoredMetric([MEAN] * 3, THRESHOLD, fails=[True] * 3)
 
 
 def test_a_metric_whose_verdicts_are_its_scores_records_no_verdicts() -> None:
     data = history([(1.0, False), (0.5, True)])
-    assert "fails" not in data["sets"]["s"]["cases"]["c"]["metrics"]["m"]
+    assert data.sets["s"].cases["c"].metrics["m"].fails is None
+    assert "fails" not in baseline_store.to_data(data)["sets"]["s"]["cases"]["c"]["metrics"]["m"]
 
 
 def test_a_case_its_metric_failed_on_main_every_time_is_a_known_failure() -> None:
@@ -103,6 +105,6 @@ def test_runs_passed_counts_the_metrics_verdicts() -> None:
 def test_the_own_verdicts_carry_through_a_later_push_and_the_window() -> None:
     data = history([(MEAN, True)] * 2)
     data, _ = baseline_store.update(data, results([(1.0, False)] * 2, started="t2"), window=3)
-    entry = data["sets"]["s"]["cases"]["c"]["metrics"]["m"]
-    assert entry["scores"] == [MEAN, 1.0, 1.0]
-    assert entry["fails"] == [True, None, None]
+    entry = data.sets["s"].cases["c"].metrics["m"]
+    assert entry.scores == [MEAN, 1.0, 1.0]
+    assert entry.fails == [True, None, None]

@@ -16,6 +16,7 @@ import pytest
 from ci_eval.gate.changed import choose
 from ci_eval.load.discover import discover
 from ci_eval.load.evalsets import load_all
+from ci_eval.model.baseline import load
 from tests.conftest import REPO
 from tests.helpers import git, run_cli
 
@@ -128,9 +129,9 @@ def test_select_changed_is_refused_with_update_baseline(main_repo: Path) -> None
 
 def test_a_new_case_runs_though_nothing_else_changed() -> None:
     [loaded] = [o for o in load_all(discover([REPO / "samples/evals/weather_basic.evalset.json"]))]
-    history: dict[str, Any] = {"sets": {"weather_basic": {"cases": {
+    history = load({"format": 3, "sets": {"weather_basic": {"cases": {
         "paris_weather": {"metrics": {"m": {"scores": [1.0], "threshold": 1.0}}},
-    }}}}  # fmt: skip
+    }}}})  # fmt: skip
     chosen = choose([loaded], [], history, "0123456789abcdef")
     assert set(chosen.carried) == {("weather_basic", "paris_weather")}
     assert chosen.carried[("weather_basic", "paris_weather")] == (

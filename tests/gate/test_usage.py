@@ -160,12 +160,13 @@ def test_the_summary_has_a_usage_section_and_the_results_file_the_totals(tmp_pat
 def test_the_baseline_records_each_runs_tokens_aligned_with_its_runs() -> None:
     first = _results([_case("c", [_run(1, 1000, 1.0), _run(2, None, 1.0)])])
     data, _ = baseline_store.update(None, first, "a" * 40)
-    entry = data["sets"]["s"]["cases"]["c"]
-    assert entry["usage"] == [1000, None] and entry["latency_s"] == [1.0, 1.0]
+    entry = data.sets["s"].cases["c"]
+    assert entry.usage == [1000, None] and entry.latency_s == [1.0, 1.0]
     data, _ = baseline_store.update(data, _results([_case("c", [_run(1, 2000, 1.0)])], "x"))
-    assert data["sets"]["s"]["cases"]["c"]["usage"] == [1000, None, 2000]
+    assert data.sets["s"].cases["c"].usage == [1000, None, 2000]
     quiet = _results([_case("c", [_run(1, None, 1.0)])])
-    assert "usage" not in baseline_store.update(None, quiet, "a" * 40)[0]["sets"]["s"]["cases"]["c"]
+    written = baseline_store.to_data(baseline_store.update(None, quiet, "a" * 40)[0])
+    assert "usage" not in written["sets"]["s"]["cases"]["c"]
 
 
 # --- [budget] and [prices] -------------------------------------------------------------------
