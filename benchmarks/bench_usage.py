@@ -35,6 +35,7 @@ from ci_eval.gate import baseline as baseline_store  # noqa: E402
 from ci_eval.gate.usage import usage_changes  # noqa: E402
 from ci_eval.metrics.base import CaseMetric  # noqa: E402
 from ci_eval.model.evalset import Invocation  # noqa: E402
+from ci_eval.model.facts import RunFacts  # noqa: E402
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec  # noqa: E402
 from ci_eval.model.usage import Usage  # noqa: E402
 from ci_eval.results.file import (  # noqa: E402
@@ -119,7 +120,7 @@ class Suite:
         config = MetricConfig([spec], "c.json", "adk")
         results = RunResults([SetRecord("s", "s.json", "adk", config, records, [spec])],
                              "sim", name, float(len(name)))  # fmt: skip
-        results.settings = {"num_runs": runs}
+        results.settings = RunFacts(num_runs=runs)
         return results
 
 

@@ -184,12 +184,58 @@ def prepare(tree: Path, modules: list[str], tests_run: list[str]) -> None:
     )
 
 
+def annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where a module's type annotations are ((line, column) start and end): with
+    ``from __future__ import annotations`` they are never evaluated, so a mutant of one (``str
+    | None`` → ``str - None``) is equivalent by construction. None for a module without it."""
+    import ast
+
+    tree = ast.parse(source)
+    if not any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(a.name == "annotations" for a in node.names)
+        for node in tree.body
+    ):
+        return []
+    spans = []
+    for node in ast.walk(tree):
+        found: list[ast.expr | None] = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            arguments = node.args
+            every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+            every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+            found = [a.annotation for a in every] + [node.returns]
+        elif isinstance(node, ast.AnnAssign):
+            found = [node.annotation]
+        for expr in found:
+            if expr is not None:
+                spans.append(
+                    ((expr.lineno, expr.col_offset), (expr.end_lineno, expr.end_col_offset))
+                )
+    return spans  # type: ignore[return-value]
+
+
+def in_annotation(item: object, spans: dict[str, list]) -> bool:
+    spec = item.mutations[0]  # type: ignore[attr-defined]
+    start, end = tuple(spec.start_pos), tuple(spec.end_pos)
+    return any(a <= start and end <= b for a, b in spans.get(str(spec.module_path), []))
+
+
 def sample_keys(tree: Path, size: int, seed: int) -> list[tuple[str, str, int]]:
+    """The seeded sample, of the mutants of code that runs: those of an annotation are left
+    out of the population (never evaluated: equivalent by construction), and counted."""
     from cosmic_ray.work_db import WorkDB, use_db
 
     with use_db(str(tree / "session.sqlite"), WorkDB.Mode.open) as db:
-        every = sorted(key(item) for item in db.work_items)
-    print(f"cosmic-ray made {len(every)} mutants of {len({k[0] for k in every})} modules")
+        items = list(db.work_items)
+    modules = {str(item.mutations[0].module_path) for item in items}
+    spans = {m: annotation_spans((tree / m).read_text()) for m in modules}
+    every = sorted(key(item) for item in items if not in_annotation(item, spans))
+    print(
+        f"cosmic-ray made {len(items)} mutants of {len(modules)} modules; "
+        f"{len(items) - len(every)} of type annotations left out (never evaluated)"
+    )
     return sorted(random.Random(seed).sample(every, min(size, len(every))))
 
 

@@ -30,6 +30,7 @@ from ci_eval.gate import baseline as baseline_store  # noqa: E402
 from ci_eval.gate import confirm  # noqa: E402
 from ci_eval.gate.compare import compare  # noqa: E402
 from ci_eval.gate.decision import gate  # noqa: E402
+from ci_eval.model.facts import RunFacts  # noqa: E402
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec  # noqa: E402
 from ci_eval.model.results import CaseMetric, CaseRecord, RunResults, SetRecord  # noqa: E402
 from ci_eval.model.status import Status  # noqa: E402
@@ -95,7 +96,7 @@ def record(cases: list[Case], scores: dict[str, list[float]], metric: str, runs:
     # the set's metrics as a results file holds them (a MetricConfig since 6282b89's gate)
     config = MetricConfig([MetricSpec(m, THRESHOLD[m]) for m in THRESHOLD], "default", "adk")
     results = RunResults([SetRecord("suite", "suite.evalset.json", "adk", config, records)])
-    results.settings = {"num_runs": runs, "confirm_runs": 4}
+    results.settings = RunFacts(num_runs=runs, confirm_runs=4)
     results.fail_on = ("regression", "error", "not-evaluated")
     return results
 
@@ -263,7 +264,7 @@ def simulate(row: Row, seed: int) -> tuple[bool, bool, str]:
                 )
             results = record(cases, scores, metric, n)
     else:
-        results.settings["outage"] = "outage"
+        results.settings.outage = "outage"
     control = None
     if row.control:
         same_day = Job(day=pr_job.day, bad_batch=pr_job.bad_batch)
@@ -271,7 +272,7 @@ def simulate(row: Row, seed: int) -> tuple[bool, bool, str]:
                   for c in cases}  # fmt: skip
         control = record(cases, theirs, metric, n)
     comparison = compare(results, data, confirm=target, control=control)
-    comparison.outage = results.settings.get("outage")
+    comparison.outage = results.settings.outage
     results.comparison = comparison
     failed = gate(results) == 1
     named = all(

@@ -36,6 +36,7 @@ from ci_eval.metrics.pr_code import PullRequestCode, not_run_reasons
 from ci_eval.metrics.registry import did_you_mean
 from ci_eval.model import EvalCase
 from ci_eval.model.comparison import Comparison
+from ci_eval.model.facts import LlmUse, RunFacts
 from ci_eval.model.results import CaseRecord
 from ci_eval.net import llm, llm_cache
 from ci_eval.results import spill as spill_to
@@ -206,7 +207,7 @@ def confirmation_reruns(
     comparison = judged()  # the outage check's and the first round's
     why_not = confirm.outage(comparison, results, runs_target)
     if why_not:
-        results.settings["outage"] = why_not
+        results.settings.outage = why_not
         return [why_not]
     by_set = {s.eval_set_id: s for s in results.sets}
     records = {(s.eval_set_id, c.eval_id): c for s in results.sets for c in s.cases}
@@ -226,7 +227,7 @@ def confirmation_reruns(
         comparison = judged()
     if stop is not None and stop.is_set():  # cancelled during a round: its runs say so
         results.interrupted = True
-    results.settings["confirmation_reruns"] = spent
+    results.settings.confirmation_reruns = spent
     if not spent:
         return []
     names = ", ".join(f"{s}:{c}" for s, c in sorted(rerun_cases)[:5])
@@ -387,13 +388,13 @@ def run(
     )
     try:
         results = run_sets(sets, connector, run_options, stop=stop)
-        stopped = results.settings.get("stopped")
+        stopped = results.settings.stopped
         results.settings = run_settings(settings, plan, simulator, confirming)
         if stopped:
-            results.settings["stopped"] = stopped
-            notices.append(str(stopped))
+            results.settings.stopped = stopped
+            notices.append(stopped)
         if selection is not None:
-            results.settings["selection"] = selection.said  # said in the verdict
+            results.settings.selection = selection.said  # said in the verdict
             notices.append(selection.said)
         scorer.rest(results)
         if confirming and not results.interrupted:
@@ -424,16 +425,18 @@ def run(
     # compare first (against the baseline as it was), then write
     notices += apply_baseline(results, settings, env, plan.gate, loaded, control)
     used = llm.usage_of(judge=judge_llm, simulator=simulator_llm)
-    results.settings["llm_usage"] = used  # the judge's and the simulator's own, apart
-    results.settings["llm_cache"] = cache and {"dir": settings.cache, "read": cache.read}
+    # the judge's and the simulator's own, apart
+    results.settings.llm_usage = {role: LlmUse(**u) for role, u in used.items()}
+    if cache is not None:
+        results.settings.llm_cache = {"dir": settings.cache, "read": cache.read}
     notices += [line for line in [llm.usage_line(used)] if line]
     notices += [f"warning: {why}" for why in not_run_reasons()]
     notices += cache.said() if cache is not None else []
     reached = ceiling.report() if ceiling is not None else None
     if reached:  # a blocking item of the verdict (ci_eval.gate.usage_items)
-        results.settings["budget_reached"] = reached
+        results.settings.budget_reached = reached
         notices.append(ceiling_said(reached))
-    results.settings["usage_totals"] = usage_totals.summary(results)  # in the results file
+    results.settings.usage_totals = usage_totals.summary(results)  # in the results file
     written = True
     if settings.results:
         try:  # the other reports are still written; the run then exits 3
@@ -453,7 +456,8 @@ def job_ceiling(settings: RunSettings) -> Ceiling | None:
     price for the agent's tokens."""
     models = {"judge": settings.judge.model, "simulator": settings.simulator.model}
     ceiling = Ceiling.of(settings.budget, settings.prices, models)
-    if ceiling is not None and "max_cost_per_run" in ceiling.limits and not ceiling.prices["agent"]:
+    priced = ceiling is None or bool(ceiling.prices["agent"])
+    if ceiling is not None and ceiling.limits.max_cost_per_run is not None and not priced:
         raise InputError(
             "[budget] max_cost_per_run needs a price for the agent's tokens: add [prices] "
             "agent = {input = …, output = …} ($ per million tokens), or [prices] default"
@@ -461,30 +465,31 @@ def job_ceiling(settings: RunSettings) -> Ceiling | None:
     return ceiling
 
 
-def run_settings(settings: RunSettings, plan: Plan, simulator: object, confirming: bool) -> dict:
+def run_settings(
+    settings: RunSettings, plan: Plan, simulator: object, confirming: bool
+) -> RunFacts:
     """What the results file records of the run's settings."""
-    return {
-        "agent": settings.agent.kind,
-        "concurrency": plan.concurrency,
-        "timeout": settings.timeout,
-        "retries": settings.retries,
-        "num_runs": plan.num_runs,
-        "min_pass": settings.min_pass,
-        "shard": settings.shard,
-        "simulator": None
+    return RunFacts(
+        agent=settings.agent.kind,
+        concurrency=plan.concurrency,
+        timeout=settings.timeout,
+        retries=settings.retries,
+        num_runs=plan.num_runs,
+        min_pass=settings.min_pass,
+        shard=settings.shard,
+        simulator=None
         if simulator is None
         else {"model": simulator.client.model, "max_turns": simulator.config.max_turns},  # type: ignore[attr-defined]
         # whose code and prompts scored ADK's judged metrics (the ADK user simulator's
         # instructions: each simulated run's simulation.instructions)
-        "adk_prompts": adk_judges.source(),
-        "cases": settings.cases,
-        "confirm_runs": plan.gate.confirm_runs if confirming else 0,
-        "confirmation_reruns": 0,
+        adk_prompts=adk_judges.source(),
+        cases=settings.cases,
+        confirm_runs=plan.gate.confirm_runs if confirming else 0,
         # what the pull request's ci-eval.toml changed of the bar, not applied
-        "bar_changes": list(settings.bar_changes),
-        "max_removed": plan.gate.max_removed,
+        bar_changes=list(settings.bar_changes),
+        max_removed=plan.gate.max_removed,
         # the usage report's prices and the gate's [budget] (ci_eval.results.usage_totals)
-        "prices": dict(settings.prices),
-        "budget": dict(settings.budget),
-        "models": {"judge": settings.judge.model, "simulator": settings.simulator.model},
-    }
+        prices=dict(settings.prices),
+        budget=dict(settings.budget),
+        models={"judge": settings.judge.model, "simulator": settings.simulator.model},
+    )

@@ -266,8 +266,7 @@ def update(
         report.duplicate = True
         return data, report
     seq = max((p.seq for p in data.pushes), default=0) + 1
-    facts = results.settings
-    complete = not results.interrupted and not facts.get("shard") and not facts.get("cases")
+    complete = not results.interrupted and not results.settings.selected
     present = {(s.eval_set_id, c.eval_id) for s in results.sets for c in s.cases}
     absent = _absent(data.sets, present)
     for s in results.sets:
@@ -283,7 +282,7 @@ def update(
                 report.dropped.append(f"{s.eval_set_id}:{case_id}")
                 stored.rubrics.pop(case_id, None)
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    data.pushes.append(Push(seq, run_id, commit, now, facts.get("num_runs")))
+    data.pushes.append(Push(seq, run_id, commit, now, results.settings.num_runs))
     referenced = {seq for st in data.sets.values() for e in st.cases.values() for seq in e.push}
     data.pushes = [p for p in data.pushes if p.seq in referenced]
     data.format, data.window = FORMAT, window

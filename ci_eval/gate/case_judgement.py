@@ -196,7 +196,7 @@ def judge_case(
     prior = noise.prior if not noise.swings else (stats.JEFFREYS, stats.JEFFREYS)
     predictive = (first, reruns, *stats.predictive(failed_w, passed_w, noise.rho, prior))
     first_failed = (counted, counted_runs, sum(now[:first]), first)
-    clean = h_failed == 0 and n_failed == n_runs >= confirm
+    clean = h_failed == 0 and all(now) and n_runs >= confirm
     if h_runs < min_history:
         # too little history to know the case's noise: only a confirmed break blocks
         judgement.method = (

@@ -125,9 +125,9 @@ def compare(
                 pending.append(read)
     noise = measure([p.history for p in pending])
     comparison.rho, comparison.dispersion = round(noise.rho, 4), round(noise.dispersion, 4)
-    first_runs = int(results.settings.get("num_runs") or 0)
+    first_runs = results.settings.num_runs or 0  # not recorded: every run is a first run
     # did failing cases get confirmation reruns (their runs then count as the rule made them)
-    rerunning = bool(results.settings.get("confirm_runs")) and not results.settings.get("outage")
+    rerunning = bool(results.settings.confirm_runs) and not results.settings.outage
     pushes = baseline.pushes
     family: list[CaseJudgement] = []  # judged on history: the multiplicity family
     predictive: list[tuple[int, int, float, float]] = []
@@ -233,7 +233,7 @@ def compare(
     comparison.judging = thresholds(moved) + judging
     accept(comparison.judging, accepted)
     # a selection ran: the cases it left out are not removed (a merged run checks them)
-    selection = bool(results.settings.get("cases") or results.settings.get("shard"))
+    selection = results.settings.selected
     if not selection:
         _removed(comparison, base_sets, seen, accepted)
     for acceptance in accepted:
@@ -333,7 +333,7 @@ def _judge_new(set_id: str, case: CaseRecord, comparison: Comparison, confirm: i
         f"new case: no history on main; failed {n_failed} of {runs_label(n_runs)}",
         metrics=[m.name for m in metrics if m.status == Status.FAILED],
     )  # fmt: skip
-    if n_failed == n_runs >= confirm:
+    if all(fails) and n_runs >= confirm:
         judgement.method = f"new case: failed its thresholds in all {runs_label(n_runs)}"
         judgement.judgement = Judgement.REGRESSION
     comparison.cases.append(judgement)

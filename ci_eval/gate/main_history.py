@@ -244,7 +244,7 @@ def apply_baseline(
     data, where, notices = loaded.data, loaded.where, list(loaded.notices)
     if data is None:
         results.fail_on = explicit or ("failure", "error", "not-evaluated")
-        results.settings["no_baseline"] = where  # said in the verdict
+        results.settings.no_baseline = where  # said in the verdict
         notices.append(
             f"no baseline at {where}: gating on thresholds only (create one with "
             "`ci-eval baseline update RESULTS`)"
@@ -258,7 +258,7 @@ def apply_baseline(
     comparison.baseline_source = where
     comparison.changed += loaded.said
     comparison.judging += code
-    comparison.outage = results.settings.get("outage")
+    comparison.outage = results.settings.outage
     provenance = data.provenance or Provenance()
     # a baseline that records each set's criteria had each change listed: no footnote
     listed = any(s.criteria is not None for s in data.sets.values())
@@ -290,9 +290,7 @@ def confirm_target(results: RunResults) -> int:
     """The runs, all failing, that confirm a break in these results: as their run allowed
     (its runs and confirmation reruns, as it recorded them)."""
     recorded = results.settings
-    return confirm.target(
-        int(recorded.get("num_runs") or 1), int(recorded.get("confirm_runs") or 0)
-    )
+    return confirm.target(recorded.num_runs or 1, recorded.confirm_runs)
 
 
 def update_baseline(results: RunResults, settings: RunSettings) -> str:

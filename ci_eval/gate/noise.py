@@ -47,7 +47,7 @@ class Noise:
 def measure(histories: list[CaseHistory]) -> Noise:
     """Main's day-to-day swings and within-job correlation, from its cases' histories."""
     noise = Noise()
-    rate = [h.failed / h.runs if h.runs else 0.0 for h in histories]
+    rate = [h.failed / h.runs for h in histories]  # a case without history is not judged
     residual: dict[int, float] = {}
     variance: dict[int, float] = {}
     runs: dict[int, int] = {}
@@ -126,7 +126,9 @@ def _icc(histories: list[CaseHistory], shift: dict[int, float]) -> float:
         df_between += len(clusters) - 1
         df_within += n - len(clusters)
         size_terms += n - sum(c.runs**2 for c in clusters) / n
-    if df_within == 0 or df_between == 0 or within == 0:
+    # nothing measured (a measured case adds to both degrees of freedom), or no run differs
+    # from its push's others
+    if df_between == 0 or within == 0:
         return 0.0 if within or not between else RHO_CAP
     msb = between / df_between
     msw = within / df_within

@@ -90,11 +90,11 @@ def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
     m = len(pvalues)
     order = sorted(range(m), key=lambda i: pvalues[i])
     adjusted = [1.0] * m
-    running = 1.0
+    running = 1.0  # from the largest p (≤ 1, at rank m its own), so never above 1
     for rank in range(m, 0, -1):
         i = order[rank - 1]
         running = min(running, pvalues[i] * m / rank)
-        adjusted[i] = min(1.0, running)
+        adjusted[i] = running
     return adjusted
 
 

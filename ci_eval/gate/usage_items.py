@@ -9,30 +9,26 @@ from ci_eval.gate.items import Item, Kind
 from ci_eval.model.status import Status
 from ci_eval.results.file import RunResults
 from ci_eval.results.usage_totals import of_results, summary
+from ci_eval.settings.usage import Limits, budget_of
 
 NOT_BLOCKING = "not blocking: add `usage` to --fail-on"
 # the [budget] limits that need the agent's reported tokens
 TOKEN_LIMITS = ("tokens_per_case", "cost_per_run", "max_tokens_per_run", "max_cost_per_run")
 
 
-def _limits(results: RunResults) -> dict[str, float]:
-    raw = results.settings.get("budget")
-    if not isinstance(raw, dict):
-        return {}
-    from ci_eval.settings.usage import budget_of
-
-    return budget_of(raw)
+def _limits(results: RunResults) -> Limits:
+    return budget_of(results.settings.budget)
 
 
 def budget_items(results: RunResults) -> list[Item]:
     """One blocking item per limit exceeded: the cases over ``tokens_per_case`` (each), the
     job's cost over ``cost_per_run``, its p95 turn latency over ``p95_latency_s``."""
     limits = _limits(results)
-    if not limits and "budget_reached" not in results.settings:
+    if not limits and results.settings.budget_reached is None:
         return []
     items = []
     found = of_results(results)
-    tokens = limits.get("tokens_per_case")
+    tokens = limits.tokens_per_case
     if tokens is not None:
         # a case main has tokens for is said by unmeasured_items, with main's figure
         said = {u.key for u in (results.comparison.unreported if results.comparison else [])}
@@ -71,29 +67,33 @@ def budget_items(results: RunResults) -> list[Item]:
                         said=f"over [budget] tokens_per_case = {tokens:,.0f}",
                     )
                 )
-    costs = {k: limits[k] for k in ("cost_per_run", "max_cost_per_run") if k in limits}
+    costs = {
+        k: c
+        for k, c in (
+            ("cost_per_run", limits.cost_per_run),
+            ("max_cost_per_run", limits.max_cost_per_run),
+        )
+        if c is not None
+    }
     spent_usd = summary(results)["cost_usd"] if costs else None  # computed once
     items += [i for k, c in costs.items() if (i := _cost_item(k, c, spent_usd)) is not None]
-    reached = results.settings.get("budget_reached")
-    if isinstance(reached, dict):  # a binding limit stopped calls: what it kept from running
+    reached = results.settings.budget_reached
+    if reached is not None:  # a binding limit stopped calls: what it kept from running
         items.append(
             Item(
                 Kind.BUDGET,
                 True,
-                change=f"budget reached: {reached.get('limit')}",
-                said=f"{reached.get('stopped')} (this job: {reached.get('spent')})",
+                change=f"budget reached: {reached.limit}",
+                said=f"{reached.stopped} (this job: {reached.spent})",
             )
         )
     # every call's tokens, as the ceiling counted them: the agent's, its reruns', the LLMs'
     known = [t for t in (found.agent.total_tokens, found.reruns.total_tokens) if t is not None]
     total = sum(known) if known else None
-    llm = results.settings.get("llm_usage")
-    for role in ("judge", "simulator"):
-        spent = llm.get(role) if isinstance(llm, dict) else None
-        if isinstance(spent, dict) and spent.get("calls"):
-            total = (total or 0) + int(spent.get("input_tokens") or 0)
-            total += int(spent.get("output_tokens") or 0)
-    most = limits.get("max_tokens_per_run")
+    for spent in (results.settings.llm_usage or {}).values():
+        if spent.calls:
+            total = (total or 0) + spent.input_tokens + spent.output_tokens
+    most = limits.max_tokens_per_run
     if most is not None and total is not None and total > most:
         items.append(
             Item(
@@ -114,7 +114,7 @@ def budget_items(results: RunResults) -> list[Item]:
                 "no call reported its tokens",
             )
         )
-    latency = limits.get("p95_latency_s")
+    latency = limits.p95_latency_s
     p95 = found.agent.latency()["p95"]
     if latency is not None and p95 is not None and p95 > latency:
         items.append(
@@ -193,7 +193,7 @@ def unmeasured_items(results: RunResults) -> list[Item]:
     if comparison is None or not comparison.unreported:
         return []
     limits = _limits(results)
-    blocks = "usage" in results.fail_on or any(k in limits for k in TOKEN_LIMITS)
+    blocks = "usage" in results.fail_on or any(getattr(limits, k) is not None for k in TOKEN_LIMITS)
     return [
         Item(
             Kind.UNMEASURED_USAGE,

@@ -145,7 +145,7 @@ def _line(
     # a notice's detail (after its colon) is said in full in every report's own section; what
     # the pull request changed of the bar keeps its detail longest, then the names of what
     # blocks, then the other notices' details
-    brief = [n.split(": ", 1)[0] for n in notices]
+    brief = [n.partition(": ")[0] for n in notices]
     changes = [n if n.startswith(CHANGED) else b for n, b in zip(notices, brief, strict=True)]
     tries = ((NAMES_SHOWN, ID_LIMIT), (NAMES_SHOWN, 24), (1, 24), (0, 0))
     attempts = [(notices, tries[0])] + [(changes, t) for t in tries] + [(brief, t) for t in tries]
@@ -194,7 +194,7 @@ def _error_kinds(results: RunResults, errored: set[tuple[str, str]]) -> set[str]
     found: set[str] = set()
     if not errored:
         return found
-    budget = "budget_reached" in results.settings  # a limit was reached: the job says so
+    budget = results.settings.budget_reached is not None  # a limit was reached: said so
     for s in results.sets:
         for case in s.cases:
             if (s.eval_set_id, case.eval_id) in errored:
@@ -220,8 +220,7 @@ def _error_kind(case: CaseRecord, budget: bool) -> str:
 
 
 def changed_of(results: RunResults) -> list[str]:
-    raw = results.settings.get("bar_changes")
-    return [c for c in raw if isinstance(c, str)] if isinstance(raw, list) else []
+    return list(results.settings.bar_changes)
 
 
 def verdict(results: RunResults) -> Verdict:
@@ -324,8 +323,7 @@ def _verdict(results: RunResults) -> Verdict:
         # removed cases are items (a pull request can remove the cases it would fail: more
         # than max_removed blocks); those an [[accept]] entry accepts are listed apart
         removed = list(comparison.removed_accepted)
-        allowed = results.settings.get("max_removed") or 0
-        allowed = allowed if isinstance(allowed, int) and allowed >= 0 else 0
+        allowed = results.settings.max_removed or 0
         for set_id, case_id in comparison.removed_cases:
             blocking.append(
                 Item(
@@ -346,15 +344,13 @@ def _verdict(results: RunResults) -> Verdict:
                 f"{len(short)} {'case' if len(short) == 1 else 'cases'} with a short history "
                 f"(fewer than {plural(comparison.min_history, 'run')} on main)"
             )
-    selection = results.settings.get("selection")
-    if isinstance(selection, str):
-        notices.insert(0, selection)
+    if results.settings.selection is not None:
+        notices.insert(0, results.settings.selection)
     blocking += usage_items(results)  # [budget] limits; token and latency regressions
-    stopped = results.settings.get("stopped")
-    if isinstance(stopped, str):
-        notices.insert(0, stopped)
-    missing = results.settings.get("no_baseline")
-    if comparison is None and isinstance(missing, str):
+    if results.settings.stopped is not None:
+        notices.insert(0, results.settings.stopped)
+    missing = results.settings.no_baseline
+    if comparison is None and missing is not None:
         notices.append(f"gate on thresholds only: no baseline at {missing}")
     if said_changes:
         notices.append(

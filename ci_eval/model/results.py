@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
 import pydantic_core
-from pydantic import BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BeforeValidator, Field, ValidationError
 from pydantic_core import PydanticSerializationError
-from typing_extensions import TypedDict
 
 from ci_eval.errors import InputError
 from ci_eval.model.comparison import Comparison
 from ci_eval.model.evalset import Invocation
+from ci_eval.model.facts import RunFacts
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.status import Status
 from ci_eval.model.usage import Usage
@@ -317,23 +317,6 @@ class SetRecord:
     applied_metrics: Items[MetricSpec] = field(default_factory=list)  # once scored
 
 
-class RunSettingsJson(TypedDict, total=False):
-    """The settings a run records (``RunResults.settings``): what reports show of them."""
-
-    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
-    agent: Text | None
-    concurrency: Count | None
-    timeout: Seconds | None
-    retries: Count | None
-    num_runs: Count | None
-    min_pass: Count | None
-    shard: Text | None
-    merged_from: Count | None
-    no_baseline: Text | None  # where a baseline was looked for and not found
-    stopped: Text | None  # why the run started no more cases (its first ones failed alike)
-    selection: Text | None  # --select changed: what ran and what carried main's result
-
-
 FailOn = Literal["failure", "regression", "error", "not-evaluated", "usage", "judging-changed"]
 
 
@@ -346,9 +329,9 @@ class RunResults:
     agent: Text = ""
     started: Timestamp = ""
     duration_s: Annotated[RunSeconds, BeforeValidator(lambda v: 0.0 if v is None else v)] = 0.0
-    settings: Annotated[RunSettingsJson, BeforeValidator(lambda v: {} if v is None else v)] = field(
-        default_factory=dict
-    )  # type: ignore[assignment]
+    settings: Annotated[RunFacts, BeforeValidator(lambda v: {} if v is None else v)] = field(
+        default_factory=RunFacts
+    )
     interrupted: Flag = False
     # when a baseline was compared; written apart, with its derived values
     comparison: Annotated[Comparison | None, APART] = None

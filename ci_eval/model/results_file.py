@@ -11,8 +11,8 @@ are spliced in as text; the sets' cases are written and read one at a time
 
 Reading refuses every value its annotation does not allow, with its JSON path
 (:class:`Invalid`); a file that passes renders. ``schema_version`` 1 (ci-eval before the
-model was the schema) is read too; a newer one is refused with the version that wrote it.
-Pure: text and data in, the model out.
+model was the schema) and 2 (before the run's settings were a typed record) are read too; a
+newer one is refused with the version that wrote it. Pure: text and data in, the model out.
 """
 
 from __future__ import annotations
@@ -36,7 +36,10 @@ from ci_eval.model.results import (
     TextRuns,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+# read as they are: 2 wrote ``settings`` as an open object, 3 as the typed record
+# (:class:`ci_eval.model.facts.RunFacts`) of the same keys
+AS_IS = (2, 3)
 NAMES = "is this a results file ci-eval wrote?"
 
 

@@ -195,7 +195,7 @@ def publish(
 
         template_dir, changed = templates_at_base(template_dir, env)
         if changed:  # said in the verdict, as the settings the PR changed are
-            results.settings["bar_changes"] = [*changed_of(results), changed]
+            results.settings.bar_changes = [*changed_of(results), changed]
     warnings: list[str] = []
     on_actions = env.get("GITHUB_ACTIONS") == "true"
     token = settings.token

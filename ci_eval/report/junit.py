@@ -360,7 +360,9 @@ def junit_parts(results: RunResults) -> list[str]:
     items = decision.by_case()  # a case's own item before what it spent
     # each case's tokens and latency, once usage is recorded (an older file's cases as then)
     spent = (
-        {u.key: u for u in of_results(results).cases} if "usage_totals" in results.settings else {}
+        {u.key: u for u in of_results(results).cases}
+        if results.settings.usage_totals is not None
+        else {}
     )
     suites: list[list[str]] = []
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}

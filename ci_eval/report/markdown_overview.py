@@ -178,6 +178,6 @@ def fixed_context(results: RunResults, decision: Verdict, marker: str | None) ->
         "started": results.started,
         "version": __version__,
         "interrupted": results.interrupted,
-        "runs": results.settings.get("num_runs", 1),
+        "runs": results.settings.num_runs or 1,
         "usage": usage_view(results),  # tokens, calls, latency, cost (None: not measured)
     }

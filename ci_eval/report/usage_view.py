@@ -67,7 +67,7 @@ def usage_view(results: RunResults) -> dict[str, Any] | None:
     found = summary(results)
     agent = found["agent"]
     # a results file from before usage was reported renders as it did then (latency alone)
-    recorded = "usage_totals" in results.settings or agent.get("total_tokens") is not None
+    recorded = results.settings.usage_totals is not None or agent.get("total_tokens") is not None
     measured = agent.get("total_tokens") is not None or (agent.get("latency_s") or {}).get("p95")
     if not recorded or not (measured or any(found.get(k) for k in ("judge", "simulator"))):
         return None

@@ -4,6 +4,7 @@ then work on it as on a single run."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from ci_eval.errors import InputError
@@ -41,12 +42,12 @@ def merge(paths: list[Path], keep: Callable[[CaseRecord], CaseRecord] | None = N
         agent=first.agent,
         started=min(r.started for _, r in parts),
         duration_s=max(r.duration_s for _, r in parts),
-        settings={**first.settings, "shard": None, "merged_from": len(parts)},
+        settings=replace(first.settings, shard=None, merged_from=len(parts)),
         interrupted=any(r.interrupted for _, r in parts),
         fail_on=first.fail_on,
     )
-    if "usage_totals" in first.settings:  # the shards' usage together, not the first's
+    if first.settings.usage_totals is not None:  # the shards' usage together, not the first's
         from ci_eval.results.usage_totals import summary
 
-        merged.settings["usage_totals"] = summary(merged)
+        merged.settings.usage_totals = summary(merged)
     return merged

@@ -14,7 +14,7 @@ from typing import Any
 import pydantic_core
 
 from ci_eval.model.results import CaseRecord, RunResults, SetRecord
-from ci_eval.model.results_file import SCHEMA_VERSION, Invalid, case_from, results_head, set_head
+from ci_eval.model.results_file import AS_IS, Invalid, case_from, results_head, set_head
 
 
 class _Careful(Exception):
@@ -206,7 +206,7 @@ def read_cases(
         end = walk(members(at), member)
         if skip(text, end).end() != len(text):
             return None
-        if data.get("schema_version") != SCHEMA_VERSION or type(data.get("sets")) is not list:
+        if data.get("schema_version") not in AS_IS or type(data.get("sets")) is not list:
             return None
         if not _finite(data):
             return None

@@ -13,6 +13,7 @@ unknown, not zero: a total says how many turns reported nothing. Pure: no I/O.""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -236,36 +237,31 @@ def of_results(results: RunResults) -> UsageTotals:
 
 
 def summary(results: RunResults) -> dict[str, Any]:
-    """What the results file records (``settings["usage_totals"]``) and the reports show: the
+    """What the results file records (``settings.usage_totals``) and the reports show: the
     agent's first runs and its confirmation reruns apart, each with its cost where priced, the
     judge's and simulator's usage where the run counted it, the total cost, and the top cases
     by tokens and by latency."""
-    prices = results.settings.get("prices")
-    prices = prices if isinstance(prices, Mapping) else {}
+    prices = results.settings.prices
     found = of_results(results)
-    models = results.settings.get("models") or {}
-    agent_price = price_of(prices, others=models.values() if isinstance(models, Mapping) else ())
+    agent_price = price_of(prices, others=results.settings.models.values())
     out: dict[str, Any] = {
         "agent": found.agent.json(agent_price),
         "reruns": found.reruns.json(agent_price),
     }
-    llm = results.settings.get("llm_usage")
+    llm = results.settings.llm_usage
     costs = [out["agent"]["cost_usd"], out["reruns"]["cost_usd"]]
-    if isinstance(llm, Mapping):
-        for role in ("judge", "simulator"):
-            spent = llm.get(role)
-            if not isinstance(spent, Mapping):
-                continue
-            model = models.get(role) if isinstance(models, Mapping) else None
-            price = price_of(prices, str(model) if model else "default")
-            cost = None
-            if price and (spent.get("input_tokens") is not None):
-                cost = (
-                    _number(spent.get("input_tokens")) * _number(price.get("input"))
-                    + _number(spent.get("output_tokens")) * _number(price.get("output"))
-                ) / 1e6
-            out[role] = {**dict(spent), "cost_usd": None if cost is None else round(cost, 6)}
-            costs.append(out[role]["cost_usd"])
+    for role, spent in (llm or {}).items():
+        model = results.settings.models.get(role)
+        price = price_of(prices, str(model) if model else "default")
+        cost = None
+        if price:
+            cost = (
+                spent.input_tokens * _number(price.get("input"))
+                + spent.output_tokens * _number(price.get("output"))
+            ) / 1e6
+        used = dataclasses.asdict(spent)
+        out[role] = {**used, "cost_usd": None if cost is None else round(cost, 6)}
+        costs.append(out[role]["cost_usd"])
     known = [c for c in costs if c is not None]
     out["cost_usd"] = round(sum(known), 6) if known else None
     out["top_tokens"] = [

@@ -19,18 +19,20 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ci_eval.model.facts import BudgetReached
 from ci_eval.model.usage import Usage
 from ci_eval.results.usage_totals import price_of
 from ci_eval.text.plural import plural
 
-KEYS = ("max_tokens_per_run", "max_cost_per_run", "max_agent_calls", "max_judge_calls")
+if TYPE_CHECKING:
+    from ci_eval.settings.usage import Limits
 
 
 @dataclass
 class Ceiling:
-    limits: dict[str, float]
+    limits: Limits
     # $ per million tokens: the agent's, and the judge's and simulator's by role
     prices: dict[str, dict[str, float] | None] = field(default_factory=dict)
     agent_calls: int = 0
@@ -49,7 +51,7 @@ class Ceiling:
         """The job's ceiling, or None when ``[budget]`` sets no binding limit."""
         from ci_eval.settings.usage import budget_of
 
-        limits = {k: v for k, v in budget_of(dict(budget)).items() if k in KEYS}
+        limits = budget_of(budget).binding()
         if not limits:
             return None
         theirs = [m for m in models.values() if m]
@@ -60,7 +62,7 @@ class Ceiling:
 
     def _over(self) -> str | None:
         """The limit that stops every call, if one is reached (the caller holds the lock)."""
-        tokens, cost = self.limits.get("max_tokens_per_run"), self.limits.get("max_cost_per_run")
+        tokens, cost = self.limits.max_tokens_per_run, self.limits.max_cost_per_run
         if tokens is not None and self.tokens >= tokens:
             return f"[budget] max_tokens_per_run = {tokens:,.0f}"
         if cost is not None and self.cost >= cost:
@@ -71,7 +73,7 @@ class Ceiling:
         """The limit that stops ``kind``'s calls (``agent`` or ``judge``), if one is reached
         (the caller holds the lock)."""
         why = self._over()
-        calls = self.limits.get(f"max_{kind}_calls")
+        calls = self.limits.calls(kind)
         made = self.agent_calls if kind == "agent" else self.judge_calls
         if why is None and calls is not None and made >= calls:
             why = f"[budget] max_{kind}_calls = {calls:,.0f}"
@@ -123,7 +125,7 @@ class Ceiling:
         if usage is not None and usage.total_tokens is not None:
             self.spent("agent", usage.input_tokens or 0, usage.output_tokens or 0)
 
-    def report(self) -> dict[str, str] | None:
+    def report(self) -> BudgetReached | None:
         """Once a limit stopped calls: which (``limit``), what the job spent (``spent``) and
         what it kept from running (``stopped``), as the results file records it; else None."""
         if self.reached is None:
@@ -132,7 +134,7 @@ class Ceiling:
             f"{plural(self.agent_calls, 'agent call')}, {plural(self.judge_calls, 'judge call')}"
         )
         spent += f", {self.tokens:,} tokens"
-        if "max_cost_per_run" in self.limits:
+        if self.limits.max_cost_per_run is not None:
             spent += f", ${self.cost:.4g}"
         stopped = [
             f"{plural(n, what)} {how}"
@@ -142,9 +144,9 @@ class Ceiling:
             )
             if n
         ]
-        return {"limit": self.reached, "spent": spent, "stopped": ", ".join(stopped)}
+        return BudgetReached(self.reached, spent, ", ".join(stopped))
 
 
-def said(report: dict[str, str]) -> str:
+def said(report: BudgetReached) -> str:
     """``budget reached: [budget] max_agent_calls = 3 (3 agent calls, …); 2 runs not started``."""
-    return f"budget reached: {report['limit']} ({report['spent']}); {report['stopped']}"
+    return f"budget reached: {report.limit} ({report.spent}); {report.stopped}"

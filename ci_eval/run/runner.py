@@ -527,7 +527,7 @@ def run_sets(
         interrupted=stop.is_set(),
     )
     if same.reason:
-        results.settings["stopped"] = same.reason  # said in the verdict
+        results.settings.stopped = same.reason  # said in the verdict
     return results
 
 

@@ -13,6 +13,9 @@ agent's wall time per turn over the job) — and limits that bind, stopping call
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from ci_eval.errors import InputError
 from ci_eval.text.suggest import did_you_mean
 
@@ -74,10 +77,41 @@ def check_prices(table: dict[str, object], path: str) -> list[InputError]:
     return problems
 
 
-def budget_of(table: dict[str, object]) -> dict[str, float]:
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The ``[budget]`` limits set (None: not set)."""
+
+    tokens_per_case: float | None = None
+    cost_per_run: float | None = None
+    p95_latency_s: float | None = None
+    max_tokens_per_run: float | None = None
+    max_cost_per_run: float | None = None
+    max_agent_calls: float | None = None
+    max_judge_calls: float | None = None
+
+    def binding(self) -> Limits:
+        """Only the limits that stop calls once reached (:mod:`ci_eval.run.ceiling`)."""
+        return Limits(
+            max_tokens_per_run=self.max_tokens_per_run,
+            max_cost_per_run=self.max_cost_per_run,
+            max_agent_calls=self.max_agent_calls,
+            max_judge_calls=self.max_judge_calls,
+        )
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, name) is not None for name in BUDGET_KEYS)
+
+    def calls(self, kind: str) -> float | None:
+        """``max_agent_calls`` or ``max_judge_calls``."""
+        return self.max_agent_calls if kind == "agent" else self.max_judge_calls
+
+
+def budget_of(table: Mapping[str, object]) -> Limits:
     """The limits set, by their canonical names."""
-    return {
-        key.replace("-", "_"): float(value)  # type: ignore[arg-type]
-        for key, value in table.items()
-        if key.replace("-", "_") in BUDGET_KEYS and _number(value)
-    }
+    return Limits(
+        **{
+            key.replace("-", "_"): float(value)  # type: ignore[arg-type]
+            for key, value in table.items()
+            if key.replace("-", "_") in BUDGET_KEYS and _number(value)
+        }
+    )

@@ -13,6 +13,7 @@ import pytest
 
 from ci_eval.errors import InputError
 from ci_eval.gate import baseline as baseline_store
+from ci_eval.model.facts import RunFacts
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.status import Status
 from ci_eval.results.file import CaseMetric, CaseRecord, RunRecord, RunResults, SetRecord
@@ -39,7 +40,7 @@ def _results(cases: dict[str, list[float | None]], started: str) -> RunResults:
     records = [_case(c, runs) for c, runs in cases.items()]
     config = MetricConfig([SPEC], "x", "adk")
     out = RunResults([SetRecord("s", "s.json", "adk", config, records, [SPEC])], "a", started, 1)
-    out.settings = {"num_runs": 3}
+    out.settings = RunFacts(num_runs=3)
     return out
 
 

@@ -111,7 +111,7 @@ def test_removed_cases_block_only_past_max_removed(allowed: int, blocks: bool) -
     base = history({"a": [PASS] * 5, "b": [PASS] * 5, "c": [PASS] * 5})
     now = results({"a": [PASS]})  # b and c removed
     now.comparison = compare(now, base)
-    now.settings["max_removed"] = allowed
+    now.settings.max_removed = allowed
     decision = verdict(now)
     removed = [i for i in decision.blocking + decision.not_blocking if i.kind is Kind.REMOVED]
     assert len(removed) == 2
@@ -192,7 +192,11 @@ def _errored(*reasons: str) -> object:
     for i, reason in enumerate(reasons):
         case.metrics.append(CaseMetric(f"judge{i}", Status.ERROR, None, 0.5, reason=reason))
     case.scored_status = Status.ERROR
-    now.settings["budget_reached"] = {"max_judge_calls": 2}
+    from ci_eval.model.facts import BudgetReached
+
+    now.settings.budget_reached = BudgetReached(
+        "[budget] max_judge_calls = 2", "0 agent calls, 2 judge calls", "1 call refused"
+    )
     return now
 
 
@@ -216,7 +220,7 @@ def test_against_a_control_the_suite_test_is_the_sum_of_hypergeometric_splits() 
     pr = [[0.0, 1.0], [0.0, 1.0], [1.0, 1.0], [0.0, 1.0], [1.0, 1.0], [1.0, 1.0]]
     control = [[1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [1.0, 0.0], [1.0, 1.0]]
     now = results({f"c{i}": runs for i, runs in enumerate(pr)})
-    now.settings["num_runs"] = 2
+    now.settings.num_runs = 2
     suite = compare(now, base, control=results({f"c{i}": r for i, r in enumerate(control)})).suite
     pmf = [1.0]
     for mine, theirs in zip(pr, control, strict=True):
@@ -234,7 +238,7 @@ def test_a_case_whose_reruns_were_cut_short_counts_its_first_runs_alone() -> Non
     suite-wide test the first run only (its six runs: five other cases' and that one)."""
     base = history({"a": [0.0] * 3 + [1.0] * 17, **{f"c{i}": [1.0] * 20 for i in range(5)}})
     now = results({"a": [0.0] * 3, **{f"c{i}": [1.0] for i in range(5)}})
-    now.settings.update(num_runs=1, confirm_runs=4)
+    now.settings.num_runs, now.settings.confirm_runs = 1, 4
     comparison = compare(now, base, confirm=5)
     assert judged(comparison, "a").judgement is Judgement.NOT_SIGNIFICANT
     assert (comparison.suite.runs, comparison.suite.failed) == (6, 1)
@@ -245,7 +249,7 @@ def test_a_verdict_asked_again_after_the_settings_moved_is_decided_again() -> No
     now = results({"a": [PASS]})  # b removed
     now.comparison = compare(now, base)
     assert not verdict(now).passed
-    now.settings["max_removed"] = 1
+    now.settings.max_removed = 1
     assert verdict(now).passed
 
 
@@ -328,7 +332,7 @@ def test_the_suite_test_counts_the_reruns_a_case_failing_all_its_first_runs_woul
         }
     )
     now = results({"a": [FAIL, PASS], "d": [FAIL, FAIL], "e": [FAIL, PASS]})
-    now.settings.update(num_runs=2, confirm_runs=4)
+    now.settings.num_runs, now.settings.confirm_runs = 2, 4
     suite = compare(now, base, confirm=5).suite
     cases = [
         (2, 3, *stats.predictive(2, 18)),
@@ -481,3 +485,110 @@ def test_an_entry_that_accepts_a_removed_case_is_not_said_to_match_nothing() -> 
     comparison = compare(results({"a": [PASS]}), base, accepted=[entry])
     assert comparison.removed_accepted == ["s:retired (retired on purpose)"]
     assert comparison.warnings == []
+
+
+# --- the rest of the mutation benchmark's survivors, each pinned where it moves behaviour -------
+
+
+@pytest.mark.parametrize(("runs", "improved"), [(6, False), (10, True)])
+def test_an_improvement_is_judged_by_mains_passes_against_the_runs_that_pass_now(
+    runs: int, improved: bool
+) -> None:
+    """Main passed 12 of 20: 6 passing runs now are chance (p 0.066), 10 are news (p 0.016)."""
+    base = history({"a": [FAIL] * 8 + [PASS] * 12})
+    j = judged(compare(results({"a": [PASS] * runs}), base), "a")
+    assert (j.judgement is Judgement.IMPROVED) is improved
+
+
+def test_a_case_passing_every_run_since_it_changed_on_main_is_said_passing() -> None:
+    """38 failing runs then 2 passing (a 40-run window): the change is clear (LR 15.9), and two
+    runs since, none failing, are "passing" — below half of them failing."""
+    from ci_eval.gate import baseline as baseline_store
+
+    main = None
+    for i, run in enumerate([FAIL] * 38 + [PASS, PASS]):
+        now = results({"a": [run], "b": [PASS]}, started=f"t{i}")
+        main, _ = baseline_store.update(main, now, commit=f"commit{i}", window=40)
+    assert main is not None
+    case = judged(
+        compare(results({"a": [PASS], "b": [PASS]}), main, GateSettings(min_history=2)), "a"
+    )
+    assert case.method == "history since it changed on main (passing since commit38)"
+
+
+def _suite_counted(now: list[float], first: int, confirm: int) -> tuple[int, int]:
+    """(failed, runs) the suite-wide test counts of case ``a`` (main fails it 4 of 20, the
+    bar so low that nothing is a regression) beside a calm case."""
+    base = history({"a": [FAIL] * 4 + [PASS] * 16, "b": [PASS] * 20})
+    res = results({"a": now, "b": [PASS]})
+    res.settings.num_runs, res.settings.confirm_runs = first, confirm
+    suite = compare(res, base, GateSettings(significance=1e-12), confirm=confirm).suite
+    assert suite is not None
+    return suite.failed - 0, suite.runs - 1  # less b's one passing run
+
+
+def test_the_suite_test_counts_every_rerun_of_a_case_that_failed_all_its_first_runs() -> None:
+    assert _suite_counted([FAIL] * 4, first=2, confirm=4) == (4, 4)  # 2 first + 2 reruns
+
+
+def test_reruns_beyond_the_rules_count_are_counted_not_taken_as_cut_short() -> None:
+    assert _suite_counted([FAIL] * 5, first=2, confirm=4) == (5, 5)
+
+
+def test_a_new_case_names_only_the_metrics_it_fails() -> None:
+    from ci_eval.model.results import CaseMetric
+
+    now = results({"new": [FAIL] * 3, "a": [PASS]})
+    case = now.sets[0].cases[0]
+    case.metrics.append(CaseMetric("other", "PASSED", 1.0, 1.0, runs=[1.0] * 3))
+    j = judged(compare(now, history({"a": [PASS] * 5}), confirm=3), "new")
+    assert j.judgement is Judgement.REGRESSION and j.metrics == ["m"]
+
+
+@pytest.mark.parametrize(
+    ("control_runs", "known"),
+    [([PASS], False), ([FAIL, FAIL, FAIL] + [PASS] * 5, False), ([FAIL] * 4 + [PASS] * 4, True)],
+)
+def test_the_control_makes_a_known_failure_only_at_half_its_runs(
+    control_runs: list[float], known: bool
+) -> None:
+    base, now = _pr_failing(0, [FAIL, FAIL, FAIL])
+    j = judged(compare(now, base, control=results({"a": control_runs})), "a")
+    assert (j.judgement is Judgement.KNOWN_FAILURE) is known
+
+
+def test_the_control_clears_the_regression_of_only_the_case_it_fails() -> None:
+    base = history({"a": [PASS] * 20, "b": [PASS] * 20})
+    now = results({"a": [FAIL] * 3, "b": [FAIL] * 3})
+    comparison = compare(now, base, control=results({"a": [FAIL, FAIL], "b": [PASS, PASS]}))
+    assert judged(comparison, "a").judgement is Judgement.KNOWN_FAILURE
+    assert judged(comparison, "b").judgement is Judgement.REGRESSION
+    assert {c.case_id: c.regressed for c in comparison.changes} == {"a": False, "b": True}
+
+
+@pytest.mark.parametrize(("history_fails", "rerun"), [(4, True), (5, False), (10, False)])
+def test_a_case_main_fails_more_than_a_fifth_of_its_runs_is_not_rerun(
+    history_fails: int, rerun: bool
+) -> None:
+    base, now = _pr_failing(history_fails, [FAIL, FAIL])
+    comparison = compare(now, base, GateSettings(significance=1e-12))
+    assert (confirm.to_confirm(comparison, 4) == [("s", "a")]) is rerun
+
+
+def test_the_verdict_counts_each_kind_of_item_apart() -> None:
+    from ci_eval.model.comparison import Acceptance
+
+    cases = {"r": [FAIL] * 3, "e": [PASS], "k": [FAIL, FAIL], "x": [FAIL] * 3}
+    now = results(cases, errors=("e",))
+    base = history({"r": [PASS] * 20, "e": [PASS] * 20, "k": [FAIL] * 20, "x": [PASS] * 20})
+    now.comparison = compare(now, base, accepted=[Acceptance("s:x", "on purpose")])
+    decision = verdict(now)
+    assert decision.counts(True) == {Kind.REGRESSION: 1, Kind.ERROR: 1}
+    assert decision.counts(False) == {Kind.KNOWN_FAILURE: 1, Kind.ACCEPTED: 1}
+
+
+def test_the_comparison_records_mains_noise_to_four_decimals() -> None:
+    main = _clustered_main(lambda push: {})
+    comparison = compare(results({f"c{i}": [PASS] for i in range(21)}), main)
+    for value in (comparison.rho, comparison.dispersion):
+        assert value == round(value, 4) and value != round(value, 3)

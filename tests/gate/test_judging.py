@@ -24,6 +24,7 @@ from ci_eval.gate.judging import (
 )
 from ci_eval.model.baseline import StoredCase
 from ci_eval.model.comparison import Acceptance, ChangeKind, JudgingChange
+from ci_eval.model.facts import RunFacts
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.status import Status
 from ci_eval.results.file import CaseMetric, CaseRecord, RunRecord, RunResults, SetRecord
@@ -112,7 +113,7 @@ def test_a_case_selection_keeps_the_rubrics_of_the_cases_it_did_not_run() -> Non
     def run(*cases: CaseRecord, **settings: Any) -> RunResults:
         started = f"2026-12-02T00:00:{next(jobs)}"  # one job each
         out = RunResults([_set({}, *cases)], "a", started, 1)
-        out.settings = settings
+        out.settings = RunFacts(**settings)
         return out
 
     with_rubrics = _scored("b", [{"rubric_id": "r", "text": "polite"}])

@@ -153,3 +153,59 @@ def test_the_dispersion_is_the_pushes_chi2_statistic_over_its_degrees_of_freedom
         statistic += residual**2 / variance
     got = noise.measure(_histories(cases, seq=True)).dispersion
     assert got == pytest.approx(statistic / 4, rel=1e-12)
+
+
+def test_the_prior_learns_a_beta_of_total_above_two() -> None:
+    # a suite mostly passing, some cases failing a quarter or half of their runs: a + b ≈ 2.5
+    suite = [(20, f) for f in (0, 0, 0, 0, 0, 1, 1, 3, 4, 5, 10, 12)]
+    expected = _moments_prior(suite)
+    assert 0.25 < expected[0] < 0.5
+    assert noise.measure(_histories([[c] for c in suite])).prior == pytest.approx(
+        expected, rel=1e-12
+    )
+
+
+def test_rho_is_zero_where_its_estimate_is_positive_but_within_the_f_tests_one_percent() -> None:
+    case = [(5, 1), (5, 2), (5, 2), (5, 0), (5, 0)]
+    assert _anova_icc([case]) > 0  # a small estimate, mostly noise
+    assert noise.measure(_histories([case])).rho == 0.0
+
+
+# --- main's day-to-day swings ------------------------------------------------------------------
+
+# five cases, six pushes of four runs: φ = 2.05, its χ² tail 0.067 on 5 degrees of freedom
+# (pushes − 1), at 7 it would be 0.17: swings, as the test's level of 10 % says
+NEAR_THE_LEVEL = [
+    [(1, 4, 0), (2, 4, 1), (3, 4, 0), (4, 4, 1), (5, 4, 1), (6, 4, 2)],
+    [(1, 4, 2), (2, 4, 0), (3, 4, 2), (4, 4, 3), (5, 4, 3), (6, 4, 1)],
+    [(1, 4, 0), (2, 4, 1), (3, 4, 1), (4, 4, 1), (5, 4, 1), (6, 4, 3)],
+    [(1, 4, 1), (2, 4, 0), (3, 4, 1), (4, 4, 1), (5, 4, 3), (6, 4, 0)],
+    [(1, 4, 0), (2, 4, 1), (3, 4, 0), (4, 4, 3), (5, 4, 1), (6, 4, 1)],
+]
+# every case failing 4 of 20 runs on the even pushes and none on the odd: a day effect
+DAYS = [[(p, 20, 4 if p % 2 == 0 else 0) for p in range(1, 9)] for _ in range(10)]
+
+
+def _noise_of(cases: list[list[tuple[int, int, int]]]) -> noise.Noise:
+    return noise.measure([CaseHistory([Cluster(*c) for c in case]) for case in cases])
+
+
+def test_swings_are_tested_on_as_many_degrees_of_freedom_as_pushes_less_one() -> None:
+    found = _noise_of(NEAR_THE_LEVEL)
+    statistic = found.dispersion * 5
+    assert noise.chi2_tail(statistic, 5) <= noise.SWING_LEVEL < noise.chi2_tail(statistic, 7)
+    assert found.swings
+
+
+def test_a_days_shift_is_its_failures_beyond_what_each_case_predicts_per_run() -> None:
+    # each case fails 16 of its 160 runs (1/10 a run); an even push's 10 × 20 runs fail 40
+    # where 20 were expected: +0.1 a run, an odd push's −0.1
+    found = _noise_of(DAYS)
+    assert found.swings
+    assert [round(shift, 6) for _, shift in found.days] == [-0.1, 0.1] * 4
+
+
+def test_a_day_that_moves_every_case_alike_is_no_correlation_within_a_job() -> None:
+    # the pushes differ, but by the day's shift alone: taken out, a job's runs are independent
+    # (left in, its pushes would differ far beyond the F test's 1 %)
+    assert _noise_of(DAYS).rho == 0.0

@@ -18,6 +18,7 @@ from ci_eval.gate.usage import t_sf, usage_changes
 from ci_eval.gate.verdict import verdict
 from ci_eval.metrics.base import CaseMetric
 from ci_eval.model.evalset import Invocation
+from ci_eval.model.facts import LlmUse, RunFacts
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.usage import Usage
 from ci_eval.report.markdown import render_comment, render_summary
@@ -56,7 +57,7 @@ def _case(case_id: str, runs: list[RunRecord]) -> CaseRecord:
 def _results(cases: list[CaseRecord], name: str = "2026-11-27T00:00:00+00:00") -> RunResults:
     config = MetricConfig([SPEC], "c.json", "adk")
     results = RunResults([SetRecord("s", "s.json", "adk", config, cases, [SPEC])], "a", name, 1.0)
-    results.settings = {"num_runs": 3}
+    results.settings = RunFacts(num_runs=3)
     return results
 
 
@@ -116,7 +117,7 @@ def test_totals_per_case_and_job_count_tokens_calls_and_latency_reruns_apart() -
 
 def test_prices_give_a_cost_per_million_tokens() -> None:
     results = _results([_case("c", [_run(1, 1_000_000, 1.0)])])
-    results.settings["prices"] = {"gpt-x": {"input": 2.0, "output": 8.0}}
+    results.settings.prices = {"gpt-x": {"input": 2.0, "output": 8.0}}
     spent = summary(results)
     assert spent["agent"]["cost_usd"] == pytest.approx(0.75 * 2 + 0.25 * 8)
     assert spent["cost_usd"] == spent["agent"]["cost_usd"]
@@ -129,11 +130,9 @@ def test_prices_give_a_cost_per_million_tokens() -> None:
 
 def test_the_judges_and_simulators_usage_is_shown_apart_and_priced_by_model() -> None:
     results = _results([_case("c", [_run(1, 1000, 1.0)])])
-    results.settings["llm_usage"] = {
-        "judge": {"calls": 4, "cache_hits": 1, "input_tokens": 1_000_000, "output_tokens": 0}
-    }
-    results.settings["models"] = {"judge": "judge-x"}
-    results.settings["prices"] = {"judge-x": {"input": 1.0, "output": 1.0}}
+    results.settings.llm_usage = {"judge": LlmUse(4, 1, input_tokens=1_000_000)}
+    results.settings.models = {"judge": "judge-x"}
+    results.settings.prices = {"judge-x": {"input": 1.0, "output": 1.0}}
     spent = summary(results)
     assert spent["judge"]["cost_usd"] == 1.0 and spent["agent"]["cost_usd"] is None
     comment = render_comment(results, "ci/evals")
@@ -142,7 +141,7 @@ def test_the_judges_and_simulators_usage_is_shown_apart_and_priced_by_model() ->
 
 def test_the_summary_has_a_usage_section_and_the_results_file_the_totals(tmp_path: Path) -> None:
     results = _results([_case("big", [_run(1, 9000, 3.0)]), _case("small", [_run(1, 100, 1.0)])])
-    results.settings["usage_totals"] = summary(results)
+    results.settings.usage_totals = summary(results)
     text = render_summary(results)
     assert "### Usage" in text
     assert "| agent | 9,100 tokens (6,825 in, 2,275 out) in 4 model calls" in text
@@ -150,7 +149,7 @@ def test_the_summary_has_a_usage_section_and_the_results_file_the_totals(tmp_pat
     path = tmp_path / "r.json"
     write_results(path, results)
     again = read_results(path)
-    assert again.settings["usage_totals"]["agent"]["total_tokens"] == 9100
+    assert again.settings.usage_totals["agent"]["total_tokens"] == 9100
     assert json.loads(path.read_text())["settings"]["usage_totals"]["top_tokens"][0] == {
         "case": "s:big",
         "tokens_per_run": 9000,
@@ -174,15 +173,15 @@ def test_the_baseline_records_each_runs_tokens_aligned_with_its_runs() -> None:
 
 def test_a_budget_exceeded_blocks_with_a_one_line_reason() -> None:
     results = _results([_case("big", [_run(1, 9000, 3.0)]), _case("small", [_run(1, 100, 1.0)])])
-    results.settings["budget"] = {"tokens_per_case": 5000, "p95_latency_s": 10}
+    results.settings.budget = {"tokens_per_case": 5000, "p95_latency_s": 10}
     decision = verdict(results)
     assert not decision.passed and decision.exit_code == 1
     assert decision.line == "gate failed: 1 budget exceeded (s:big)"
     [item] = decision.blocking
     assert item.kind is Kind.BUDGET
     assert item.text() == "9,000 tokens per run; over [budget] tokens_per_case = 5,000"
-    results.settings["budget"] = {"p95_latency_s": 1.0, "cost_per_run": 0.01}
-    results.settings["prices"] = {"default": {"input": 10.0, "output": 10.0}}
+    results.settings.budget = {"p95_latency_s": 1.0, "cost_per_run": 0.01}
+    results.settings.prices = {"default": {"input": 10.0, "output": 10.0}}
     decision = verdict(results)
     assert [i.text() for i in decision.blocking] == [
         "this job cost $0.091; over [budget] cost_per_run = $0.01",
@@ -286,7 +285,7 @@ def test_junit_carries_each_cases_tokens_and_latency() -> None:
 
     results = _results([_case("big", [_run(1, 9000, 3.0), _run(2, 7000, 1.0)])])
     assert "tokens per run" not in to_junit(results)  # a file from before: as it was
-    results.settings["usage_totals"] = summary(results)
+    results.settings.usage_totals = summary(results)
     xml = to_junit(results)
     assert '<property name="tokens per run" value="8000" />' in xml
     assert '<property name="p95 turn latency s" value="1.500" />' in xml

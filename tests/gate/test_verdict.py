@@ -198,7 +198,7 @@ def test_a_long_line_gives_up_a_notices_detail_before_it_is_cut() -> None:
     from tests.report.scenarios import reviewer
 
     r = reviewer()
-    r.settings["bar_changes"] = ["[run] fail_on: ['error'] (base: unset)", "tpl: 1 file changed"]
+    r.settings.bar_changes = ["[run] fail_on: ['error'] (base: unset)", "tpl: 1 file changed"]
     r.comparison.changed = ["threshold: weather (w.json): m 0.8 → 0 (4 cases)"]
     line = verdict(r).line
     assert len(line) <= 200 and "…" not in line

@@ -17,6 +17,7 @@ from ci_eval.gate import baseline as baseline_store
 from ci_eval.gate.compare import compare
 from ci_eval.metrics.base import CaseMetric
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
+from ci_eval.model.facts import RunFacts
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.results.file import (
     CaseRecord,
@@ -118,7 +119,7 @@ def _results(plan: dict[Case, list[bool]], started: str, skipped: list[Case] = (
         for set_id, cases in by_set.items()
     ]  # fmt: skip
     out = RunResults(sets, "http agent http://127.0.0.1:8000", started, 42.0)
-    out.settings = {"num_runs": len(next(iter(plan.values())))}
+    out.settings = RunFacts(num_runs=len(next(iter(plan.values()))))
     out.fail_on = ("regression", "error", "not-evaluated")
     return out
 

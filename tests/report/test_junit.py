@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from ci_eval.metrics.base import CaseMetric, MetricResult
 from ci_eval.model import Content, Invocation, Part
+from ci_eval.model.facts import RunFacts
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.report.junit import to_junit
 from ci_eval.report.markdown import render_summary
@@ -85,7 +86,7 @@ def results() -> RunResults:
         ),
         _case("skipped", "SKIPPED", [], skipped="conversation_scenario needs a user simulator"),
     ]
-    return RunResults([s], "agent", "2026-11-22T12:00:00+00:00", 3.9999, {"num_runs": 3})
+    return RunResults([s], "agent", "2026-11-22T12:00:00+00:00", 3.9999, RunFacts(num_runs=3))
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from markdown_it import MarkdownIt
 
 from ci_eval.metrics.base import CaseMetric, MetricResult
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
+from ci_eval.model.facts import RunFacts
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.report.markdown import COMMENT_LIMIT, SUMMARY_LIMIT, render_comment, render_summary
 from ci_eval.results import spill
@@ -264,7 +265,7 @@ def _results(cases: int, failing_every: int = 3) -> RunResults:
         "HTTP agent at http://127.0.0.1:1/turn",
         "2026-11-22T12:00:00+00:00",
         12.5,
-        {"num_runs": 1},
+        RunFacts(num_runs=1),
     )
 
 

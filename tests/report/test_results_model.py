@@ -23,6 +23,7 @@ from ci_eval.model.comparison import (
     MetricChange,
     SuiteDrop,
 )
+from ci_eval.model.facts import RunFacts
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.results_file import SCHEMA_VERSION, adapter, case_line, record_json
 from ci_eval.model.status import CASE_STATUSES, METRIC_STATUSES, Status
@@ -211,7 +212,7 @@ results = st.builds(
     text,
     st.from_regex(r"[0-9T:+\-. ]{0,25}", fullmatch=True),
     st.integers(0, 10**7).map(lambda n: n / 1000),  # a run's wall time: to the millisecond
-    st.fixed_dictionaries({}, optional={"concurrency": count, "shard": maybe(text)}),
+    st.builds(RunFacts, concurrency=maybe(count), shard=maybe(text), stopped=maybe(text)),
     st.booleans(),
     maybe(comparisons),
     st.lists(st.sampled_from(["failure", "regression", "error", "not-evaluated"])).map(tuple),
@@ -404,4 +405,24 @@ def test_a_schema_1_file_is_written_back_as_the_current_schema(tmp_path: Path) -
     write_results(tmp_path / "r.json", old)
     again = json.loads((tmp_path / "r.json").read_text())
     assert again["schema_version"] == SCHEMA_VERSION
+    assert read_results(tmp_path / "r.json") == old
+
+
+def test_a_schema_2_file_reads_its_settings_as_the_typed_record(tmp_path: Path) -> None:
+    """Written by ci-eval before the run's settings were typed (the bundled sample, 2 runs):
+    the same keys, read as fields; written back as the current schema, the same values."""
+    old = read_results(DATA / "results-schema-2.json")
+    facts = old.settings
+    assert (facts.agent, facts.num_runs, facts.no_baseline) == (
+        "command",
+        2,
+        ".ci-eval/baseline.json",
+    )
+    assert facts.usage_totals is not None and facts.usage_totals["agent"]["runs"] == 10
+    assert facts.llm_usage == {} and facts.budget_reached is None
+    write_results(tmp_path / "r.json", old)
+    again = json.loads((tmp_path / "r.json").read_text())
+    was = json.loads((DATA / "results-schema-2.json").read_text())["settings"]
+    assert again["schema_version"] == SCHEMA_VERSION == 3
+    assert again["settings"] == {k: v for k, v in was.items() if v is not None or k != "llm_cache"}
     assert read_results(tmp_path / "r.json") == old

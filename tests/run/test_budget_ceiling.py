@@ -15,6 +15,7 @@ import pytest
 
 from ci_eval.errors import EXIT_GATE
 from ci_eval.run.ceiling import Ceiling
+from ci_eval.settings.usage import Limits
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli, run_sample_agent
 from tests.judge_server import JudgeServer
@@ -132,7 +133,7 @@ def test_max_judge_calls_leaves_the_rest_of_the_judged_metrics_not_evaluated(
 def test_a_limit_is_counted_across_threads() -> None:
     import threading
 
-    ceiling = Ceiling({"max_agent_calls": 100})
+    ceiling = Ceiling(Limits(max_agent_calls=100))
     admitted = []
 
     def call() -> None:

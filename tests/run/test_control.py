@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ci_eval.gate.compare import Judgement, compare
+from ci_eval.model.facts import RunFacts
 from tests.conftest import REPO
 from tests.gate.test_correlated_noise import pushes
 from tests.gate.test_gate import judged, results
@@ -33,7 +34,7 @@ def _bad_day(seed: int) -> dict[str, list[float]]:
 
 def test_a_drop_the_control_shares_is_not_blamed_on_the_pr() -> None:
     now, today = results(_bad_day(0)), results(_bad_day(1))
-    now.settings = today.settings = {"num_runs": 3}
+    now.settings = today.settings = RunFacts(num_runs=3)
     without = compare(now, _main())
     assert without.suite_regressed  # main never swung: the drop is blamed on the PR
     comparison = compare(now, _main(), control=today)
@@ -45,7 +46,7 @@ def test_a_drop_the_control_shares_is_not_blamed_on_the_pr() -> None:
 def test_a_drop_beyond_the_control_is_blamed_on_the_pr() -> None:
     broken = {f"c{i}": [0.0 if (i + r) % 2 == 0 else 1.0 for r in range(3)] for i in range(30)}
     now, today = results(broken), results({f"c{i}": [1.0] * 3 for i in range(30)})
-    now.settings = {"num_runs": 3}
+    now.settings = RunFacts(num_runs=3)
     comparison = compare(now, _main(), control=today)
     assert comparison.suite_regressed or comparison.regressed_cases()
 

@@ -9,6 +9,7 @@ import pytest
 
 from ci_eval.errors import InputError
 from ci_eval.io.files import write_json_atomic
+from ci_eval.model.facts import RunFacts
 from ci_eval.results.file import RunResults, to_json
 from ci_eval.results.merge import merge
 from tests.factories import results
@@ -46,12 +47,12 @@ def test_the_run_facts_combine(tmp_path: Path) -> None:
     early.started, late.started = "2026-01-01T00:00:00", "2026-01-02T00:00:00"
     early.duration_s, late.duration_s = 5.0, 7.0
     late.interrupted = True
-    early.settings = {"shard": "1/2", "num_runs": 3}
+    early.settings = RunFacts(shard="1/2", num_runs=3)
     merged = merge([_write(tmp_path / "l.json", late), _write(tmp_path / "e.json", early)])
     assert merged.started == "2026-01-01T00:00:00"  # the first shard to start
     assert merged.duration_s == 7.0  # shards run side by side: the longest
     assert merged.interrupted  # one interrupted shard: the whole is incomplete
-    assert merged.settings["merged_from"] == 2 and merged.settings["shard"] is None
+    assert merged.settings.merged_from == 2 and merged.settings.shard is None
 
 
 def test_a_case_in_two_shards_is_refused_naming_both(tmp_path: Path) -> None:

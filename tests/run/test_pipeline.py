@@ -157,7 +157,7 @@ def test_a_run_scores_every_case_writes_the_results_and_gates(sample_run: RunSet
     }
     assert outcome.exit_code == 1
     assert Path(sample_run.results or "").is_file()
-    assert outcome.results.settings["agent"] == "command"
+    assert outcome.results.settings.agent == "command"
 
 
 def test_a_run_keeps_its_scored_cases_as_json(
@@ -193,5 +193,5 @@ def test_a_run_reads_its_settings_parsed_and_leaves_them_as_given(sample_run: Ru
     sample_run.shard = "1/1"
     outcome = pipeline.run(sample_run)
     assert (sample_run.concurrency, sample_run.shard) == (1000, "1/1")  # as the user gave them
-    assert outcome.results.settings["concurrency"] == 64  # what ran: the plan's, capped
+    assert outcome.results.settings.concurrency == 64  # what ran: the plan's, capped
     assert "warning: --concurrency 1000 is capped at 64 cases at once" in outcome.problems

@@ -45,7 +45,7 @@ def test_results_hold_expected_actual_and_timings(tmp_path: Path) -> None:
     proc = run_sample_agent(str(SAMPLES / "evals"), "--results", str(out), cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     data = json.loads(out.read_text())
-    assert data["schema_version"] == 2
+    assert data["schema_version"] == 3
     case = results_of(out)[("weather_basic", "multi_turn_london_tokyo")]
     assert case["status"] == "PASSED" and case["line"] is not None
     last = case["runs"][0]["invocations"][2]

@@ -304,12 +304,12 @@ def test_the_simulated_user_is_cached_and_counted_apart_from_the_judge(tmp_path:
         asked = len(server.bodies)
         second = pipeline.run(settings(server.url))
         assert len(server.bodies) == asked  # neither the user nor the judge asked again
-    used = first.results.settings["llm_usage"]
-    assert used["simulator"]["calls"] == 2 and used["judge"]["calls"] == asked - 2
-    assert used["simulator"]["input_tokens"] > 0
-    again = second.results.settings["llm_usage"]
-    assert (again["simulator"]["calls"], again["simulator"]["cache_hits"]) == (0, 2)
-    assert again["judge"]["calls"] == 0 and again["judge"]["cache_hits"] > 0
+    used = first.results.settings.llm_usage
+    assert used is not None and used["simulator"].calls == 2
+    assert used["judge"].calls == asked - 2 and used["simulator"].input_tokens > 0
+    again = second.results.settings.llm_usage
+    assert again is not None and (again["simulator"].calls, again["simulator"].cache_hits) == (0, 2)
+    assert again["judge"].calls == 0 and again["judge"].cache_hits > 0
     assert second.exit_code == first.exit_code
     assert any(
         p.startswith("judge: 0 calls (") and "; simulator: 0 calls (2 from" in p
