@@ -13,13 +13,98 @@ scores the entry matches nothing and ci-eval says to remove it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, ConfigDict, TypeAdapter, ValidationError
 
 from ci_eval.errors import InputError
 from ci_eval.io import tomltext
 from ci_eval.model.comparison import Acceptance
 
 DEFAULT_PATH = ".ci-eval/accept.toml"
+KNOWN = ("case", "metrics", "reason")
+UNKNOWN = ("extra_forbidden", "unexpected_keyword_argument")  # pydantic's: a key not known
+
+
+def _said(message: str) -> Any:
+    """A required text, stripped: refused with ``message`` when missing, blank or not text."""
+
+    def check(value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(message)
+        return value
+
+    return BeforeValidator(check)
+
+
+def _names(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(m, str) for m in value):
+        raise ValueError("metrics must be a list of names")
+    return value
+
+
+@dataclass(slots=True)
+class Entry:
+    """One ``[[accept]]`` table, as the file says it."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    case: Annotated[str, _said('case is required: "SET_ID:CASE_ID" (or a pattern)')]
+    reason: Annotated[str, _said("reason is required: say why the new scores are right")]
+    metrics: Annotated[list[str], BeforeValidator(_names)] = field(default_factory=list)
+
+    def acceptance(self) -> Acceptance:
+        return Acceptance(self.case.strip(), " ".join(self.reason.split()), list(self.metrics))
+
+
+@dataclass(slots=True)
+class AcceptFile:
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+    accept: list[Entry] = field(default_factory=list)
+
+
+def _problem(exc: ValidationError) -> tuple[str, str | None]:
+    """The first problem in the file's words, and where (``accept[0]``)."""
+    errors = exc.errors(include_url=False)
+    loc = errors[0]["loc"]
+    unknown = [e["loc"] for e in errors if e["type"] in UNKNOWN]
+    if unknown:  # every unknown key of the first table with one, at once
+        table = unknown[0][:-1]
+        keys = ", ".join(sorted(str(at[-1]) for at in unknown if at[:-1] == table))
+        if not table:
+            return f"unknown key(s) {keys}; the file holds [[accept]] entries", None
+        return f"unknown key(s) {keys}; known: {', '.join(KNOWN)}", f"accept[{table[1]}]"
+    if len(loc) < 2:
+        return "accept must be an array of tables ([[accept]])", None
+    where = f"accept[{loc[1]}]"
+    if len(loc) == 2:
+        return "expected a table", where
+    if errors[0]["type"] == "missing":
+        return _REQUIRED[str(loc[2])], where
+    return str(errors[0]["msg"]).removeprefix("Value error, "), where
+
+
+_REQUIRED = {
+    "case": 'case is required: "SET_ID:CASE_ID" (or a pattern)',
+    "reason": "reason is required: say why the new scores are right",
+}
+
+
+def read_entries(text: str, where: str) -> AcceptFile:
+    """The file's entries, checked: a bad one refused in one line with its place."""
+    return entries_of(tomltext.parse(text, where), where)
+
+
+def entries_of(data: Any, where: str) -> AcceptFile:
+    """The parsed file's entries, checked (see :func:`read_entries`)."""
+    try:
+        return TypeAdapter(AcceptFile).validate_python(data)
+    except ValidationError as exc:
+        message, place = _problem(exc)
+        raise InputError(message, path=where, json_path=place) from None
 
 
 def load(path: Path, required: bool = False) -> list[Acceptance]:
@@ -31,64 +116,17 @@ def load(path: Path, required: bool = False) -> list[Acceptance]:
         text = path.read_text("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", path=str(path)) from None
-    data = tomltext.parse(text, str(path))
-    unknown = set(data) - {"accept"}
-    if unknown:
-        raise InputError(
-            f"unknown key(s) {', '.join(sorted(unknown))}; the file holds [[accept]] entries",
-            path=str(path),
-        )
-    entries = data.get("accept", [])
-    if not isinstance(entries, list):
-        raise InputError("accept must be an array of tables ([[accept]])", path=str(path))
-    out = []
-    for i, entry in enumerate(entries):
-        where = f"accept[{i}]"
-        if not isinstance(entry, dict):
-            raise InputError("expected a table", path=str(path), json_path=where)
-        extra = set(entry) - {"case", "metrics", "reason"}
-        if extra:
-            raise InputError(
-                f"unknown key(s) {', '.join(sorted(extra))}; known: case, metrics, reason",
-                path=str(path),
-                json_path=where,
-            )
-        case, reason, metrics = entry.get("case"), entry.get("reason"), entry.get("metrics", [])
-        if not isinstance(case, str) or not case.strip():
-            raise InputError(
-                'case is required: "SET_ID:CASE_ID" (or a pattern)',
-                path=str(path),
-                json_path=where,
-            )
-        if not isinstance(reason, str) or not reason.strip():
-            raise InputError(
-                "reason is required: say why the new scores are right",
-                path=str(path),
-                json_path=where,
-            )
-        if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
-            raise InputError("metrics must be a list of names", path=str(path), json_path=where)
-        out.append(Acceptance(case.strip(), " ".join(reason.split()), list(metrics)))
-    return out
+    return [entry.acceptance() for entry in read_entries(text, str(path)).accept]
 
 
 def _entries(text: str) -> set[tuple[str, tuple[str, ...], str]]:
+    """The entries as the file says them, for what a pull request changed; an unreadable
+    copy has none (its own check says why)."""
     try:
-        data = tomltext.parse(text, "")
+        found = read_entries(text, "")
     except InputError:
         return set()
-    out = set()
-    for entry in data.get("accept", []) if isinstance(data.get("accept"), list) else []:
-        if isinstance(entry, dict):
-            metrics = entry.get("metrics") or []
-            out.add(
-                (
-                    str(entry.get("case")),
-                    tuple(str(m) for m in metrics) if isinstance(metrics, list) else (),
-                    str(entry.get("reason")),
-                )
-            )
-    return out
+    return {(e.case, tuple(e.metrics), e.reason) for e in found.accept}
 
 
 def changes(path: Path, base_text: str | None) -> list[str]:

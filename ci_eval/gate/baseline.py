@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -41,7 +40,6 @@ from ci_eval.gate.baseline_file import (
 from ci_eval.gate.history import run_fails, stored_fails
 from ci_eval.gate.judging import criteria, rubric_digests
 from ci_eval.gate.judging import fingerprint as fingerprint  # re-exported
-from ci_eval.io import git
 from ci_eval.io.git import GitError as GitError  # re-exported: read_at_ref raises it
 from ci_eval.model.baseline import Provenance, Push, StoredCase, StoredMetric, StoredSet
 from ci_eval.model.status import Status
@@ -249,7 +247,8 @@ def update(
     commit: str | None = None,
     window: int = DEFAULT_WINDOW,
 ) -> tuple[Baseline, UpdateReport]:
-    """The baseline with this results file appended as one push (see the module)."""
+    """The baseline with this results file appended as one push (see the module), recorded
+    as ``commit``'s (None: unknown). Pure: the caller says which commit this is."""
     from ci_eval.errors import InputError
 
     if window < 1:
@@ -260,7 +259,6 @@ def update(
     # which results file this is: its start (to the second) alone does not tell two runs apart
     legacy_id = f"{results.started}|{results.agent}"  # as format 2 recorded it
     run_id = f"{legacy_id}|{results.duration_s:.4f}"
-    commit = commit or os.environ.get("GITHUB_SHA") or git.quiet("rev-parse", "HEAD")
     since = (commit or "unknown")[:12]
     if results.started and (legacy_id in previous or any(p.id == run_id for p in data.pushes)):
         report.duplicate = True

@@ -356,12 +356,13 @@ def _changes_of(comparison: Comparison, set_id: str, case_id: str) -> list[Metri
     """The case's metric changes, looked up (a scan of every change per listed case was
     thousands × thousands in a large run); the index is kept on the comparison while its
     changes are the same in number."""
-    kept = comparison.__dict__.get("_changes_by_case")
+    kept = getattr(comparison, "_changes_by_case", None)  # not a field: never in a file
     if kept is None or kept[0] != len(comparison.changes):
         index: dict[tuple[str, str], list[MetricChange]] = {}
         for c in comparison.changes:
             index.setdefault((c.set_id, c.case_id), []).append(c)
-        kept = comparison.__dict__["_changes_by_case"] = (len(comparison.changes), index)
+        kept = (len(comparison.changes), index)
+        comparison._changes_by_case = kept  # type: ignore[attr-defined]
     return kept[1].get((set_id, case_id), [])
 
 

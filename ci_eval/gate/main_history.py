@@ -303,7 +303,8 @@ def update_baseline(results: RunResults, settings: RunSettings) -> str:
     # read, append, write as one: two updates at once would each write their own and lose one
     with exclusive(real):
         old = baseline_store.read(real)
-        data, report = baseline_store.update(old, results, window=settings.baseline_window)
+        commit = git.current_commit()
+        data, report = baseline_store.update(old, results, commit, settings.baseline_window)
         if report.duplicate:
             return f"baseline {path}: these results are in its history already; nothing written"
         try:

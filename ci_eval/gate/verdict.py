@@ -244,11 +244,11 @@ def verdict(results: RunResults) -> Verdict:
         repr(results.settings),
         hash(tuple(c.status for s in results.sets for c in s.cases)),
     )
-    kept = results.__dict__.get("_verdict")
+    kept = getattr(results, "_verdict", None)  # not a field: never read from nor written to a file
     if kept is not None and kept[0] == key:
         return kept[1]
     decision = _verdict(results)
-    results.__dict__["_verdict"] = (key, decision)
+    results._verdict = (key, decision)  # type: ignore[attr-defined]
     return decision
 
 

@@ -63,6 +63,11 @@ def quiet(*args: str) -> str | None:
         return None
 
 
+def current_commit() -> str | None:
+    """The commit this job builds: GitHub's ``GITHUB_SHA``, else the checkout's HEAD."""
+    return os.environ.get("GITHUB_SHA") or quiet("rev-parse", "HEAD")
+
+
 def is_tracked(path: str) -> bool:
     """Is the file part of the repository (so a pull request could have edited it)?"""
     return quiet("ls-files", "--error-unmatch", "--", path) is not None
