@@ -132,21 +132,81 @@ def _commit_of(seq: int | None, pushes: list[Push]) -> str | None:
     return None
 
 
-def judge_case(
-    pending: Pending,
-    noise: Noise,
-    comparison: Comparison,
-    tolerance: float,
-    min_history: int,
-    confirm: int,
-    first_runs: int,
-    pushes: list[Push],
-    rerunning: bool,
-    bar: float,
-) -> tuple[CaseJudgement, float, float | None, tuple[int, int, float, float], tuple[int, int]]:
-    """The case's judgement against its history, its p-value, its improvement p-value, its
-    predictive for the first ``first_runs`` runs (runs, mean, concentration) and its failures
-    among them."""
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """What every case of one comparison is judged by, besides its own history."""
+
+    tolerance: float
+    min_history: int
+    confirm: int  # runs, all failing, that confirm a break
+    first_runs: int  # the runs each case got before reruns (0: not recorded, all of them)
+    pushes: list[Push]  # main's jobs, to name the commit a case changed at
+    rerunning: bool  # failing cases got confirmation reruns, as the rule gives them
+    bar: float  # a confirmed break's p-value bar where a job's runs fail together
+
+
+@dataclass(slots=True)
+class Judged:
+    """One case judged against its history, and what the suite-wide test counts of it."""
+
+    judgement: CaseJudgement
+    p_value: float  # 1.0 for a short history: the history test did not judge it
+    improve_p: float | None  # where it may have improved (some run passes, main failed some)
+    # its predictive for the suite-wide test: (first runs, the reruns a case failing all of
+    # them gets, mean, concentration)
+    predictive: tuple[int, int, float, float]
+    # (failed, runs) the suite-wide test counts, then the failed of its first runs and those
+    first_failed: tuple[int, int, int, int]
+
+
+def _since_change(judgement: CaseJudgement, history: CaseHistory, pushes: list[Push]) -> None:
+    commit = _commit_of(history.since, pushes)
+    state = "failing" if history.failed * 2 >= history.runs else "passing"
+    since = commit or f"push {history.since}"
+    judgement.method = f"history since it changed on main ({state} since {since})"
+
+
+def _weighted(history: CaseHistory, rho: float) -> tuple[float, float]:
+    """The history's failed and passed runs, each push weighted by its age and by how much
+    its runs are one cluster (a job of m runs counts as 1 + (m − 1)ρ independent ones')."""
+    failed_w = passed_w = 0.0
+    for weight, c in zip(history.weights(), history.clusters, strict=True):
+        worth = weight / (1 + (c.runs - 1) * rho)
+        failed_w += worth * c.failed
+        passed_w += worth * (c.runs - c.failed)
+    return failed_w, passed_w
+
+
+def _counted(now: list[bool], history: CaseHistory, rules: Rules) -> tuple[int, int, int, int]:
+    """The runs the suite-wide test counts: the first ``first_runs``, and the confirmation
+    reruns a case failing all of them gets by the rule (see stats.rerun_dist). Returns
+    (first runs, reruns, failed counted, runs counted)."""
+    n_runs = len(now)
+    first = min(rules.first_runs, n_runs) if rules.first_runs else n_runs
+    rarely = history.failed <= RARELY * history.runs
+    reruns = max(0, rules.confirm - first) if rules.rerunning and rarely else 0
+    counted, counted_runs = sum(now[:first]), first
+    if reruns and counted == first:
+        extra = now[first:]
+        if all(extra) and len(extra) < reruns:
+            reruns = 0  # its reruns were cut short (a cancelled job): the first runs alone
+        else:
+            counted, counted_runs = counted + sum(extra), n_runs
+    return first, reruns, counted, counted_runs
+
+
+def _failed_now(judgement: CaseJudgement, history: CaseHistory, short: bool) -> None:
+    """A failing case not (yet) a regression: a known failure if main fails it too (half its
+    runs, or with a long history its last three pushes), else noise."""
+    on_main = history.failed * 2 >= history.runs  # runs ≥ 1: a case without history is new
+    if not short:
+        on_main = on_main or all(c.failed == c.runs for c in history.clusters[-3:])
+    judgement.judgement = Judgement.KNOWN_FAILURE if on_main else Judgement.NOT_SIGNIFICANT
+
+
+def judge_case(pending: Pending, noise: Noise, comparison: Comparison, rules: Rules) -> Judged:
+    """The case judged against its history: its p-value, its improvement p-value, and its
+    predictive and failures for the suite-wide test."""
     history, case = pending.history, pending.case
     now = [f for f in pending.now if f is not None]
     h_runs, h_failed = history.runs, history.failed
@@ -164,61 +224,35 @@ def judge_case(
         failing_since=pending.base.failing_since,
     )
     if history.cut:
-        commit = _commit_of(history.since, pushes)
-        state = "failing" if h_failed * 2 >= h_runs else "passing"
-        judgement.method = (
-            f"history since it changed on main ({state} since "
-            + (commit or f"push {history.since}")
-            + ")"
-        )
-    # the history's runs, each push weighted by its age and by how much its runs are one
-    # cluster (a job of m runs counts as 1 + (m − 1)ρ independent ones' worth)
-    failed_w = passed_w = 0.0
-    for weight, c in zip(history.weights(), history.clusters, strict=True):
-        worth = weight / (1 + (c.runs - 1) * noise.rho)
-        failed_w += worth * c.failed
-        passed_w += worth * (c.runs - c.failed)
+        _since_change(judgement, history, rules.pushes)
+    failed_w, passed_w = _weighted(history, noise.rho)
     mean, concentration = stats.predictive(failed_w, passed_w, noise.rho)
     p = stats.mixture_tail(n_failed, n_runs, mean, concentration, noise.days) if n_failed else 1.0
-    # the runs the suite-wide test counts: the first ``first_runs``, and the confirmation
-    # reruns a case failing all of them gets by the rule (see stats.rerun_dist)
-    first = min(first_runs, n_runs) if first_runs else n_runs
-    reruns = max(0, confirm - first) if rerunning and h_failed <= RARELY * h_runs else 0
-    counted, counted_runs = sum(now[:first]), first
-    if reruns and counted == first:
-        extra = now[first:]
-        if all(extra) and len(extra) < reruns:
-            reruns = 0  # its reruns were cut short (a cancelled job): the first runs alone
-        else:
-            counted, counted_runs = counted + sum(extra), n_runs
+    first, reruns, counted, counted_runs = _counted(now, history, rules)
     # the suite-wide test, where many cases' small rates add up: with the suite's own prior
     # where main shows no swings (where it does, a bad day is the likelier account)
     prior = noise.prior if not noise.swings else (stats.JEFFREYS, stats.JEFFREYS)
     predictive = (first, reruns, *stats.predictive(failed_w, passed_w, noise.rho, prior))
     first_failed = (counted, counted_runs, sum(now[:first]), first)
-    clean = h_failed == 0 and all(now) and n_runs >= confirm
-    if h_runs < min_history:
+    if h_runs < rules.min_history:
         # too little history to know the case's noise: only a confirmed break blocks
         judgement.method = (
             f"short history: only {runs_label(h_runs)} on main "
-            f"(the history test needs {min_history})"
+            f"(the history test needs {rules.min_history})"
         )
-        if clean and (noise.rho == 0 or p <= bar):
+        clean = h_failed == 0 and all(now) and n_runs >= rules.confirm
+        if clean and (noise.rho == 0 or p <= rules.bar):
             judgement.p_value = None
             judgement.method += f"; failed all {runs_label(n_runs)}, reruns included"
-            regressed(judgement, comparison, tolerance)
+            regressed(judgement, comparison, rules.tolerance)
         elif case.status == Status.FAILED:
-            on_main = 2 * h_failed >= h_runs  # h_runs ≥ 1: a case without history is new
-            judgement.judgement = Judgement.KNOWN_FAILURE if on_main else Judgement.NOT_SIGNIFICANT
-        return judgement, 1.0, None, predictive, first_failed
+            _failed_now(judgement, history, short=True)
+        return Judged(judgement, 1.0, None, predictive, first_failed)
     improve = (
         stats.surprise(h_runs - h_failed, h_failed, n_runs - n_failed, n_runs)
         if n_failed < n_runs and h_failed
         else None
     )
     if case.status == Status.FAILED:
-        # not (yet) a regression: a known failure if main fails it too, else noise
-        recent = [c.failed == c.runs for c in history.clusters[-3:]]
-        on_main = h_failed * 2 >= h_runs or all(recent)
-        judgement.judgement = Judgement.KNOWN_FAILURE if on_main else Judgement.NOT_SIGNIFICANT
-    return judgement, p, improve, predictive, first_failed
+        _failed_now(judgement, history, short=False)
+    return Judged(judgement, p, improve, predictive, first_failed)

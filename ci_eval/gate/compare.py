@@ -31,6 +31,7 @@ the chance that the gate fails stays at or below ``significance``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from ci_eval.gate import stats
@@ -38,7 +39,9 @@ from ci_eval.gate.case_judgement import (
     CONFIRM,
     JUDGED,
     RARELY,
+    Judged,
     Pending,
+    Rules,
     gating,
     judge_case,
     read_case,
@@ -46,7 +49,7 @@ from ci_eval.gate.case_judgement import (
 )
 from ci_eval.gate.history import case_metric_fails, run_fails
 from ci_eval.gate.judging import accept, case_changes, criterion_changes, thresholds
-from ci_eval.gate.noise import measure
+from ci_eval.gate.noise import Noise, measure
 from ci_eval.gate.usage import unreported, usage_changes
 from ci_eval.model.baseline import Baseline, Provenance, StoredCase, StoredSet
 from ci_eval.model.comparison import (
@@ -65,6 +68,32 @@ from ci_eval.settings.gate import DEFAULT_GATE, GateSettings
 __all__ = ["CONFIRM", "RARELY", "Acceptance", "Judgement", "compare"]
 
 
+@dataclass(slots=True)
+class _Read:
+    """The first pass over the run: the cases with history to judge, and what changed."""
+
+    pending: list[Pending] = field(default_factory=list)
+    seen: set[tuple[str, str]] = field(default_factory=set)  # main's cases this run has
+    renamed: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    # (set, its metrics' file, metric, main's, now) → cases
+    moved: dict[tuple[str, str, str, float, float | None], int] = field(default_factory=dict)
+    judging: list[JudgingChange] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Family:
+    """The cases judged on their history: the multiplicity family, and what the suite-wide
+    test counts of each."""
+
+    judged: list[Judged] = field(default_factory=list)
+    improving: list[tuple[CaseJudgement, float]] = field(default_factory=list)
+
+    def rest(self) -> list[Judged]:
+        """The cases not already named: the suite-wide test's."""
+        named = (Judgement.REGRESSION, Judgement.ACCEPTED)
+        return [j for j in self.judged if j.judgement.judgement not in named]
+
+
 def compare(
     results: RunResults,
     baseline: Baseline,
@@ -76,181 +105,209 @@ def compare(
     """``confirm``: the runs that confirm a break when all fail (fewer when the run could not
     make that many: its runs and reruns; :func:`ci_eval.gate.confirm.target` never gives fewer
     than 2, so one flip never blocks)."""
-    tolerance, significance = settings.tolerance, settings.significance
-    min_history = settings.min_history
     provenance = baseline.provenance or Provenance()
     comparison = Comparison(
         provenance.commit,
         provenance.date,
-        significance=significance,
-        min_history=min_history,
+        significance=settings.significance,
+        min_history=settings.min_history,
     )
     accepted = accepted or []
-    base_sets = baseline.sets
-    seen: set[tuple[str, str]] = set()
+    read = _read(results, baseline, comparison, confirm, settings.min_history)
+    noise = measure([p.history for p in read.pending])
+    comparison.rho, comparison.dispersion = round(noise.rho, 4), round(noise.dispersion, 4)
+    alpha = settings.significance / 2  # half for the per-case family, half for the suite's
+    rules = Rules(
+        tolerance=settings.tolerance,
+        min_history=settings.min_history,
+        confirm=confirm,
+        first_runs=results.settings.num_runs or 0,  # not recorded: every run is a first run
+        pushes=baseline.pushes,
+        # did failing cases get confirmation reruns (their runs then count as the rule made)
+        rerunning=bool(results.settings.confirm_runs) and not results.settings.outage,
+        # a break confirmed where runs of a job fail together
+        bar=alpha / max(1, len(read.pending)),
+    )
+    family = _judge_family(read, noise, comparison, rules)
+    _regressions(family, noise, comparison, rules, alpha)
+    _improvements(family, comparison, alpha)
+    today = _control_fails(control) if control is not None else None
+    if today is not None:
+        _judge_by_control(comparison, today)
+    _accept_regressions(comparison, accepted)
+    comparison.suite = _suite(family, today, noise)
+    if comparison.suite is not None:
+        comparison.suite.regressed = comparison.suite.p_value <= alpha
+        broad = next((a for a in accepted if a.case == "*"), None)
+        if comparison.suite.regressed and broad is not None:
+            broad.used = True
+            comparison.suite.accepted = broad.reason
+    comparison.judging = thresholds(read.moved) + read.judging
+    accept(comparison.judging, accepted)
+    _finish(comparison, results, baseline, read, accepted, settings)
+    return comparison
+
+
+def _read(
+    results: RunResults,
+    baseline: Baseline,
+    comparison: Comparison,
+    confirm: int,
+    min_history: int,
+) -> _Read:
+    """Each case against main's record of it: new ones judged by their thresholds, the
+    changes to how cases are judged, and the cases with history to judge."""
     present = {(s.eval_set_id, c.eval_id) for s in results.sets for c in s.cases}
-    renamed = _renames(results, base_sets, present)
-    pending: list[Pending] = []
-    # (set, its metrics' file, metric, main's, now) → cases
-    moved: dict[tuple[str, str, str, float, float | None], int] = {}
-    judging: list[JudgingChange] = []
+    read = _Read(renamed=_renames(results, baseline.sets, present))
     for s in results.sets:
-        stored = base_sets.get(s.eval_set_id) or StoredSet()
-        base_cases = stored.cases
+        stored = baseline.sets.get(s.eval_set_id) or StoredSet()
         # recorded since the baseline kept criteria: a set's options, its cases' rubrics
-        recorded = stored.criteria
-        rubrics = stored.rubrics if recorded is not None else None
-        if recorded is not None and any(c.metrics for c in s.cases):
-            judging += criterion_changes(s, recorded)
+        rubrics = stored.rubrics if stored.criteria is not None else None
+        if stored.criteria is not None and any(c.metrics for c in s.cases):
+            read.judging += criterion_changes(s, stored.criteria)
         for case in s.cases:
-            key = (s.eval_set_id, case.eval_id)
-            seen.add(key)
-            base = base_cases.get(case.eval_id)
-            if base is None and key in renamed:
-                was = renamed[key]
-                seen.add(was)
-                base = base_sets[was[0]].cases[was[1]]
+            base = _base_of(s.eval_set_id, case, stored, baseline, read)
             if base is None:
-                comparison.new_cases.append(key)
+                comparison.new_cases.append((s.eval_set_id, case.eval_id))
                 if case.status in JUDGED:
                     _judge_new(s.eval_set_id, case, comparison, confirm)
                 continue
             if case.metrics:  # a case not scored (skipped, not re-run) changed nothing
-                _thresholds(s.eval_set_id, s.metrics.source, case, base, moved)
-                judging += case_changes(s, case, base, rubrics)
+                _thresholds(s.eval_set_id, s.metrics.source, case, base, read.moved)
+                read.judging += case_changes(s, case, base, rubrics)
             if case.status not in JUDGED:
                 continue  # ERROR, SKIPPED, NOT_EVALUATED: said elsewhere, not compared
-            read = read_case(s.eval_set_id, case, base, comparison, min_history)
-            if read is not None:
-                pending.append(read)
-    noise = measure([p.history for p in pending])
-    comparison.rho, comparison.dispersion = round(noise.rho, 4), round(noise.dispersion, 4)
-    first_runs = results.settings.num_runs or 0  # not recorded: every run is a first run
-    # did failing cases get confirmation reruns (their runs then count as the rule made them)
-    rerunning = bool(results.settings.confirm_runs) and not results.settings.outage
-    pushes = baseline.pushes
-    family: list[CaseJudgement] = []  # judged on history: the multiplicity family
-    predictive: list[tuple[int, int, float, float]] = []
-    observed: list[tuple[int, int, int, int]] = []  # failed and runs the suite-wide test counts
-    improving: list[tuple[CaseJudgement, float]] = []
-    alpha = significance / 2  # half for the per-case family, half for the suite-level test
-    bar = alpha / max(1, len(pending))  # a break confirmed where runs of a job fail together
-    for item in pending:
-        judgement, history_p, improve_p, dist, first_failed = judge_case(
-            item,
-            noise,
-            comparison,
-            tolerance,
-            min_history,
-            confirm,
-            first_runs,
-            pushes,
-            rerunning,
-            bar,
-        )
+            pending = read_case(s.eval_set_id, case, base, comparison, min_history)
+            if pending is not None:
+                read.pending.append(pending)
+    return read
+
+
+def _base_of(
+    set_id: str, case: CaseRecord, stored: StoredSet, baseline: Baseline, read: _Read
+) -> StoredCase | None:
+    """Main's record of the case: under its id, or the one it was renamed from."""
+    key = (set_id, case.eval_id)
+    read.seen.add(key)
+    base = stored.cases.get(case.eval_id)
+    if base is None and key in read.renamed:
+        was = read.renamed[key]
+        read.seen.add(was)
+        base = baseline.sets[was[0]].cases[was[1]]
+    return base
+
+
+def _judge_family(read: _Read, noise: Noise, comparison: Comparison, rules: Rules) -> _Family:
+    family = _Family()
+    for item in read.pending:
+        judged = judge_case(item, noise, comparison, rules)
+        judgement = judged.judgement
         key = (item.set_id, item.case.eval_id)
-        if key in renamed:
-            judgement.method += f" (renamed from {renamed[key][1]}: its history)"
+        if key in read.renamed:
+            judgement.method += f" (renamed from {read.renamed[key][1]}: its history)"
         comparison.cases.append(judgement)
         if judgement.method.startswith("history"):
-            family.append(judgement)
-            judgement.p_value = history_p
-            predictive.append(dist)
-            observed.append(first_failed)
-            if improve_p is not None:
-                improving.append((judgement, improve_p))
-    for judgement, adjusted in zip(
-        family, stats.benjamini_hochberg([j.p_value or 1.0 for j in family]), strict=True
-    ):
+            family.judged.append(judged)
+            judgement.p_value = judged.p_value
+            if judged.improve_p is not None:
+                family.improving.append((judgement, judged.improve_p))
+    return family
+
+
+def _regressions(
+    family: _Family, noise: Noise, comparison: Comparison, rules: Rules, alpha: float
+) -> None:
+    """The family's regressions, Benjamini–Hochberg over its p-values; a break confirmed by
+    reruns where main never failed blocks whatever BH makes of it (unless main's jobs show
+    runs failing together, which one bad job would explain)."""
+    judgements = [j.judgement for j in family.judged]
+    adjusted_all = stats.benjamini_hochberg([j.p_value or 1.0 for j in judgements])
+    for judgement, adjusted in zip(judgements, adjusted_all, strict=True):
         judgement.adjusted = adjusted
-        # a break confirmed by reruns where main never failed blocks whatever BH makes of it
-        # (unless main's jobs show runs failing together, which one bad job would explain)
         confirmed = (
             judgement.history_failed == 0
-            and judgement.failed_now == judgement.runs_now >= confirm
-            and (noise.rho == 0 or (judgement.p_value or 1.0) <= bar)
+            and judgement.failed_now == judgement.runs_now >= rules.confirm
+            and (noise.rho == 0 or (judgement.p_value or 1.0) <= rules.bar)
         )
         if judgement.failed_now and (adjusted <= alpha or confirmed):
             if adjusted > alpha:
                 judgement.method += f"; failed all {runs_label(judgement.runs_now)}"
-            regressed(judgement, comparison, tolerance)
-    for judgement, adjusted in zip(
-        [j for j, _ in improving],
-        stats.benjamini_hochberg([p for _, p in improving]),
-        strict=True,
-    ):
+            regressed(judgement, comparison, rules.tolerance)
+
+
+def _improvements(family: _Family, comparison: Comparison, alpha: float) -> None:
+    """The cases that improved, Benjamini–Hochberg over their own family; only an unchanged
+    case can be (one still failing is what main knows)."""
+    adjusted_all = stats.benjamini_hochberg([p for _, p in family.improving])
+    for (judgement, _), adjusted in zip(family.improving, adjusted_all, strict=True):
         if adjusted <= alpha and judgement.judgement is Judgement.UNCHANGED:
             judgement.judgement = Judgement.IMPROVED
             for change in comparison.changes:
                 if (change.set_id, change.case_id) == (judgement.set_id, judgement.case_id):
                     change.improved = (change.failed_now or 0) == 0
-    today = _control_fails(control) if control is not None else None
-    if today is not None:
-        _judge_by_control(comparison, today)
-    for judgement in comparison.cases:
-        if judgement.judgement is not Judgement.REGRESSION:
-            continue
+
+
+def _accept_regressions(comparison: Comparison, accepted: list[Acceptance]) -> None:
+    for judgement in comparison.judged(Judgement.REGRESSION):
         for acceptance in accepted:
             if acceptance.matches(judgement.set_id, judgement.case_id, judgement.metrics):
                 acceptance.used = True
                 judgement.judgement = Judgement.ACCEPTED
                 judgement.reason = acceptance.reason
                 break
-    # the suite-wide test over the cases not already named: a broad drop that no single case
-    # shows (when a case is named the gate fails anyway, so the level holds). Only each case's
-    # first runs count: confirmation reruns go to failing cases, which would bias the total.
-    rest = [
-        (d, o)
-        for j, d, o in zip(family, predictive, observed, strict=True)
-        if j.judgement not in (Judgement.REGRESSION, Judgement.ACCEPTED)
-    ]
-    if rest and today is not None:
-        comparison.suite = _suite_against_control(
-            [(j, o) for j, d, o in zip(family, predictive, observed, strict=True)
-             if j.judgement not in (Judgement.REGRESSION, Judgement.ACCEPTED)],
-            today,
-        )  # fmt: skip
-    elif rest:
-        failed = sum(o[0] for _, o in rest)
-        p_value, expected = stats.mixture_sum_tail(
-            [o[0] for _, o in rest], [d for d, _ in rest], noise.days
-        )
-        comparison.suite = SuiteDrop(
-            cases=len(rest),
-            runs=sum(o[1] for _, o in rest),
-            failed=failed,
-            expected=expected,
-            p_value=p_value if failed else 1.0,
-            swings=noise.swings,
-        )
-    if comparison.suite is not None:
-        comparison.suite.regressed = comparison.suite.p_value <= alpha
-        if comparison.suite.regressed:
-            broad = next((a for a in accepted if a.case == "*"), None)
-            if broad is not None:
-                broad.used = True
-                comparison.suite.accepted = broad.reason
-    comparison.judging = thresholds(moved) + judging
-    accept(comparison.judging, accepted)
+
+
+def _suite(
+    family: _Family, today: dict[tuple[str, str], list[bool]] | None, noise: Noise
+) -> SuiteDrop | None:
+    """The suite-wide test over the cases not already named: a broad drop that no single case
+    shows (when a case is named the gate fails anyway, so the level holds). Only each case's
+    first runs count: confirmation reruns go to failing cases, which would bias the total."""
+    rest = family.rest()
+    if not rest:
+        return None
+    if today is not None:
+        return _suite_against_control([(j.judgement, j.first_failed) for j in rest], today)
+    failed = sum(j.first_failed[0] for j in rest)
+    p_value, expected = stats.mixture_sum_tail(
+        [j.first_failed[0] for j in rest], [j.predictive for j in rest], noise.days
+    )
+    return SuiteDrop(
+        cases=len(rest),
+        runs=sum(j.first_failed[1] for j in rest),
+        failed=failed,
+        expected=expected,
+        p_value=p_value if failed else 1.0,
+        swings=noise.swings,
+    )
+
+
+def _finish(
+    comparison: Comparison,
+    results: RunResults,
+    baseline: Baseline,
+    read: _Read,
+    accepted: list[Acceptance],
+    settings: GateSettings,
+) -> None:
+    """Removed cases, the entries that matched nothing, and tokens and latency per case
+    against their history (:mod:`ci_eval.gate.usage`)."""
     # a selection ran: the cases it left out are not removed (a merged run checks them)
-    selection = results.settings.selected
-    if not selection:
-        _removed(comparison, base_sets, seen, accepted)
+    if not results.settings.selected:
+        _removed(comparison, baseline.sets, read.seen, accepted)
     for acceptance in accepted:
         if not acceptance.used:
             comparison.warnings.append(
                 f"accept.toml: {acceptance.case} matched no regression: remove it once main's "
                 "history has the new scores"
             )
-    # tokens and latency per case against their history (ci_eval.gate.usage)
-    comparison.usage = usage_changes(results, baseline, min_history, significance)
+    comparison.usage = usage_changes(results, baseline, settings.min_history, settings.significance)
     comparison.unreported = unreported(results, baseline)
-    if selection:
+    if results.settings.selected:
         comparison.warnings.append(
             "a case selection ran (--case or --shard): cases main has that it did not run are "
             "not counted as removed"
         )
-    return comparison
 
 
 def _removed(
