@@ -18,6 +18,7 @@ Pure: computed from the results and their comparison, no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ci_eval.connectors.base import UNREADABLE
 from ci_eval.errors import EXIT_GATE, EXIT_INFRA, EXIT_INPUT, EXIT_OK
@@ -252,37 +253,53 @@ def verdict(results: RunResults) -> Verdict:
     return decision
 
 
-def _verdict(results: RunResults) -> Verdict:
-    fail_on = set(results.fail_on)
+@dataclass(slots=True)
+class _Listed:
+    """What the verdict lists as it is built: its items, its notices, and its counts."""
+
+    blocking: list[Item] = field(default_factory=list)
+    quiet: list[Item] = field(default_factory=list)
+    improved: list[Item] = field(default_factory=list)
+    sets: list[Any] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)  # what the PR changed and is applied
+    evaluated: int = 0
+    passed: int = 0
+    total: int = 0
+
+
+def _cases(results: RunResults, fail_on: set[str], listed: _Listed) -> None:
+    """Each case's item, by its status and its judgement, and each set's line."""
     comparison = results.comparison
     judgements = comparison.by_case() if comparison is not None else {}
-    blocking: list[Item] = []
-    quiet: list[Item] = []
-    improved: list[Item] = []
-    sets = []
-    evaluated = passed_cases = total = 0
     for s in results.sets:
         items: dict[str, Item] = {}
         for case in s.cases:
-            total += 1
-            status = case.status
-            evaluated += status in (Status.PASSED, Status.FAILED)
-            passed_cases += status == Status.PASSED
+            listed.total += 1
+            listed.evaluated += case.status in (Status.PASSED, Status.FAILED)
+            listed.passed += case.status == Status.PASSED
             j = judgements.get((s.eval_set_id, case.eval_id))
             item = case_item(s, case, j, fail_on, comparison)
             if item is not None:
                 items[case.eval_id] = item
-                (blocking if item.blocking else quiet).append(item)
+                (listed.blocking if item.blocking else listed.quiet).append(item)
             if j is not None and j.judgement is Judgement.IMPROVED and comparison is not None:
-                improved.append(improved_item(s, case, j, comparison))
-        sets.append(set_line(s, items, judgements))
+                listed.improved.append(improved_item(s, case, j, comparison))
+        listed.sets.append(set_line(s, items, judgements))
+
+
+def _run_items(results: RunResults, fail_on: set[str], listed: _Listed) -> None:
+    """An interrupted run, and a run that measured nothing."""
     if results.interrupted:
-        blocking.append(
+        listed.blocking.append(
             Item(Kind.INTERRUPTED, "error" in fail_on, said="cases that did not start are errors")
         )
     carried = sum(1 for s in results.sets for c in s.cases if c.carried)
-    if not evaluated and not carried:  # every case carried main's result: nothing to measure
-        blocking.append(
+    if not listed.evaluated and not carried:  # every case carried main's result: none measured
+        total = listed.total
+        listed.blocking.append(
             Item(
                 Kind.NOTHING,
                 True,
@@ -290,109 +307,134 @@ def _verdict(results: RunResults) -> Verdict:
                 said="no case passed or failed its thresholds",
             )
         )
-    notices: list[str] = []
-    # what the pull request changed that moves the bar: said first, whatever the decision
-    # the results file's settings are not checked item by item: read what is text
-    changed = changed_of(results)
-    if changed:
-        notices.append(f"{CHANGED}: " + ", ".join(c.split(": ", 1)[0] for c in changed))
-    new: list[str] = []
-    removed: list[str] = []
-    said_changes: list[str] = []  # what the pull request changed and is applied, said
-    if comparison is not None:
-        if comparison.suite_regressed:
-            suite = comparison.suite
-            assert suite is not None
-            blocking.append(
-                Item(
-                    Kind.SUITE_DROP,
-                    "regression" in fail_on,
-                    change=suite.describe(),
-                    said=suite.caveat(),
-                )
+
+
+def _suite_items(comparison: Comparison, fail_on: set[str], listed: _Listed) -> None:
+    suite = comparison.suite
+    if comparison.suite_regressed and suite is not None:
+        listed.blocking.append(
+            Item(
+                Kind.SUITE_DROP,
+                "regression" in fail_on,
+                change=suite.describe(),
+                said=suite.caveat(),
             )
-            if suite.caveat():  # nothing on main tells a PR's drop from a provider's bad day
-                notices.append("the suite-wide drop may be the provider's: run the job again")
-        elif comparison.suite is not None and comparison.suite.regressed:
-            notices.append("the suite-wide drop is accepted")
-        # a case skipped every time is in no history: it is listed as skipped, not as new
-        skipped = {(i.set_id, i.case_id) for i in quiet if i.kind in SKIPS}
-        new = [f"{s}:{c}" for s, c in comparison.new_cases if (s, c) not in skipped]
-        if any(i.kind is Kind.UNCONFIRMED for i in blocking):
-            notices.append("too many failed at once to confirm: run the job again")
-        # removed cases are items (a pull request can remove the cases it would fail: more
-        # than max_removed blocks); those an [[accept]] entry accepts are listed apart
-        removed = list(comparison.removed_accepted)
-        allowed = results.settings.max_removed or 0
-        for set_id, case_id in comparison.removed_cases:
-            blocking.append(
-                Item(
-                    Kind.REMOVED,
-                    len(comparison.removed_cases) > allowed,
-                    set_id,
-                    case_id,
-                    set_id,
-                    said="in main's history, not found by this run: accept its removal with an "
-                    "[[accept]] entry in .ci-eval/accept.toml",
-                )
-            )
-        said_changes += [c.text() for c in comparison.judging] + list(comparison.changed)
-        blocking += judging_items(comparison, "judging-changed" in fail_on)
-        short = comparison.short_history
-        if short:
-            notices.append(
-                f"{len(short)} {'case' if len(short) == 1 else 'cases'} with a short history "
-                f"(fewer than {plural(comparison.min_history, 'run')} on main)"
-            )
-    if results.settings.selection is not None:
-        notices.insert(0, results.settings.selection)
-    blocking += usage_items(results)  # [budget] limits; token and latency regressions
-    if results.settings.stopped is not None:
-        notices.insert(0, results.settings.stopped)
-    missing = results.settings.no_baseline
-    if comparison is None and missing is not None:
-        notices.append(f"gate on thresholds only: no baseline at {missing}")
-    if said_changes:
-        notices.append(
-            f"changed by this pull request: {len(said_changes)} "
-            f"{'change' if len(said_changes) == 1 else 'changes'} to how cases are judged"
         )
-    # a blocking item that is not blocking (outside fail_on) moves to the other list
-    quiet += [i for i in blocking if not i.blocking]
-    blocking = [i for i in blocking if i.blocking]
-    quiet.sort(key=lambda i: ORDER.index(i.kind))
-    blocking.sort(key=lambda i: ORDER.index(i.kind))
-    passed = not blocking
-    if passed:
+        if suite.caveat():  # nothing on main tells a PR's drop from a provider's bad day
+            listed.notices.append("the suite-wide drop may be the provider's: run the job again")
+    elif suite is not None and suite.regressed:
+        listed.notices.append("the suite-wide drop is accepted")
+
+
+def _removed_items(comparison: Comparison, allowed: int, listed: _Listed) -> None:
+    """Removed cases are items (a pull request can remove the cases it would fail: more than
+    ``max_removed`` blocks); those an ``[[accept]]`` entry accepts are listed apart."""
+    listed.removed = list(comparison.removed_accepted)
+    for set_id, case_id in comparison.removed_cases:
+        listed.blocking.append(
+            Item(
+                Kind.REMOVED,
+                len(comparison.removed_cases) > allowed,
+                set_id,
+                case_id,
+                set_id,
+                said="in main's history, not found by this run: accept its removal with an "
+                "[[accept]] entry in .ci-eval/accept.toml",
+            )
+        )
+
+
+def _comparison_items(results: RunResults, fail_on: set[str], listed: _Listed) -> None:
+    """What the comparison with main's history adds: the suite-wide drop, new and removed
+    cases, changes to how cases are judged, short histories."""
+    comparison = results.comparison
+    if comparison is None:
+        return
+    _suite_items(comparison, fail_on, listed)
+    # a case skipped every time is in no history: it is listed as skipped, not as new
+    skipped = {(i.set_id, i.case_id) for i in listed.quiet if i.kind in SKIPS}
+    listed.new = [f"{s}:{c}" for s, c in comparison.new_cases if (s, c) not in skipped]
+    if any(i.kind is Kind.UNCONFIRMED for i in listed.blocking):
+        listed.notices.append("too many failed at once to confirm: run the job again")
+    _removed_items(comparison, results.settings.max_removed or 0, listed)
+    listed.said += [c.text() for c in comparison.judging] + list(comparison.changed)
+    listed.blocking += judging_items(comparison, "judging-changed" in fail_on)
+    short = comparison.short_history
+    if short:
+        listed.notices.append(
+            f"{len(short)} {'case' if len(short) == 1 else 'cases'} with a short history "
+            f"(fewer than {plural(comparison.min_history, 'run')} on main)"
+        )
+
+
+def _run_notices(results: RunResults, listed: _Listed) -> None:
+    """What the run's stages said: a selection, a stop, no baseline, the PR's changes."""
+    facts = results.settings
+    if facts.selection is not None:
+        listed.notices.insert(0, facts.selection)
+    if facts.stopped is not None:
+        listed.notices.insert(0, facts.stopped)
+    if results.comparison is None and facts.no_baseline is not None:
+        listed.notices.append(f"gate on thresholds only: no baseline at {facts.no_baseline}")
+    said = listed.said
+    if said:
+        listed.notices.append(
+            f"changed by this pull request: {len(said)} "
+            f"{'change' if len(said) == 1 else 'changes'} to how cases are judged"
+        )
+
+
+def _decision(results: RunResults, listed: _Listed) -> tuple[str, int]:
+    """The line's head when the gate passed, and the exit code."""
+    if not listed.blocking:
+        comparison = results.comparison
         if comparison is not None:
             judged = len(comparison.cases)
-            head = (
-                f"0 regressions against main's history "
-                f"({judged} {'case' if judged == 1 else 'cases'} judged)"
-            )
+            head = f"0 regressions against main's history ({plural(judged, 'case')} judged)"
         else:
-            head = f"{passed_cases} of {evaluated} {'case' if evaluated == 1 else 'cases'} passed"
-        exit_code = EXIT_OK
-    else:
-        head = ""
-        # why each errored case errored: a [budget] limit is the gate's, an unreadable
-        # recording is bad input, anything else an outage
-        errored = {(i.set_id, i.case_id) for i in blocking if i.kind is Kind.ERROR}
-        why = _error_kinds(results, errored)
-        infra = any(i.kind is Kind.INTERRUPTED for i in blocking) or "infra" in why
-        exit_code = EXIT_INPUT if "input" in why else EXIT_INFRA if infra else EXIT_GATE
-    line = _line(passed, head, blocking, quiet, notices)
+            evaluated = listed.evaluated
+            head = f"{listed.passed} of {plural(evaluated, 'case')} passed"
+        return head, EXIT_OK
+    # why each errored case errored: a [budget] limit is the gate's, an unreadable recording
+    # is bad input, anything else an outage
+    errored = {(i.set_id, i.case_id) for i in listed.blocking if i.kind is Kind.ERROR}
+    why = _error_kinds(results, errored)
+    infra = any(i.kind is Kind.INTERRUPTED for i in listed.blocking) or "infra" in why
+    return "", EXIT_INPUT if "input" in why else EXIT_INFRA if infra else EXIT_GATE
+
+
+def _verdict(results: RunResults) -> Verdict:
+    fail_on = set(results.fail_on)
+    listed = _Listed()
+    _cases(results, fail_on, listed)
+    _run_items(results, fail_on, listed)
+    # what the pull request changed that moves the bar: said first, whatever the decision
+    changed = changed_of(results)
+    if changed:
+        listed.notices.append(f"{CHANGED}: " + ", ".join(c.split(": ", 1)[0] for c in changed))
+    _comparison_items(results, fail_on, listed)
+    listed.blocking += usage_items(results)  # [budget] limits; token and latency regressions
+    _run_notices(results, listed)
+    # a blocking item that is not blocking (outside fail_on) moves to the other list
+    quiet = sorted(
+        listed.quiet + [i for i in listed.blocking if not i.blocking],
+        key=lambda i: ORDER.index(i.kind),
+    )
+    blocking = sorted((i for i in listed.blocking if i.blocking), key=lambda i: ORDER.index(i.kind))
+    listed.blocking = blocking
+    head, exit_code = _decision(results, listed)
+    passed = not blocking
     return Verdict(
         passed,
         exit_code,
-        line,
+        _line(passed, head, blocking, quiet, listed.notices),
         blocking,
         quiet,
-        improved,
-        new,
-        removed,
-        notices=notices,
+        listed.improved,
+        listed.new,
+        listed.removed,
+        notices=listed.notices,
         changed=changed,
-        said=said_changes,
-        sets=sets,
+        said=listed.said,
+        sets=listed.sets,
     )
