@@ -13,10 +13,11 @@ from pathlib import Path
 
 from ci_eval import preflight
 from ci_eval.connectors import adk_missing_message, build_connector
-from ci_eval.connectors.base import AgentError
+from ci_eval.connectors.base import AgentError, Connector
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import changed as changed_cases
 from ci_eval.gate import confirm
+from ci_eval.gate.changed import Selection
 from ci_eval.gate.compare import compare
 from ci_eval.gate.decision import gate
 from ci_eval.gate.main_history import (
@@ -39,6 +40,8 @@ from ci_eval.model.comparison import Comparison
 from ci_eval.model.facts import LlmUse, RunFacts
 from ci_eval.model.results import CaseRecord
 from ci_eval.net import llm, llm_cache
+from ci_eval.net.llm import ChatClient
+from ci_eval.net.llm_cache import ResponseCache
 from ci_eval.results import spill as spill_to
 from ci_eval.results import usage_totals
 from ci_eval.results.file import RunResults, write_results
@@ -50,7 +53,7 @@ from ci_eval.run.runner import RunOptions, rerun, run_sets
 from ci_eval.score.scorer import ScoreOptions, Scorer
 from ci_eval.settings import GateSettings, Plan, RunSettings, api_key
 from ci_eval.settings.parse import CaseFilter
-from ci_eval.simulate import build_simulator
+from ci_eval.simulate import SimulatorFactory, build_simulator
 from ci_eval.text import redact
 from ci_eval.worker import processes as workers
 
@@ -273,12 +276,59 @@ def prepare_after_run(settings: RunSettings, env: Mapping[str, str]) -> None:
         import ci_eval.report.markdown  # noqa: F401
 
 
+@dataclass
+class _Job:
+    """Everything a run has ready before its first agent call, then what it found."""
+
+    settings: RunSettings
+    env: Mapping[str, str]
+    sets: list[LoadedEvalSet]
+    plan: Plan
+    options: ScoreOptions
+    simulator: SimulatorFactory | None
+    judge_llm: ChatClient | None
+    simulator_llm: ChatClient | None
+    cache: ResponseCache | None
+    ceiling: Ceiling | None
+    loaded: LoadedBaseline
+    selection: Selection | None
+    control_sha: str | None
+    notices: list[str] = field(default_factory=list)
+
+
 def run(
     settings: RunSettings, stop: threading.Event | None = None, env: Mapping[str, str] | None = None
 ) -> RunOutcome:
     """Evaluate: every check before the first agent call, then replay, score, compare and
     write the results file. ``env`` is the job's environment (default: the process's)."""
     env = os.environ if env is None else env
+    job = _prepare(settings, env)
+    connector = _connect(job)
+    results, run_options = _run_and_score(job, connector, stop)
+    # what the connector holds (a replay's recordings, large for a large run) goes before
+    # reporting, where a run peaks
+    del connector
+    gc.freeze()  # the same for what the agent produced
+    control = None
+    if job.control_sha and not results.interrupted:
+        control, said = run_control(
+            settings, job.control_sha, env, job.sets, run_options, job.options, stop
+        )
+        job.notices.append(said)
+        if control.interrupted:
+            results.interrupted = True
+    # compare first (against the baseline as it was), then write
+    job.notices += apply_baseline(results, settings, env, job.plan.gate, job.loaded, control)
+    _record_usage(job, results)
+    written = _write_results(job, results)
+    if settings.update_baseline:
+        job.notices.append(update_baseline(results, settings))
+    return RunOutcome(results, gate(results), job.notices, written)
+
+
+def _prepare(settings: RunSettings, env: Mapping[str, str]) -> _Job:
+    """Every check before the first agent call: the eval sets, the plan, the metrics, the
+    judge and simulator, the budget, the baseline, the selection and the control."""
     redact.register_settings(settings, env)
     # before any worker or agent starts: our environ is not theirs to read; the workers (the
     # repository's metric code, an in-process agent) get what an agent gets
@@ -318,18 +368,27 @@ def run(
         if client is not None:
             client.ceiling, client.role = ceiling, role
     loaded = load_baseline(settings, env)
-    selection = (
-        changed_cases.select(
-            sets, loaded.data, env, Path(settings.root or "."), settings.agent.watch
-        )
-        if settings.select == "changed"
-        else None
-    )
+    selection = None
+    if settings.select == "changed":
+        root = Path(settings.root or ".")
+        selection = changed_cases.select(sets, loaded.data, env, root, settings.agent.watch)
     # the control's commit, found before any agent call (with no baseline there is nothing to
     # judge against, and no control is run)
     control_sha = (
         control_run.base_commit(settings, env) if settings.control and loaded.data else None
     )
+    job = _Job(
+        settings, env, sets, plan, options, simulator, judge_llm, simulator_llm, cache, ceiling,
+        loaded, selection, control_sha,
+    )  # fmt: skip
+    job.notices = list(cached_said)  # said after the connector's own (see _connect)
+    return job
+
+
+def _connect(job: _Job) -> Connector:
+    """The agent's connector, checked where it can be before any case runs, and the notices
+    so far in their order; a replay of every recording runs each case once per recording."""
+    settings, env, sets, plan = job.settings, job.env, job.sets, job.plan
     connector = build_connector(
         settings.agent,
         settings.timeout,
@@ -350,22 +409,29 @@ def run(
     if settings.agent.kind in ("command", "adk"):  # agents ci-eval starts itself
         notices += [f"warning: {w}" for w in [reaper.unavailable_warning()] if w]
     notices += plan.notices
-    notices += cached_said
+    notices += job.notices  # the response cache's
     notices += [f"warning: {n}" for n in preflight.metrics_needing_elsewhere(sets, plan)]
+    job.notices = notices
     if settings.agent.replay_pick == "all" and plan.num_runs == 1:
         # one run per recording: every recording of a case is scored
         recordings = getattr(connector, "max_recordings", lambda: 1)()
-        plan = dataclasses.replace(plan, num_runs=recordings)
-    # each case is scored as its runs end, while the others run (a judge's calls overlap the
-    # agent's turns), then kept as the results file will hold it: a run's memory is its
-    # cases' JSON, not their objects, and in a run of many cases their runs go to a
-    # temporary file until the reports read them
+        job.plan = dataclasses.replace(plan, num_runs=recordings)
+    return connector
+
+
+def _run_and_score(
+    job: _Job, connector: Connector, stop: threading.Event | None
+) -> tuple[RunResults, RunOptions]:
+    """The cases run and scored, each as its runs end (a judge's calls overlap the agent's
+    turns), then kept as the results file will hold them: a run's memory is its cases' JSON,
+    not their objects, and in a run of many cases their runs go to a temporary file until
+    the reports read them. With a baseline, a failing case may be run again before the gate
+    decides: its eval case is kept for that (without one, each case goes as its runs end)."""
+    settings, env, sets, plan = job.settings, job.env, job.sets, job.plan
     total = sum(len(s.eval_set.eval_cases) for s in sets) * plan.num_runs
     spill = spill_to.for_run(total, env)
-    scorer = Scorer(options, then=CaseRecord.compact if spill is None else spill.hold)
-    # with a baseline, a failing case may be run again before the gate decides: its eval case
-    # is kept for that (without one, each case goes as its runs end)
-    confirming = loaded.data is not None and plan.gate.confirm_runs > 0
+    scorer = Scorer(job.options, then=CaseRecord.compact if spill is None else spill.hold)
+    confirming = job.loaded.data is not None and plan.gate.confirm_runs > 0
     kept = {
         (s.eval_set.eval_set_id, c.eval_id): (s, c)
         for s in sets
@@ -378,77 +444,78 @@ def run(
         plan.cases,
         plan.shard,
         settings.timeout,
-        simulator,
+        job.simulator,
         meanwhile=lambda: prepare_after_run(settings, env),
         case_done=scorer.case,
         # the sets are not read after the run, unless reruns or a control run them again
         release_cases=not confirming and not settings.control,
-        carried=selection.carried if selection else {},
-        ceiling=ceiling,
+        carried=job.selection.carried if job.selection else {},
+        ceiling=job.ceiling,
     )
     try:
         results = run_sets(sets, connector, run_options, stop=stop)
-        stopped = results.settings.stopped
-        results.settings = run_settings(settings, plan, simulator, confirming)
-        if stopped:
-            results.settings.stopped = stopped
-            notices.append(stopped)
-        if selection is not None:
-            results.settings.selection = selection.said  # said in the verdict
-            notices.append(selection.said)
+        _record_settings(job, results, confirming)
         scorer.rest(results)
         if confirming and not results.interrupted:
-            notices += confirmation_reruns(
+            job.notices += confirmation_reruns(
                 results,
                 plan.gate,
-                loaded,
+                job.loaded,
                 kept,
                 lambda targets, agent=connector: rerun(targets, agent, run_options, stop),
                 scorer,
                 stop,
             )
         # a replay's recordings explain some scores: an eval set edited since, another ADK
-        notices += getattr(connector, "notices", lambda _: [])(results)
+        job.notices += getattr(connector, "notices", lambda _: [])(results)
     finally:
         connector.close()
-    del kept
-    # what the connector holds (a replay's recordings, large for a large run) goes before
-    # reporting, where a run peaks
-    del connector
-    gc.freeze()  # the same for what the agent produced
-    control = None
-    if control_sha and not results.interrupted:
-        control, said = run_control(settings, control_sha, env, sets, run_options, options, stop)
-        notices.append(said)
-        if control.interrupted:
-            results.interrupted = True
-    # compare first (against the baseline as it was), then write
-    notices += apply_baseline(results, settings, env, plan.gate, loaded, control)
-    used = llm.usage_of(judge=judge_llm, simulator=simulator_llm)
-    # the judge's and the simulator's own, apart
+    return results, run_options
+
+
+def _record_settings(job: _Job, results: RunResults, confirming: bool) -> None:
+    """The run's settings in its results, with what the run itself found (a stop)."""
+    stopped = results.settings.stopped
+    results.settings = run_settings(job.settings, job.plan, job.simulator, confirming)
+    if stopped:
+        results.settings.stopped = stopped
+        job.notices.append(stopped)
+    if job.selection is not None:
+        said = job.selection.said
+        results.settings.selection = said  # said in the verdict
+        job.notices.append(said)
+
+
+def _record_usage(job: _Job, results: RunResults) -> None:
+    """The judge's and the simulator's own usage, apart; the budget reached; the totals."""
+    used = llm.usage_of(judge=job.judge_llm, simulator=job.simulator_llm)
     results.settings.llm_usage = {role: LlmUse(**u) for role, u in used.items()}
+    cache = job.cache
     if cache is not None:
-        results.settings.llm_cache = {"dir": settings.cache, "read": cache.read}
-    notices += [line for line in [llm.usage_line(used)] if line]
-    notices += [f"warning: {why}" for why in not_run_reasons()]
-    notices += cache.said() if cache is not None else []
-    reached = ceiling.report() if ceiling is not None else None
+        results.settings.llm_cache = {"dir": job.settings.cache, "read": cache.read}
+    job.notices += [line for line in [llm.usage_line(used)] if line]
+    job.notices += [f"warning: {why}" for why in not_run_reasons()]
+    job.notices += cache.said() if cache is not None else []
+    reached = job.ceiling.report() if job.ceiling is not None else None
     if reached:  # a blocking item of the verdict (ci_eval.gate.usage_items)
         results.settings.budget_reached = reached
-        notices.append(ceiling_said(reached))
+        job.notices.append(ceiling_said(reached))
     results.settings.usage_totals = usage_totals.summary(results)  # in the results file
-    written = True
-    if settings.results:
-        try:  # the other reports are still written; the run then exits 3
-            write_results(Path(settings.results), results)
-        except OSError as exc:
-            notices.append(
-                f"error: cannot write the results file {settings.results}: {exc.strerror or exc}"
-            )
-            written = False
-    if settings.update_baseline:
-        notices.append(update_baseline(results, settings))
-    return RunOutcome(results, gate(results), notices, written)
+
+
+def _write_results(job: _Job, results: RunResults) -> bool:
+    """The results file, when asked for; False when it could not be written (the other
+    reports are still written; the run then exits 3)."""
+    if not job.settings.results:
+        return True
+    try:
+        write_results(Path(job.settings.results), results)
+    except OSError as exc:
+        job.notices.append(
+            f"error: cannot write the results file {job.settings.results}: {exc.strerror or exc}"
+        )
+        return False
+    return True
 
 
 def job_ceiling(settings: RunSettings) -> Ceiling | None:
