@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from ci_eval.gate.history import case_metric_fails, run_fails
 from ci_eval.model.comparison import (
@@ -398,21 +399,8 @@ def case_item(
         "file": case.file,
         "line": case.line,
     }
-    commit = comparison.baseline_commit if comparison is not None else None
-    if j is not None and j.judgement is Judgement.REGRESSION:
-        assert comparison is not None
-        scores = _scores(comparison, s.eval_set_id, case.eval_id, j.metrics)
-        return Item(
-            Kind.REGRESSION,
-            "regression" in fail_on,
-            change=_change(j),
-            scores=scores,
-            judged=_judged(j, commit),
-            test=_test(j),
-            # the metrics' change says what fell: the why is the turn that went wrong
-            explain=lambda: _why_failed(case, metrics=not scores) or _why_failed(case),
-            **base,
-        )
+    if j is not None and j.judgement is Judgement.REGRESSION and comparison is not None:
+        return _regression_item(case, j, fail_on, comparison, base)
     if status == Status.ERROR:
         return Item(
             Kind.ERROR,
@@ -434,54 +422,85 @@ def case_item(
     if status == Status.COMPLETED:
         return Item(Kind.NOT_SCORED, False, said="ran but was not scored", **base)
     if status == Status.FAILED:
-        blocks = "failure" in fail_on
-        if j is None or j.judgement in (Judgement.UNCHANGED, Judgement.IMPROVED):
-            return Item(
-                Kind.FAILURE,
-                blocks,
-                change=_runs_now(case),
-                explain=lambda: _why_failed(case),
-                **base,
-            )
-        assert comparison is not None
-        if j.judgement is Judgement.ACCEPTED:
-            kind = Kind.ACCEPTED
-        elif j.judgement is Judgement.TOLERATED:
-            kind = Kind.TOLERATED
-        elif j.judgement is Judgement.KNOWN_FAILURE:
-            kind = Kind.KNOWN_FAILURE
-        elif comparison.outage and not j.history_failed and j.failed_now == j.runs_now:
-            # fail closed: not measured enough to pass
-            return Item(
-                Kind.UNCONFIRMED,
-                True,
-                change=_change(j),
-                judged=_judged(j, commit),
-                explain=lambda: clip(f"{_why_failed(case)} — {comparison.outage}", WHY_LIMIT),
-                **base,
-            )
-        elif j.history_failed:
-            kind = Kind.NOISE
-        else:
-            kind = Kind.UNCONFIRMED_FAILURE
-        if blocks:
-            kind = Kind.FAILURE  # thresholds gate this run: it blocks as a failure
+        return _failed_item(case, j, fail_on, comparison, base)
+    return _flaky_item(case, base)  # PASSED: flaky when some of its runs failed
+
+
+def _regression_item(
+    case: CaseRecord,
+    j: CaseJudgement,
+    fail_on: set[str],
+    comparison: Comparison,
+    base: dict[str, Any],
+) -> Item:
+    scores = _scores(comparison, base["set_id"], case.eval_id, j.metrics)
+    return Item(
+        Kind.REGRESSION,
+        "regression" in fail_on,
+        change=_change(j),
+        scores=scores,
+        judged=_judged(j, comparison.baseline_commit),
+        test=_test(j),
+        # the metrics' change says what fell: the why is the turn that went wrong
+        explain=lambda: _why_failed(case, metrics=not scores) or _why_failed(case),
+        **base,
+    )
+
+
+# a failing case's kind of item, by its judgement when it is not a regression
+FAILED_KINDS = {
+    Judgement.ACCEPTED: Kind.ACCEPTED,
+    Judgement.TOLERATED: Kind.TOLERATED,
+    Judgement.KNOWN_FAILURE: Kind.KNOWN_FAILURE,
+}
+
+
+def _failed_item(
+    case: CaseRecord,
+    j: CaseJudgement | None,
+    fail_on: set[str],
+    comparison: Comparison | None,
+    base: dict[str, Any],
+) -> Item:
+    """A case below its thresholds that is no regression: by its thresholds alone without
+    main's history, else as its judgement says (accepted, tolerated, known, noise...)."""
+    blocks = "failure" in fail_on
+    if j is None or comparison is None or j.judgement in (Judgement.UNCHANGED, Judgement.IMPROVED):
         return Item(
-            kind,
+            Kind.FAILURE,
             blocks,
-            change=_change(j),
-            judged=_judged(j, commit),
-            explain=lambda: (
-                _why_failed(case)
-                + (
-                    f" — {j.not_blocking()}"
-                    if kind in (Kind.NOISE, Kind.UNCONFIRMED_FAILURE)
-                    else ""
-                )
-            ),
+            change=_runs_now(case),
+            explain=lambda: _why_failed(case),
             **base,
         )
-    # PASSED: flaky when some of its runs failed
+    commit = comparison.baseline_commit
+    kind = FAILED_KINDS.get(j.judgement)
+    if kind is None and comparison.outage and not j.history_failed and j.failed_now == j.runs_now:
+        # fail closed: not measured enough to pass
+        return Item(
+            Kind.UNCONFIRMED,
+            True,
+            change=_change(j),
+            judged=_judged(j, commit),
+            explain=lambda: clip(f"{_why_failed(case)} — {comparison.outage}", WHY_LIMIT),
+            **base,
+        )
+    if kind is None:
+        kind = Kind.NOISE if j.history_failed else Kind.UNCONFIRMED_FAILURE
+    if blocks:
+        kind = Kind.FAILURE  # thresholds gate this run: it blocks as a failure
+    quiet = kind in (Kind.NOISE, Kind.UNCONFIRMED_FAILURE)
+    return Item(
+        kind,
+        blocks,
+        change=_change(j),
+        judged=_judged(j, commit),
+        explain=lambda: _why_failed(case) + (f" — {j.not_blocking()}" if quiet else ""),
+        **base,
+    )
+
+
+def _flaky_item(case: CaseRecord, base: dict[str, Any]) -> Item | None:
     if not case.flaky:
         return None
     runs = outcomes(case)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ci_eval.gate.items import Item, Kind
 from ci_eval.model.status import Status
 from ci_eval.results.file import RunResults
-from ci_eval.results.usage_totals import of_results, summary
+from ci_eval.results.usage_totals import UsageTotals, of_results, summary
 from ci_eval.settings.usage import Limits, budget_of
 
 NOT_BLOCKING = "not blocking: add `usage` to --fail-on"
@@ -22,51 +22,13 @@ def _limits(results: RunResults) -> Limits:
 
 def budget_items(results: RunResults) -> list[Item]:
     """One blocking item per limit exceeded: the cases over ``tokens_per_case`` (each), the
-    job's cost over ``cost_per_run``, its p95 turn latency over ``p95_latency_s``."""
+    job's cost over ``cost_per_run``, its p95 turn latency over ``p95_latency_s``; a binding
+    limit reached, and the job's tokens past ``max_tokens_per_run``."""
     limits = _limits(results)
     if not limits and results.settings.budget_reached is None:
         return []
-    items = []
     found = of_results(results)
-    tokens = limits.tokens_per_case
-    if tokens is not None:
-        # a case main has tokens for is said by unmeasured_items, with main's figure
-        said = {u.key for u in (results.comparison.unreported if results.comparison else [])}
-        judged = {
-            f"{s.eval_set_id}:{c.eval_id}"
-            for s in results.sets
-            for c in s.cases
-            if c.status in (Status.PASSED, Status.FAILED)
-        }
-        for case in found.cases:
-            spent = case.tokens_per_run
-            if spent is None and case.key in judged and case.key not in said:
-                set_id, _, case_id = case.key.partition(":")
-                items.append(
-                    Item(
-                        Kind.UNMEASURED_USAGE,
-                        True,
-                        set_id,
-                        case_id,
-                        set_id,
-                        change="tokens not reported",
-                        said=f"[budget] tokens_per_case = {tokens:,.0f} cannot be checked: "
-                        "the agent reported no token usage",
-                    )
-                )
-            if spent is not None and spent > tokens:
-                set_id, _, case_id = case.key.partition(":")
-                items.append(
-                    Item(
-                        Kind.BUDGET,
-                        True,
-                        set_id,
-                        case_id,
-                        set_id,
-                        change=f"{spent:,.0f} tokens per run",
-                        said=f"over [budget] tokens_per_case = {tokens:,.0f}",
-                    )
-                )
+    items = _tokens_per_case(results, limits, found)
     costs = {
         k: c
         for k, c in (
@@ -87,33 +49,7 @@ def budget_items(results: RunResults) -> list[Item]:
                 said=f"{reached.stopped} (this job: {reached.spent})",
             )
         )
-    # every call's tokens, as the ceiling counted them: the agent's, its reruns', the LLMs'
-    known = [t for t in (found.agent.total_tokens, found.reruns.total_tokens) if t is not None]
-    total = sum(known) if known else None
-    for spent in (results.settings.llm_usage or {}).values():
-        if spent.calls:
-            total = (total or 0) + spent.input_tokens + spent.output_tokens
-    most = limits.max_tokens_per_run
-    if most is not None and total is not None and total > most:
-        items.append(
-            Item(
-                Kind.BUDGET,
-                True,
-                change=f"this job spent {total:,} tokens",
-                said=f"over [budget] max_tokens_per_run = {most:,.0f} "
-                "(its last calls went past it)",
-            )
-        )
-    elif most is not None and total is None:
-        items.append(
-            Item(
-                Kind.UNMEASURED_USAGE,
-                True,
-                change="tokens unknown",
-                said=f"[budget] max_tokens_per_run = {most:,.0f} cannot be checked: "
-                "no call reported its tokens",
-            )
-        )
+    items += _tokens_per_run(results, limits, found)
     latency = limits.p95_latency_s
     p95 = found.agent.latency()["p95"]
     if latency is not None and p95 is not None and p95 > latency:
@@ -126,6 +62,85 @@ def budget_items(results: RunResults) -> list[Item]:
             )
         )
     return items
+
+
+def _tokens_per_case(results: RunResults, limits: Limits, found: UsageTotals) -> list[Item]:
+    """Each case over ``tokens_per_case``, and each judged case whose agent reported none."""
+    tokens = limits.tokens_per_case
+    if tokens is None:
+        return []
+    # a case main has tokens for is said by unmeasured_items, with main's figure
+    said = {u.key for u in (results.comparison.unreported if results.comparison else [])}
+    judged = {
+        f"{s.eval_set_id}:{c.eval_id}"
+        for s in results.sets
+        for c in s.cases
+        if c.status in (Status.PASSED, Status.FAILED)
+    }
+    items = []
+    for case in found.cases:
+        spent = case.tokens_per_run
+        set_id, _, case_id = case.key.partition(":")
+        if spent is None and case.key in judged and case.key not in said:
+            items.append(
+                Item(
+                    Kind.UNMEASURED_USAGE,
+                    True,
+                    set_id,
+                    case_id,
+                    set_id,
+                    change="tokens not reported",
+                    said=f"[budget] tokens_per_case = {tokens:,.0f} cannot be checked: "
+                    "the agent reported no token usage",
+                )
+            )
+        if spent is not None and spent > tokens:
+            items.append(
+                Item(
+                    Kind.BUDGET,
+                    True,
+                    set_id,
+                    case_id,
+                    set_id,
+                    change=f"{spent:,.0f} tokens per run",
+                    said=f"over [budget] tokens_per_case = {tokens:,.0f}",
+                )
+            )
+    return items
+
+
+def _tokens_per_run(results: RunResults, limits: Limits, found: UsageTotals) -> list[Item]:
+    """The job's tokens past ``max_tokens_per_run`` (every call's, as the ceiling counted
+    them: the agent's, its reruns', the LLMs'), or not known where none reported any."""
+    most = limits.max_tokens_per_run
+    if most is None:
+        return []
+    known = [t for t in (found.agent.total_tokens, found.reruns.total_tokens) if t is not None]
+    total = sum(known) if known else None
+    for spent in (results.settings.llm_usage or {}).values():
+        if spent.calls:
+            total = (total or 0) + spent.input_tokens + spent.output_tokens
+    if total is None:
+        return [
+            Item(
+                Kind.UNMEASURED_USAGE,
+                True,
+                change="tokens unknown",
+                said=f"[budget] max_tokens_per_run = {most:,.0f} cannot be checked: "
+                "no call reported its tokens",
+            )
+        ]
+    if total > most:
+        return [
+            Item(
+                Kind.BUDGET,
+                True,
+                change=f"this job spent {total:,} tokens",
+                said=f"over [budget] max_tokens_per_run = {most:,.0f} "
+                "(its last calls went past it)",
+            )
+        ]
+    return []
 
 
 def _cost_item(key: str, cost: float, spent_usd: float | None) -> Item | None:
