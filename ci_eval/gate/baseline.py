@@ -154,18 +154,10 @@ def _append(
     """The case's runs of this push, appended to its aligned lists, the last ``window`` kept.
     A metric's own verdicts (``fails``) are kept only while some run has one."""
     old_length = len(entry.push)
-    merged: dict[str, StoredMetric] = {}
-    for name, threshold in names.items():
-        was = entry.metrics.get(name) or StoredMetric()
-        before = was.scores or [None] * old_length
-        scores = [*before, *(row[2][name] for row in rows)][-window:]
-        merged[name] = StoredMetric(scores, threshold)
-        now_own = [row[3][name] for row in rows]
-        kept = was.fails if was.threshold == threshold else None
-        if kept or any(v is not None for v in now_own):
-            fails = [*(kept or [None] * len(before)), *now_own][-window:]
-            merged[name].fails = [None] * (len(scores) - len(fails)) + fails
-    entry.metrics = merged  # a metric no longer applied leaves with its config
+    entry.metrics = {  # a metric no longer applied leaves with its config
+        name: _appended(entry.metrics.get(name), name, threshold, rows, old_length, window)
+        for name, threshold in names.items()
+    }
 
     def grown(values: list[Any], more: list[Any]) -> list[Any]:
         return [*(values or [None] * old_length), *more][-window:]
@@ -176,6 +168,28 @@ def _append(
     # each run's agent tokens (None: not reported), kept once some run reported them
     if entry.usage is not None or any(t is not None for t in tokens):
         entry.usage = grown(entry.usage or [], tokens)
+
+
+def _appended(
+    was: StoredMetric | None,
+    name: str,
+    threshold: float | None,
+    rows: list[Row],
+    old_length: int,
+    window: int,
+) -> StoredMetric:
+    """One metric's scores with this push's appended, and its own verdicts while some run
+    has one (those recorded under another threshold are not kept)."""
+    was = was or StoredMetric()
+    before = was.scores or [None] * old_length
+    scores = [*before, *(row[2][name] for row in rows)][-window:]
+    merged = StoredMetric(scores, threshold)
+    now_own = [row[3][name] for row in rows]
+    kept = was.fails if was.threshold == threshold else None
+    if kept or any(v is not None for v in now_own):
+        fails = [*(kept or [None] * len(before)), *now_own][-window:]
+        merged.fails = [None] * (len(scores) - len(fails)) + fails
+    return merged
 
 
 def _absent(
@@ -213,13 +227,8 @@ def _record_case(
             report.kept.append(key)
         return
     mark = fingerprint(case)
-    if entry is None and mark and len(absent.get(mark, [])) == 1:
-        was_set, was_id = absent.pop(mark)[0]
-        entry = stored.cases[case.eval_id] = data.sets[was_set].cases.pop(was_id)
-        report.renamed.append(f"{was_set}:{was_id} -> {key}")
     if entry is None:
-        report.new += 1
-        entry = stored.cases[case.eval_id] = StoredCase()
+        entry = _new_entry(data, stored, key, case.eval_id, absent.get(mark or "", []), report)
     was_failing = latest_failed(entry)
     tokens = run_tokens(case) if len(case.runs) == len(rows) else [None] * len(rows)
     _append(entry, rows, names, seq, window, tokens)
@@ -232,6 +241,26 @@ def _record_case(
     report.recorded += 1
 
 
+def _new_entry(
+    data: Baseline,
+    stored: StoredSet,
+    key: str,
+    case_id: str,
+    same: list[tuple[str, str]],
+    report: UpdateReport,
+) -> StoredCase:
+    """A case the history has not under this id: the one absent case of the same content
+    renamed (its history taken), else a new entry."""
+    if len(same) == 1:
+        was_set, was_id = same.pop()
+        entry = stored.cases[case_id] = data.sets[was_set].cases.pop(was_id)
+        report.renamed.append(f"{was_set}:{was_id} -> {key}")
+        return entry
+    report.new += 1
+    entry = stored.cases[case_id] = StoredCase()
+    return entry
+
+
 def _judged_by(stored: StoredSet, s: SetRecord) -> None:
     """What a scored set was judged by, as it was: each gating metric's options, and the
     rubrics of the cases scored now (the others', a selection ran, kept)."""
@@ -239,6 +268,28 @@ def _judged_by(stored: StoredSet, s: SetRecord) -> None:
     scored = {c.eval_id for c in s.cases if c.metrics}
     digests = {k: v for k, v in stored.rubrics.items() if k not in scored} | rubric_digests(s)
     stored.rubrics = dict(sorted(digests.items()))
+
+
+def _record_set(
+    data: Baseline,
+    s: SetRecord,
+    absent: dict[str, list[tuple[str, str]]],
+    push: tuple[int, int, str],
+    complete: bool,
+    report: UpdateReport,
+) -> None:
+    """One set's cases into the history; after a complete run, its cases gone dropped."""
+    stored = data.sets.setdefault(s.eval_set_id, StoredSet())
+    stored.file = s.file
+    for case in s.cases:
+        _record_case(data, stored, s.eval_set_id, case, absent, push, report)
+    if any(c.metrics for c in s.cases):  # scored: what it was judged by, as it was
+        _judged_by(stored, s)
+    if complete:
+        for case_id in sorted(set(stored.cases) - {c.eval_id for c in s.cases}):
+            del stored.cases[case_id]
+            report.dropped.append(f"{s.eval_set_id}:{case_id}")
+            stored.rubrics.pop(case_id, None)
 
 
 def update(
@@ -260,7 +311,8 @@ def update(
     legacy_id = f"{results.started}|{results.agent}"  # as format 2 recorded it
     run_id = f"{legacy_id}|{results.duration_s:.4f}"
     since = (commit or "unknown")[:12]
-    if results.started and (legacy_id in previous or any(p.id == run_id for p in data.pushes)):
+    recorded = legacy_id in previous or any(p.id == run_id for p in data.pushes)
+    if results.started and recorded:
         report.duplicate = True
         return data, report
     seq = max((p.seq for p in data.pushes), default=0) + 1
@@ -268,22 +320,9 @@ def update(
     present = {(s.eval_set_id, c.eval_id) for s in results.sets for c in s.cases}
     absent = _absent(data.sets, present)
     for s in results.sets:
-        stored = data.sets.setdefault(s.eval_set_id, StoredSet())
-        stored.file = s.file
-        for case in s.cases:
-            _record_case(data, stored, s.eval_set_id, case, absent, (seq, window, since), report)
-        if any(c.metrics for c in s.cases):  # scored: what it was judged by, as it was
-            _judged_by(stored, s)
-        if complete:
-            for case_id in sorted(set(stored.cases) - {c.eval_id for c in s.cases}):
-                del stored.cases[case_id]
-                report.dropped.append(f"{s.eval_set_id}:{case_id}")
-                stored.rubrics.pop(case_id, None)
+        _record_set(data, s, absent, (seq, window, since), complete, report)
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    data.pushes.append(Push(seq, run_id, commit, now, results.settings.num_runs))
-    referenced = {seq for st in data.sets.values() for e in st.cases.values() for seq in e.push}
-    data.pushes = [p for p in data.pushes if p.seq in referenced]
-    data.format, data.window = FORMAT, window
+    _close(data, Push(seq, run_id, commit, now, results.settings.num_runs), window)
     data.provenance = Provenance(
         commit=commit,
         date=now,
@@ -294,6 +333,14 @@ def update(
         recorded=previous[-window:],
     )
     return data, report
+
+
+def _close(data: Baseline, push: Push, window: int) -> None:
+    """The push recorded, and only the pushes some case's runs still come from kept."""
+    data.pushes.append(push)
+    referenced = {seq for st in data.sets.values() for e in st.cases.values() for seq in e.push}
+    data.pushes = [p for p in data.pushes if p.seq in referenced]
+    data.format, data.window = FORMAT, window
 
 
 def from_results(
