@@ -75,6 +75,37 @@ class Pending:
     failing_now: list[str]
 
 
+def _metric_change(
+    set_id: str,
+    case_id: str,
+    m: CaseMetric,
+    entry: StoredMetric,
+    was: list[bool | None],
+    now: list[bool | None],
+    min_history: int,
+) -> MetricChange:
+    """One metric of the case, main's runs against now's: means, passes, its p-value."""
+    h_scored = [v for v in was if v is not None]
+    n_scored = [v for v in now if v is not None]
+    failed = sum(n_scored)
+    h_passed = h_scored.count(False)
+    change = MetricChange(
+        set_id,
+        case_id,
+        m.name,
+        mean_of(list(entry.scores)),
+        m.score,
+        method="history" if h_scored else None,
+        history_passed=h_passed if h_scored else None,
+        history_runs=len(h_scored) if h_scored else None,
+        failed_now=failed,
+        runs_now=len(n_scored),
+    )
+    if h_scored and len(h_scored) >= min_history and failed:
+        change.p_value = stats.surprise(len(h_scored) - h_passed, h_passed, failed, len(n_scored))
+    return change
+
+
 def read_case(
     set_id: str, case: CaseRecord, base: StoredCase, comparison: Comparison, min_history: int
 ) -> Pending | None:
@@ -88,33 +119,13 @@ def read_case(
     failing_now: list[str] = []
     for m in metrics:
         entry = base.metrics.get(m.name) or StoredMetric()
-        history = list(entry.scores)
         was = stored_fails(entry, m.threshold)  # type: ignore[arg-type]
         now = case_metric_fails(m)
         history_per_metric.append(was)
         now_per_metric.append(now)
-        h_scored = [v for v in was if v is not None]
-        n_scored = [v for v in now if v is not None]
-        failed = sum(n_scored)
-        if failed or m.status == Status.FAILED:
+        change = _metric_change(set_id, case.eval_id, m, entry, was, now, min_history)
+        if change.failed_now or m.status == Status.FAILED:
             failing_now.append(m.name)
-        h_passed = h_scored.count(False)
-        change = MetricChange(
-            set_id,
-            case.eval_id,
-            m.name,
-            mean_of(history),
-            m.score,
-            method="history" if h_scored else None,
-            history_passed=h_passed if h_scored else None,
-            history_runs=len(h_scored) if h_scored else None,
-            failed_now=failed,
-            runs_now=len(n_scored),
-        )
-        if h_scored and len(h_scored) >= min_history and failed:
-            change.p_value = stats.surprise(
-                len(h_scored) - h_passed, h_passed, failed, len(n_scored)
-            )
         comparison.changes.append(change)
     fails = run_fails(history_per_metric)
     history = since_change(clusters(fails, base.push))
@@ -204,6 +215,32 @@ def _failed_now(judgement: CaseJudgement, history: CaseHistory, short: bool) -> 
     judgement.judgement = Judgement.KNOWN_FAILURE if on_main else Judgement.NOT_SIGNIFICANT
 
 
+def _short_history(
+    judgement: CaseJudgement,
+    pending: Pending,
+    now: list[bool],
+    p: float,
+    noise: Noise,
+    comparison: Comparison,
+    rules: Rules,
+) -> None:
+    """Too little history to know the case's noise: only a confirmed break blocks (every run
+    failing, at least ``confirm`` of them, where main never failed it; where a job's runs
+    fail together, only below the bar)."""
+    history = pending.history
+    judgement.method = (
+        f"short history: only {runs_label(history.runs)} on main "
+        f"(the history test needs {rules.min_history})"
+    )
+    clean = history.failed == 0 and all(now) and len(now) >= rules.confirm
+    if clean and (noise.rho == 0 or p <= rules.bar):
+        judgement.p_value = None
+        judgement.method += f"; failed all {runs_label(len(now))}, reruns included"
+        regressed(judgement, comparison, rules.tolerance)
+    elif pending.case.status == Status.FAILED:
+        _failed_now(judgement, history, short=True)
+
+
 def judge_case(pending: Pending, noise: Noise, comparison: Comparison, rules: Rules) -> Judged:
     """The case judged against its history: its p-value, its improvement p-value, and its
     predictive and failures for the suite-wide test."""
@@ -235,18 +272,7 @@ def judge_case(pending: Pending, noise: Noise, comparison: Comparison, rules: Ru
     predictive = (first, reruns, *stats.predictive(failed_w, passed_w, noise.rho, prior))
     first_failed = (counted, counted_runs, sum(now[:first]), first)
     if h_runs < rules.min_history:
-        # too little history to know the case's noise: only a confirmed break blocks
-        judgement.method = (
-            f"short history: only {runs_label(h_runs)} on main "
-            f"(the history test needs {rules.min_history})"
-        )
-        clean = h_failed == 0 and all(now) and n_runs >= rules.confirm
-        if clean and (noise.rho == 0 or p <= rules.bar):
-            judgement.p_value = None
-            judgement.method += f"; failed all {runs_label(n_runs)}, reruns included"
-            regressed(judgement, comparison, rules.tolerance)
-        elif case.status == Status.FAILED:
-            _failed_now(judgement, history, short=True)
+        _short_history(judgement, pending, now, p, noise, comparison, rules)
         return Judged(judgement, 1.0, None, predictive, first_failed)
     improve = (
         stats.surprise(h_runs - h_failed, h_failed, n_runs - n_failed, n_runs)

@@ -99,33 +99,46 @@ def _prior(histories: list[CaseHistory]) -> tuple[float, float]:
     return (min(max(a, PRIOR_FLOOR), 0.5), min(max(b, PRIOR_FLOOR), 0.5))
 
 
+def _anova_terms(h: CaseHistory, shift: dict[int, float]) -> list[tuple[float, float]] | None:
+    """Each push's terms of a case's sums of squares between its pushes (each push's day
+    effect taken out) and within them; None for a case that does not measure it: fewer than
+    two pushes, no push of two runs, never or always failing, or flaky (failures spread over
+    every push)."""
+    clusters = h.clusters
+    n = sum(c.runs for c in clusters)
+    failed = sum(c.failed for c in clusters)
+    if len(clusters) < 2 or n == len(clusters) or failed in (0, n):
+        return None
+    if failed > RHO_RATE * n:
+        return None  # a flaky case's failures spread over every push: noise to this test
+    p = failed / n
+    mean_shift = sum(c.runs * shift.get(c.seq, 0.0) for c in clusters) / n
+    terms = []
+    for c in clusters:
+        pj = c.failed / c.runs
+        expected = p + shift.get(c.seq, 0.0) - mean_shift
+        terms.append((c.runs * (pj - expected) ** 2, c.runs * pj * (1 - pj)))
+    return terms
+
+
 def _icc(histories: list[CaseHistory], shift: dict[int, float]) -> float:
     """The one-way ANOVA estimate of the within-push intra-class correlation, pooled over the
     cases with at least two pushes that both pass and fail, each push's day effect taken
     out. 0 where no push has two runs of such a case (nothing to measure it by), or where
     the pushes do not differ beyond chance (the F test at :data:`RHO_LEVEL`): a small
     estimate is mostly noise, and it would cost a suite of independent runs its power."""
-    between = within = 0.0
+    between = within = size_terms = 0.0
     df_between = df_within = 0
-    size_terms = 0.0
     for h in histories:
-        clusters = h.clusters
-        n = sum(c.runs for c in clusters)
-        failed = sum(c.failed for c in clusters)
-        if len(clusters) < 2 or n == len(clusters) or failed in (0, n):
+        terms = _anova_terms(h, shift)
+        if terms is None:
             continue
-        if failed > RHO_RATE * n:
-            continue  # a flaky case's failures spread over every push: noise to this test
-        p = failed / n
-        mean_shift = sum(c.runs * shift.get(c.seq, 0.0) for c in clusters) / n
-        for c in clusters:
-            pj = c.failed / c.runs
-            expected = p + shift.get(c.seq, 0.0) - mean_shift
-            between += c.runs * (pj - expected) ** 2
-            within += c.runs * pj * (1 - pj)
-        df_between += len(clusters) - 1
-        df_within += n - len(clusters)
-        size_terms += n - sum(c.runs**2 for c in clusters) / n
+        for b, w in terms:  # added push by push, in the order the sums always had
+            between += b
+            within += w
+        df_between += len(h.clusters) - 1
+        df_within += h.runs - len(h.clusters)
+        size_terms += h.runs - sum(c.runs**2 for c in h.clusters) / h.runs
     # nothing measured (a measured case adds to both degrees of freedom), or no run differs
     # from its push's others
     if df_between == 0 or within == 0:
