@@ -54,29 +54,18 @@ def choose(
     agent = sorted(f for f in changed if _watched(f, watch or [], eval_files))
     unread = sorted(f for f in set(changed) - set(agent) - eval_files)
     if agent:
-        more = f" +{len(agent) - 3} more" if len(agent) > 3 else ""
         return Selection(
-            said=f"every case ran (--select changed): the agent's inputs changed "
-            f"({', '.join(agent[:3])}{more})"
+            said=f"every case ran (--select changed): the agent's inputs changed ({_few(agent)})"
         )
     touched = set(changed)
     out = Selection()
-    total = 0
     edited_any = False
     for s in sets:
-        stored = (history.sets.get(s.eval_set.eval_set_id) or StoredSet()).cases
         edited = s.path in touched or s.metrics.source in touched
         edited_any = edited_any or edited
-        for case in s.eval_set.eval_cases:
-            total += 1
-            entry = stored.get(case.eval_id)
-            failed = None if entry is None or edited else latest_failed(entry)
-            if failed is None:  # edited, new, or never scored on main: it runs
-                continue
-            out.carried[(s.eval_set.eval_set_id, case.eval_id)] = (
-                f"not re-run (unchanged since {since[:12]}); main's latest run "
-                + ("failed" if failed else "passed")
-            )
+        if not edited:
+            _carry(s, history, since, out)
+    total = sum(len(s.eval_set.eval_cases) for s in sets)
     kept = f"since {since[:7]} ({len(out.carried)} of {total} cases not re-run)"
     out.said = (
         f"nothing the evals watch changed {kept}"
@@ -84,9 +73,29 @@ def choose(
         else f"re-ran the eval sets changed {kept}"
     )
     if unread:
-        more = f" +{len(unread) - 3} more" if len(unread) > 3 else ""
-        out.said += f"; not agent inputs: {', '.join(unread[:3])}{more}"
+        out.said += f"; not agent inputs: {_few(unread)}"
     return out
+
+
+def _few(files: list[str]) -> str:
+    """The first three files, and how many more."""
+    more = f" +{len(files) - 3} more" if len(files) > 3 else ""
+    return ", ".join(files[:3]) + more
+
+
+def _carry(s: LoadedEvalSet, history: Baseline, since: str, out: Selection) -> None:
+    """The cases of an eval set the pull request did not edit that carry main's latest
+    result (a case new, or never scored on main, runs)."""
+    stored = (history.sets.get(s.eval_set.eval_set_id) or StoredSet()).cases
+    for case in s.eval_set.eval_cases:
+        entry = stored.get(case.eval_id)
+        failed = None if entry is None else latest_failed(entry)
+        if failed is None:
+            continue
+        out.carried[(s.eval_set.eval_set_id, case.eval_id)] = (
+            f"not re-run (unchanged since {since[:12]}); main's latest run "
+            + ("failed" if failed else "passed")
+        )
 
 
 def changed_files(sha: str, root: Path) -> list[str] | None:

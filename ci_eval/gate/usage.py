@@ -238,48 +238,75 @@ def usage_changes(
         factors = _runner_factors(series) if kind == "latency" else None
         if kind == "latency" and factors is None:
             rise = 1 + 2 * (rise - 1)
-        tested = []
-        for one in series:
-            if len(one.history) < max(1, min_history):
-                continue
-            history, now, runner = one.history, one.now, 0.0
-            if factors is not None:
-                pushes, runner = factors
-                history = [(p, v - pushes.get(p, 0.0)) for p, v in history]
-                now = [v - runner for v in now]
-            tested.append((one, now, runner, *_spread(history, len(now), kind)))
+        tested = _tested(series, kind, factors, min_history)
         prior, alike = _prior([(t[4], t[5]) for t in tested])
-        judged: list[UsageChange] = []
-        for one, now, runner, centre, variance, df in tested:
-            if alike:  # moderated, with the prior's freedom
-                variance = (df * variance + PRIOR_DF * prior) / (df + PRIOR_DF)
-                df += PRIOR_DF
-            spread = max(math.sqrt(variance), FLOOR[kind])
-            value = median(now) if kind == "latency" else _mean(now)
-            shift = value - centre
-            p_value = t_sf(shift / spread, df)
-            before = math.exp(median(v for _, v in one.history))
-            after = math.exp(median(one.now))
-            judged.append(
-                UsageChange(
-                    one.set_id,
-                    one.case_id,
-                    kind,
-                    round(before, 4),
-                    round(after, 4),
-                    round(math.exp(shift), 4),
-                    p_value,
-                    len(one.history),
-                    len(one.now),
-                    runner=round(math.exp(runner), 4) if factors is not None else None,
-                )
-            )
+        judged = [
+            _judged(one, now, runner, centre, variance, df, kind, factors, prior if alike else None)
+            for one, now, runner, centre, variance, df in tested
+        ]
         adjusted = stats.benjamini_hochberg([c.p_value for c in judged])
         for change, p in zip(judged, adjusted, strict=True):
             change.adjusted = p
             change.regressed = p <= significance / 2 and change.ratio >= rise
         out += judged
     return out
+
+
+def _tested(
+    series: list[Series],
+    kind: str,
+    factors: tuple[dict[Any, float], float] | None,
+    min_history: int,
+) -> list[tuple[Series, list[float], float, float, float, int]]:
+    """The cases with enough history: their runs now and their history's centre, variance and
+    degrees of freedom, the runner's speed taken out of latency where it is measured."""
+    tested = []
+    for one in series:
+        if len(one.history) < max(1, min_history):
+            continue
+        history, now, runner = one.history, one.now, 0.0
+        if factors is not None:
+            pushes, runner = factors
+            history = [(p, v - pushes.get(p, 0.0)) for p, v in history]
+            now = [v - runner for v in now]
+        tested.append((one, now, runner, *_spread(history, len(now), kind)))
+    return tested
+
+
+def _judged(
+    one: Series,
+    now: list[float],
+    runner: float,
+    centre: float,
+    variance: float,
+    df: float,
+    kind: str,
+    factors: object,
+    prior: float | None,
+) -> UsageChange:
+    """One case's change, its variance moderated by the suite's prior where the cases'
+    variances are alike (``prior`` not None)."""
+    if prior is not None:  # moderated, with the prior's freedom
+        variance = (df * variance + PRIOR_DF * prior) / (df + PRIOR_DF)
+        df += PRIOR_DF
+    spread = max(math.sqrt(variance), FLOOR[kind])
+    value = median(now) if kind == "latency" else _mean(now)
+    shift = value - centre
+    p_value = t_sf(shift / spread, df)
+    before = math.exp(median(v for _, v in one.history))
+    after = math.exp(median(one.now))
+    return UsageChange(
+        one.set_id,
+        one.case_id,
+        kind,
+        round(before, 4),
+        round(after, 4),
+        round(math.exp(shift), 4),
+        p_value,
+        len(one.history),
+        len(one.now),
+        runner=round(math.exp(runner), 4) if factors is not None else None,
+    )
 
 
 def unreported(results: RunResults, baseline: Baseline) -> list[UnreportedUsage]:
