@@ -97,46 +97,59 @@ def _read_baseline(
     path = _in_repository(given)
     base = git.pull_request_base(env)
     if settings.baseline_ref:
-        ref = settings.baseline_ref
-        option = settings.names.name("baseline_ref")
-        if base:
-            sha, _ = git.fetch_merge_base(base)
-            if sha is not None and _own_commit(ref, base, sha):
-                raise InputError(
-                    f"{option} {ref} names a commit of this pull request, whose baseline could "
-                    f"say anything: name a commit of {base} (or leave it unset: the merge base's "
-                    "copy is read)"
-                )
-        return baseline_store.read_at_ref(ref, path, option), f"{path} at {ref}", []
+        return _read_ref(settings, settings.baseline_ref, path, base)
     tracked = bool(base) and git.is_tracked(path)
     # a PR that deletes the file (or never had it in its tree) is judged by the merge base's
     # copy too: deleting the baseline must not lower the bar either
     if base and (tracked or not Path(given).exists() or path != given):
-        sha, done = git.fetch_merge_base(base)
-        notices = [f"shallow clone: {d} to find the merge base with {base}" for d in done]
-        if sha is None and not tracked:
-            return None, path, notices  # no file here and no merge base: nothing to judge by
-        if sha is None:
-            _, why = git.merge_base(env)
-            raise InputError(
-                f"cannot find the merge base with {base}, so the baseline cannot be read as it "
-                f"is on {base} (the pull request's own {path} is never used): check out with "
-                "`fetch-depth: 0` (actions/checkout), or give "
-                + settings.names.name("baseline_ref")
-                + (f" ({why})" if why and "git failed" in why else "")
-            )
-        where = f"{path} at the merge base {sha[:12]} with {base}"
-        data = baseline_store.read_at_ref(sha, path)
-        if data is None and tracked:
-            raise InputError(
-                f"this pull request adds {path}, which {base} does not have: a baseline the "
-                "pull request writes could say anything (keep the history in the base branch, "
-                "or on a data branch read through git)"
-            )
-        return data, where, notices
+        return _read_at_merge_base(settings, env, path, base, tracked)
     if settings.given("baseline") and not settings.update_baseline:
         _named_baseline_exists(Path(given), settings.names.name("baseline"))
     return baseline_store.read(Path(given)), given, []
+
+
+def _read_ref(
+    settings: RunSettings, ref: str, path: str, base: str | None
+) -> tuple[Baseline | None, str, list[str]]:
+    """The baseline at ``baseline_ref``: refused when it names one of the PR's own commits."""
+    option = settings.names.name("baseline_ref")
+    if base:
+        sha, _ = git.fetch_merge_base(base)
+        if sha is not None and _own_commit(ref, base, sha):
+            raise InputError(
+                f"{option} {ref} names a commit of this pull request, whose baseline could "
+                f"say anything: name a commit of {base} (or leave it unset: the merge base's "
+                "copy is read)"
+            )
+    return baseline_store.read_at_ref(ref, path, option), f"{path} at {ref}", []
+
+
+def _read_at_merge_base(
+    settings: RunSettings, env: Mapping[str, str], path: str, base: str, tracked: bool
+) -> tuple[Baseline | None, str, list[str]]:
+    """The baseline as it is at the merge base with ``base`` (a shallow clone fetched);
+    refused where the merge base cannot be found or the pull request adds the file."""
+    sha, done = git.fetch_merge_base(base)
+    notices = [f"shallow clone: {d} to find the merge base with {base}" for d in done]
+    if sha is None and not tracked:
+        return None, path, notices  # no file here and no merge base: nothing to judge by
+    if sha is None:
+        _, why = git.merge_base(env)
+        raise InputError(
+            f"cannot find the merge base with {base}, so the baseline cannot be read as it "
+            f"is on {base} (the pull request's own {path} is never used): check out with "
+            "`fetch-depth: 0` (actions/checkout), or give "
+            + settings.names.name("baseline_ref")
+            + (f" ({why})" if why and "git failed" in why else "")
+        )
+    data = baseline_store.read_at_ref(sha, path)
+    if data is None and tracked:
+        raise InputError(
+            f"this pull request adds {path}, which {base} does not have: a baseline the "
+            "pull request writes could say anything (keep the history in the base branch, "
+            "or on a data branch read through git)"
+        )
+    return data, f"{path} at the merge base {sha[:12]} with {base}", notices
 
 
 def _named_baseline_exists(path: Path, option: str) -> None:
