@@ -115,24 +115,29 @@ def _clauses(blocking: list[Item], quiet: list[Item], names: int, id_limit: int)
     left = names
     for kind in ORDER:
         of_kind = [i for i in blocking if i.kind is kind]
-        if not of_kind:
-            continue
-        text = count(len(of_kind), kind)
-        if kind is Kind.NOTHING:
-            text += f" ({of_kind[0].change})"
-        keys = [short_id(i.key, id_limit) for i in of_kind if i.key]
-        if keys and left > 0:
-            shown = keys[:left]
-            left -= len(shown)
-            more = len(keys) - len(shown)
-            text += f" ({', '.join(shown)}{f' +{more} more' if more else ''})"
-        parts.append(text)
+        if of_kind:
+            text, left = _clause(kind, of_kind, left, id_limit)
+            parts.append(text)
     tally = ", ".join(
         count(sum(1 for i in quiet if i.kind is k), k)
         for k in ORDER
         if any(i.kind is k for i in quiet)
     )
     return "; ".join(parts), (f"{tally} did not block" if tally else "")
+
+
+def _clause(kind: Kind, of_kind: list[Item], left: int, id_limit: int) -> tuple[str, int]:
+    """One kind's count, with up to ``left`` of its case ids; and how many ids are left."""
+    text = count(len(of_kind), kind)
+    if kind is Kind.NOTHING:
+        text += f" ({of_kind[0].change})"
+    keys = [short_id(i.key, id_limit) for i in of_kind if i.key]
+    if keys and left > 0:
+        shown = keys[:left]
+        left -= len(shown)
+        more = len(keys) - len(shown)
+        text += f" ({', '.join(shown)}{f' +{more} more' if more else ''})"
+    return text, left
 
 
 CHANGED = "gate settings changed by this pull request (not applied)"
