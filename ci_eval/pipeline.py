@@ -55,6 +55,7 @@ from ci_eval.settings import GateSettings, Plan, RunSettings, api_key
 from ci_eval.settings.parse import CaseFilter
 from ci_eval.simulate import SimulatorFactory, build_simulator
 from ci_eval.text import redact
+from ci_eval.text.plural import plural
 from ci_eval.worker import processes as workers
 
 
@@ -212,35 +213,40 @@ def confirmation_reruns(
     if why_not:
         results.settings.outage = why_not
         return [why_not]
-    by_set = {s.eval_set_id: s for s in results.sets}
-    records = {(s.eval_set_id, c.eval_id): c for s in results.sets for c in s.cases}
+    stopped = stop.is_set if stop is not None else lambda: False
     rerun_cases: set[tuple[str, str]] = set()
-    spent = 0
-    for _ in range(gate_settings.confirm_runs):
-        if stop is not None and stop.is_set():
-            results.interrupted = True
-            break
-        keys = [k for k in confirm.to_confirm(comparison, runs_target) if k in cases]
-        if not keys:
-            break
-        spent += rerun_one([(*cases[k], records[k]) for k in keys])
+    records = {(s.eval_set_id, c.eval_id): c for s in results.sets for c in s.cases}
+    by_set = {s.eval_set_id: s for s in results.sets}
+
+    def one_round(keys: list[tuple[str, str]]) -> int:
+        made = rerun_one([(*cases[k], records[k]) for k in keys])
         rerun_cases.update(keys)
         for key in keys:
             scorer.case(by_set[key[0]], records[key])
+        return made
+
+    spent = 0
+    for _ in range(gate_settings.confirm_runs):
+        keys = [k for k in confirm.to_confirm(comparison, runs_target) if k in cases]
+        if stopped() or not keys:
+            break
+        spent += one_round(keys)
         comparison = judged()
-    if stop is not None and stop.is_set():  # cancelled during a round: its runs say so
+    if stopped():  # cancelled before or during a round: its runs say so
         results.interrupted = True
     results.settings.confirmation_reruns = spent
-    if not spent:
-        return []
+    return [_reruns_said(spent, rerun_cases)] if spent else []
+
+
+def _reruns_said(spent: int, rerun_cases: set[tuple[str, str]]) -> str:
     names = ", ".join(f"{s}:{c}" for s, c in sorted(rerun_cases)[:5])
     more = len(rerun_cases) - 5
-    return [
-        f"confirmation reruns: {spent} agent run{'s' if spent != 1 else ''} of "
-        f"{len(rerun_cases)} failing case{'s' if len(rerun_cases) != 1 else ''} ({names}"
+    return (
+        f"confirmation reruns: {plural(spent, 'agent run')} of "
+        f"{plural(len(rerun_cases), 'failing case')} ({names}"
         + (f" and {more} more" if more > 0 else "")
         + "), before the gate decided"
-    ]
+    )
 
 
 def _calls_the_agent(sets: list[LoadedEvalSet], plan: Plan) -> bool:
@@ -402,6 +408,18 @@ def _connect(job: _Job) -> Connector:
         except AgentError as exc:
             connector.close()
             raise InputError(str(exc)) from None
+    job.notices = _first_notices(job, connector)
+    if settings.agent.replay_pick == "all" and plan.num_runs == 1:
+        # one run per recording: every recording of a case is scored
+        recordings = getattr(connector, "max_recordings", lambda: 1)()
+        job.plan = dataclasses.replace(plan, num_runs=recordings)
+    return connector
+
+
+def _first_notices(job: _Job, connector: Connector) -> list[str]:
+    """What is said before any case runs, in its order: the eval sets', the connector's, the
+    process reaper's, the plan's, the response cache's and the metrics'."""
+    settings, sets, plan = job.settings, job.sets, job.plan
     notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
     kept_root = getattr(connector, "warning", None)
     if kept_root and redact.current().secrets:  # root with nothing to read is no news
@@ -411,12 +429,7 @@ def _connect(job: _Job) -> Connector:
     notices += plan.notices
     notices += job.notices  # the response cache's
     notices += [f"warning: {n}" for n in preflight.metrics_needing_elsewhere(sets, plan)]
-    job.notices = notices
-    if settings.agent.replay_pick == "all" and plan.num_runs == 1:
-        # one run per recording: every recording of a case is scored
-        recordings = getattr(connector, "max_recordings", lambda: 1)()
-        job.plan = dataclasses.replace(plan, num_runs=recordings)
-    return connector
+    return notices
 
 
 def _run_and_score(
