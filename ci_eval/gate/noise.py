@@ -31,13 +31,13 @@ SWING_LEVEL = 0.1  # the χ² test's level for "main's pushes swing together"
 
 @dataclass(slots=True)
 class Noise:
+    # the suite's own prior for a case's failure rate (Beta a, b), learnt from its cases'
+    # histories; Jeffreys' (½, ½) where they are too short to learn from
+    prior: tuple[float, float]
+    rho: float = 0.0  # within-job intra-class correlation of a case's runs
     days: list[tuple[float, float]] = field(default_factory=lambda: [(1.0, 0.0)])
     # (weight, shift of every case's failure chance) for each of main's days; weights sum to 1
     dispersion: float = 1.0  # φ of the per-push suite totals (1: binomial)
-    rho: float = 0.0  # within-job intra-class correlation of a case's runs
-    # the suite's own prior for a case's failure rate (Beta a, b), learnt from its cases'
-    # histories; Jeffreys' (½, ½) where they are too short to learn from
-    prior: tuple[float, float] = (0.5, 0.5)
 
     @property
     def swings(self) -> bool:
@@ -46,7 +46,7 @@ class Noise:
 
 def measure(histories: list[CaseHistory]) -> Noise:
     """Main's day-to-day swings and within-job correlation, from its cases' histories."""
-    noise = Noise()
+    noise = Noise(_prior(histories))
     rate = [h.failed / h.runs for h in histories]  # a case without history is not judged
     residual: dict[int, float] = {}
     variance: dict[int, float] = {}
@@ -69,7 +69,6 @@ def measure(histories: list[CaseHistory]) -> Noise:
             shift = {s: residual[s] / runs[s] for s in measured}
             noise.days = [(1 / len(measured), shift[s]) for s in measured]
     noise.rho = _icc(histories, shift)
-    noise.prior = _prior(histories)
     return noise
 
 

@@ -205,7 +205,8 @@ def mixture_sum_tail(
                 m1 = mean_of(dist)
                 mean += w * m1
                 var += w * w * (sum(k * k * p for k, p in enumerate(dist)) - m1 * m1)
-            z = (s - 0.5 - mean) / math.sqrt(var) if var > 0 else math.copysign(math.inf, s - mean)
+            # var > 0: past EXACT_LIMIT some case has runs, its chance within [EDGE, 1 − EDGE]
+            z = (s - 0.5 - mean) / math.sqrt(var)
             tail += day * 0.5 * math.erfc(z / math.sqrt(2))
     return min(1.0, tail), expected
 

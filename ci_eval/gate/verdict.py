@@ -416,7 +416,7 @@ def _verdict(results: RunResults) -> Verdict:
     # what the pull request changed that moves the bar: said first, whatever the decision
     changed = changed_of(results)
     if changed:
-        listed.notices.append(f"{CHANGED}: " + ", ".join(c.split(": ", 1)[0] for c in changed))
+        listed.notices.append(f"{CHANGED}: " + ", ".join(c.partition(": ")[0] for c in changed))
     _comparison_items(results, fail_on, listed)
     listed.blocking += usage_items(results)  # [budget] limits; token and latency regressions
     _run_notices(results, listed)

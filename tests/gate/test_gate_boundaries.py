@@ -592,3 +592,28 @@ def test_the_comparison_records_mains_noise_to_four_decimals() -> None:
     comparison = compare(results({f"c{i}": [PASS] for i in range(21)}), main)
     for value in (comparison.rho, comparison.dispersion):
         assert value == round(value, 4) and value != round(value, 3)
+
+
+def test_a_regression_marks_its_own_metric_changes_and_no_other_cases() -> None:
+    base = history({"a": [PASS] * 20, "b": [PASS] * 20, "c": [PASS] * 20})
+    comparison = compare(results({"a": [PASS], "b": [FAIL] * 3, "c": [PASS]}), base)
+    assert judged(comparison, "b").judgement is Judgement.REGRESSION
+    assert {c.case_id: c.regressed for c in comparison.changes} == {
+        "a": False,
+        "b": True,
+        "c": False,
+    }
+
+
+def test_the_verdicts_index_of_cases_holds_every_case_past_a_judging_change() -> None:
+    from ci_eval.model.comparison import ChangeKind, JudgingChange
+
+    now = results({"a": [PASS], "k": [FAIL]})
+    now.comparison = compare(now, history({"a": [PASS] * 5, "k": [FAIL] * 20}))
+    now.comparison.judging = [
+        JudgingChange(ChangeKind.THRESHOLD, "s", "*", "m", "s.json", "1", "0.5")
+    ]
+    now.fail_on = (*now.fail_on, "judging-changed")
+    decision = verdict(now)
+    assert any(i.kind is Kind.JUDGING for i in decision.blocking)
+    assert decision.by_case()[("s", "k")].kind is Kind.KNOWN_FAILURE

@@ -97,3 +97,21 @@ def test_the_cut_is_at_the_split_of_the_largest_likelihood_ratio(late: int) -> N
     assert lr > CHANGE_LR
     kept = history.since_change(pushes)
     assert (kept.cut, kept.since) == (at, pushes[at].seq)
+
+
+def test_a_change_of_state_just_below_the_bar_is_not_cut() -> None:
+    # twelve failing then three passing: the split's statistic is 15.01, a tenth below the bar
+    pushes = _flip(12, 3)
+    statistic = _best_split(pushes)[1]
+    assert statistic == pytest.approx(15.012, abs=1e-3) and statistic < CHANGE_LR
+    assert history.since_change(pushes).cut == 0
+
+
+def test_a_history_without_pushes_is_a_cluster_per_run() -> None:
+    expected = [Cluster(0, 1, 1), Cluster(0, 1, 0)]
+    assert history.clusters([True, False], None) == history.clusters([True, False], []) == expected
+
+
+def test_a_single_runs_own_verdict_is_its_verdict_whatever_its_score() -> None:
+    assert history.metric_fails([0.9], 0.8, own=[True]) == [True]
+    assert history.metric_fails([0.1], 0.8, own=[False]) == [False]

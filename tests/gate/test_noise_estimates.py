@@ -209,3 +209,17 @@ def test_a_day_that_moves_every_case_alike_is_no_correlation_within_a_job() -> N
     # the pushes differ, but by the day's shift alone: taken out, a job's runs are independent
     # (left in, its pushes would differ far beyond the F test's 1 %)
     assert _noise_of(DAYS).rho == 0.0
+
+
+def test_rho_measures_the_cases_after_a_flaky_one() -> None:
+    flaky = [(10, 8), (10, 0)]  # 8 of 20: past the share, left out
+    assert (
+        noise.measure(_histories([flaky, *BUNCHED])).rho
+        == noise.measure(_histories(BUNCHED)).rho
+        > 0
+    )
+
+
+def test_the_dispersion_is_one_where_too_few_pushes_measure_it() -> None:
+    two = [[(1, 4, 1), (2, 4, 0)] for _ in range(5)]
+    assert _noise_of(two).dispersion == 1.0 and not _noise_of(two).swings

@@ -150,3 +150,10 @@ def test_at_2000_weighted_runs_the_suite_wide_tail_is_still_exact() -> None:
         for k, p in enumerate(dist):
             spaced[-1][4 * k] = p
     assert tail == pytest.approx(stats.upper_tail(stats.convolve(spaced), 48), rel=1e-9)
+
+
+def test_a_tail_from_no_failures_at_all_is_certain() -> None:
+    # seven days of a seventh each: their weights sum to 1 − 2e-16, the tail is 1 all the same
+    days = [(1 / 7, 0.0)] * 7
+    for k in (0, -1):
+        assert stats.mixture_tail(k, 3, 0.2, 10.0, days) == 1.0
