@@ -113,20 +113,23 @@ def _put(target: Path, name: str, text: str, force: bool, dry_run: bool) -> str:
     if state == "unchanged":
         return f"unchanged {name}: already what init writes"
     if state == "new" or (state == "differs" and force):
-        verb = "write" if state == "new" else "replace"
-        if dry_run:
-            return f"would {verb} {name}"
-        try:
-            _write(target, text)
-        except OSError as exc:
-            fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(target)))
-        return f"{'wrote' if state == 'new' else 'replaced'} {name}"
+        return _written(target, name, text, new=state == "new", dry_run=dry_run)
     if state == "other":
         return f"{'would keep' if dry_run else 'kept'} {name}: it is not a file"
     return (
         f"{'would keep' if dry_run else 'kept'} {name}: it exists and differs from what init "
         "would write (--force replaces it" + ("" if dry_run else "; --dry-run shows it") + ")"
     )
+
+
+def _written(target: Path, name: str, text: str, new: bool, dry_run: bool) -> str:
+    if dry_run:
+        return f"would {'write' if new else 'replace'} {name}"
+    try:
+        _write(target, text)
+    except OSError as exc:
+        fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(target)))
+    return f"{'wrote' if new else 'replaced'} {name}"
 
 
 def _write(target: Path, text: str) -> None:
@@ -206,31 +209,41 @@ def _found(project: "ProjectFound") -> list[str]:
 def _to_decide(project: "ProjectFound", judged: list[str]) -> list[str]:
     from ci_eval.cli.init_files import agent_url, agents_folder, escaped
 
-    agent = project.agent
     todo = [why for why in (agents_folder(project)[1], agent_url(project)[1]) if why]
     todo += [
         f"{escaped(f)}: its name is not UTF-8, so ci-eval.toml cannot name it: rename it"
         for f in project.folders
         if escaped(f) != f
     ]
-    if agent.kind is None:
-        todo.append(
-            "how ci-eval reaches your agent: set [agent] kind (adk, adk-http, http, command) "
-            "and its settings in ci-eval.toml"
-        )
-    elif agent.kind == "command":
-        todo.append(
-            "set [agent] command in ci-eval.toml: the program that runs your agent and speaks "
-            "ci-eval's JSON-lines contract; set its toolchain up in the workflow"
-        )
-    elif agent.kind == "adk-http" and not agent.app_name:
+    todo += _agent_to_decide(project)
+    todo += _sets_to_decide(project, judged)
+    todo.append(
+        "create the baseline: push to main once (the workflow's record and history jobs keep "
+        "main's runs on the branch ci-eval-data; until then pull requests gate on thresholds "
+        "only)"
+    )
+    todo.append("the workflow triggers on pushes to main: rename it if your default branch differs")
+    return todo
+
+
+# what to decide for each kind of agent init found (None: none found)
+AGENT_TODO = {
+    None: "how ci-eval reaches your agent: set [agent] kind (adk, adk-http, http, command) "
+    "and its settings in ci-eval.toml",
+    "command": "set [agent] command in ci-eval.toml: the program that runs your agent and "
+    "speaks ci-eval's JSON-lines contract; set its toolchain up in the workflow",
+    "adk": "the action's ADK image holds ci-eval and google-adk only: an agent that needs "
+    "more packages runs `pip install` and `ci-eval run --comment` on the runner instead",
+}
+
+
+def _agent_to_decide(project: "ProjectFound") -> list[str]:
+    """What init cannot know of how ci-eval reaches the agent."""
+    agent = project.agent
+    todo = [AGENT_TODO[agent.kind]] if agent.kind in AGENT_TODO else []
+    if agent.kind == "adk-http" and not agent.app_name:
         todo.append(
             "set [agent] app_name (the agent's folder) unless every case's session_input names it"
-        )
-    if agent.kind == "adk":
-        todo.append(
-            "the action's ADK image holds ci-eval and google-adk only: an agent that needs "
-            "more packages runs `pip install` and `ci-eval run --comment` on the runner instead"
         )
     if agent.kind in ("adk", "adk-http"):
         todo.append(
@@ -240,6 +253,12 @@ def _to_decide(project: "ProjectFound", judged: list[str]) -> list[str]:
         )
     if agent.others:
         todo.append("which agent to evaluate: [agent] module names the first one found")
+    return todo
+
+
+def _sets_to_decide(project: "ProjectFound", judged: list[str]) -> list[str]:
+    """What init cannot know of the eval sets, their judges and the repository."""
+    todo = []
     if not project.sets:
         todo.append(
             "add an eval set (ADK's *.evalset.json, e.g. saved by `adk web`), name its folder "
@@ -260,10 +279,4 @@ def _to_decide(project: "ProjectFound", judged: list[str]) -> list[str]:
             ".github/workflows, and ci-eval finds ci-eval.toml from subfolders only inside a "
             "repository"
         )
-    todo.append(
-        "create the baseline: push to main once (the workflow's record and history jobs keep "
-        "main's runs on the branch ci-eval-data; until then pull requests gate on thresholds "
-        "only)"
-    )
-    todo.append("the workflow triggers on pushes to main: rename it if your default branch differs")
     return todo
