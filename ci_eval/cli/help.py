@@ -8,6 +8,7 @@ when ``action --help`` lists the inputs."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from typer.core import TyperCommand
@@ -112,17 +113,23 @@ def action_inputs(run: click.Command | None) -> dict[str, list[tuple[str, str]]]
         if setting.input is None:
             continue
         param = params.get(setting.flag or setting.key)
-        notes = [setting.flag] if setting.flag else []
-        if setting.kind in _KIND_NOTE:
-            notes.append(_KIND_NOTE[setting.kind])
-        if setting.key in ACTION_DEFAULTS:
-            default = ACTION_DEFAULTS[setting.key]
-            notes.append(f"action default: {'true' if default is True else default}")
         text = _brief(getattr(param, "help", None) or "")
         panel = getattr(param, "rich_help_panel", None) or (SELECTION if param else OTHER)
+        notes = _input_notes(setting, ACTION_DEFAULTS)
         panels[panel].append((setting.input, f"{text} [{'; '.join(notes)}]".strip()))
     panels[OTHER] += [(name, _ACTION_ONLY_HELP.get(name, "")) for name in ACTION_ONLY]
     return {name: rows for name, rows in panels.items() if rows}
+
+
+def _input_notes(setting: Any, defaults: Mapping[str, Any]) -> list[str]:
+    """An input's notes: the flag it stands for, what its text is, the action's default."""
+    notes = [setting.flag] if setting.flag else []
+    if setting.kind in _KIND_NOTE:
+        notes.append(_KIND_NOTE[setting.kind])
+    if setting.key in defaults:
+        default = defaults[setting.key]
+        notes.append(f"action default: {'true' if default is True else default}")
+    return notes
 
 
 def _brief(text: str) -> str:

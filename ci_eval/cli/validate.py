@@ -150,18 +150,23 @@ def validate(
     outcomes, ignored = _read_configs(outcomes, found.ignored)
     lines = list(validate_lines(outcomes, ignored, verbose))
     if not any(isinstance(o, LoadedEvalSet | LoadedSidecar | Failed) for o in outcomes):
-        notes = [
-            "no eval sets found (searched for "
-            + ", ".join(include or DEFAULT_INCLUDE)
-            + (", and any *.json in folders named eval*" if not include else "")
-            + ")"
-        ]
         skipped = sum(isinstance(o, Skipped) for o in outcomes) + len(found.ignored)
-        if skipped and not verbose:
-            notes.append(f"{_n(skipped, 'JSON file')} skipped or not read; -v lists them")
-        return Validation(lines, notes, valid=False)
+        return Validation(lines, _none_found(include, skipped, verbose), valid=False)
     invalid = any(isinstance(o, Failed) for o in outcomes)
     return Validation(lines, [validate_counts(outcomes, ignored, verbose)], not invalid)
+
+
+def _none_found(include: list[str] | None, skipped: int, verbose: bool) -> list[str]:
+    """What to say when no eval set was found: where it looked, and what it left out."""
+    notes = [
+        "no eval sets found (searched for "
+        + ", ".join(include or DEFAULT_INCLUDE)
+        + (", and any *.json in folders named eval*" if not include else "")
+        + ")"
+    ]
+    if skipped and not verbose:
+        notes.append(f"{_n(skipped, 'JSON file')} skipped or not read; -v lists them")
+    return notes
 
 
 def _with_table(outcome: FileOutcome, table: MetricConfig) -> FileOutcome:
