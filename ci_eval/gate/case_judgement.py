@@ -18,6 +18,7 @@ from ci_eval.gate.history import (
 from ci_eval.gate.noise import Noise
 from ci_eval.model.baseline import Push, StoredCase, StoredMetric
 from ci_eval.model.comparison import (
+    Basis,
     CaseJudgement,
     Comparison,
     Judgement,
@@ -228,6 +229,7 @@ def _short_history(
     failing, at least ``confirm`` of them, where main never failed it; where a job's runs
     fail together, only below the bar)."""
     history = pending.history
+    judgement.basis = Basis.SHORT
     judgement.method = (
         f"short history: only {runs_label(history.runs)} on main "
         f"(the history test needs {rules.min_history})"

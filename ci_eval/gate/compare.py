@@ -54,6 +54,7 @@ from ci_eval.gate.usage import unreported, usage_changes
 from ci_eval.model.baseline import Baseline, Provenance, StoredCase, StoredSet
 from ci_eval.model.comparison import (
     Acceptance,
+    Basis,
     CaseJudgement,
     Comparison,
     Judgement,
@@ -206,7 +207,7 @@ def _judge_family(read: _Read, noise: Noise, comparison: Comparison, rules: Rule
         if key in read.renamed:
             judgement.method += f" (renamed from {read.renamed[key][1]}: its history)"
         comparison.cases.append(judgement)
-        if judgement.method.startswith("history"):
+        if judgement.basis is Basis.HISTORY:
             family.judged.append(judged)
             judgement.p_value = judged.p_value
             if judged.improve_p is not None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from ci_eval.gate.history import case_metric_fails, run_fails
 from ci_eval.model.comparison import (
+    Basis,
     CaseJudgement,
     Comparison,
     Judgement,
@@ -315,7 +316,7 @@ def _judged(j: CaseJudgement, commit: str | None) -> str:
     where = f"main's history ({commit[:7]})" if commit else "main's history"
     if j.history_runs == 0:
         text = "no history on main (a new case)"
-    elif j.method == "history" or j.method.startswith("history"):
+    elif j.basis is Basis.HISTORY:
         text = f"judged against {where}"
         rest = j.method[len("history") :].strip(" ;:")
         if rest:
@@ -334,7 +335,7 @@ def _judged(j: CaseJudgement, commit: str | None) -> str:
 
 
 def _test(j: CaseJudgement) -> str:
-    if j.p_value is not None and j.failed_now and j.method.startswith("history"):
+    if j.p_value is not None and j.failed_now and j.basis is Basis.HISTORY:
         return f"p={j.p_value:.2g}"
     return j.method.split(":", 1)[0] if j.method != "history" else ""
 

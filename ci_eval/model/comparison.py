@@ -31,6 +31,24 @@ def runs_label(n: int) -> str:
     return f"{n} run" + ("" if n == 1 else "s")
 
 
+class Basis(StrEnum):
+    """What a case was judged by: the branch the gate took (its ``method`` says it in words)."""
+
+    HISTORY = "history"  # main's history, by the per-case test
+    SHORT = "short history"  # too little history: only a confirmed break blocks
+    NEW = "new case"  # no history: by its thresholds, confirmed by reruns
+    OTHER = "other"  # an earlier ci-eval's rule (a results file it wrote)
+
+    @classmethod
+    def of(cls, method: str) -> Basis:
+        """An earlier results file's, which said it only in words."""
+        if method.startswith("history"):
+            return cls.HISTORY
+        if method.startswith(("short history", "judged by the simple")):
+            return cls.SHORT
+        return cls.NEW if method.startswith("new case") else cls.OTHER
+
+
 class Judgement(StrEnum):
     REGRESSION = "regression"  # blocks
     ACCEPTED = "accepted"  # a regression the PR accepts in .ci-eval/accept.toml
@@ -167,12 +185,17 @@ class CaseJudgement:
     history_failed: Count
     runs_now: Count
     failed_now: Count
-    method: Text  # "history", "short history: …", "new case: …" (how it was judged)
+    method: Text  # "history", "short history: …", "new case: …" (how it was judged, in words)
     p_value: Number | None = None
     adjusted: Number | None = None  # Benjamini–Hochberg
     metrics: Items[Text] = field(default_factory=list)  # the metrics that failed now
     failing_since: Text | None = None
     reason: Text | None = None  # the acceptance's reason
+    basis: Basis | None = None  # what it was judged by; None: from ``method`` (older files)
+
+    def __post_init__(self) -> None:
+        if self.basis is None:
+            self.basis = Basis.of(self.method)
 
     @property
     def key(self) -> str:
@@ -388,7 +411,4 @@ class Comparison:
 
     @property
     def short_history(self) -> list[CaseJudgement]:
-        # "judged by the simple rule": what results files of ci-eval 0.1.0's first gate say
-        return [
-            c for c in self.cases if c.method.startswith(("short history", "judged by the simple"))
-        ]
+        return [c for c in self.cases if c.basis is Basis.SHORT]

@@ -617,3 +617,36 @@ def test_the_verdicts_index_of_cases_holds_every_case_past_a_judging_change() ->
     decision = verdict(now)
     assert any(i.kind is Kind.JUDGING for i in decision.blocking)
     assert decision.by_case()[("s", "k")].kind is Kind.KNOWN_FAILURE
+
+
+def test_what_a_case_was_judged_by_is_recorded_apart_from_its_words() -> None:
+    from ci_eval.model.comparison import Basis
+
+    base = history({"long": [PASS] * 20, "short": [PASS] * 3})
+    comparison = compare(results({"long": [PASS], "short": [PASS], "new": [FAIL] * 5}), base)
+    assert {j.case_id: j.basis for j in comparison.cases} == {
+        "long": Basis.HISTORY,
+        "short": Basis.SHORT,
+        "new": Basis.NEW,
+    }
+    assert [j.case_id for j in comparison.short_history] == ["short"]
+
+
+@pytest.mark.parametrize(
+    ("method", "basis"),
+    [
+        ("history", "history"),
+        ("history since it changed on main (failing since 3f2a9c1)", "history"),
+        ("short history: only 3 runs on main", "short history"),
+        ("judged by the simple rule: no history", "short history"),  # ci-eval 0.1.0's first gate
+        ("new case: no history on main", "new case"),
+        ("an earlier ci-eval's rule", "other"),
+    ],
+)
+def test_an_earlier_results_files_judgement_is_read_by_its_words(method: str, basis: str) -> None:
+    from ci_eval.model.comparison import CaseJudgement
+    from ci_eval.model.results_file import adapter
+
+    data = {"set_id": "s", "case_id": "c", "judgement": "unchanged", "history_runs": 1}
+    data |= {"history_failed": 0, "runs_now": 1, "failed_now": 0, "method": method}
+    assert adapter(CaseJudgement).validate_python(data).basis == basis
