@@ -183,8 +183,7 @@ def run_control(
         scorer.rest(control)
     runs = sum(len(c.runs) for _, c in control.cases())
     return control, (
-        f"same-day control: {runs} agent run{'s' if runs != 1 else ''} of {named} on the same "
-        "cases in this job"
+        f"same-day control: {plural(runs, 'agent run')} of {named} on the same cases in this job"
     )
 
 

@@ -23,12 +23,12 @@ from ci_eval.metrics.pr_code import PullRequestCode
 from ci_eval.model.metric_spec import MetricConfig
 from ci_eval.settings.parse import parse_metric_table
 from ci_eval.simulate import scenario_of
+from ci_eval.text.plural import plural
 
 TRACE_NOTE = "trace mode: recorded conversation is scored, the agent is not called"
 
 
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+_n = plural
 
 
 def simulated(outcome: LoadedEvalSet) -> int:

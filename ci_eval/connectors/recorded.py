@@ -28,6 +28,7 @@ from pydantic.alias_generators import to_camel
 
 from ci_eval.model import EvalCase, Invocation
 from ci_eval.model.results import RunResults
+from ci_eval.text.plural import plural
 
 # a 1.x result file: ADK 1.21 and earlier wrote json.dumps(model_dump_json())
 JSON_STRING_WRITER = (
@@ -150,7 +151,7 @@ def difference(recorded: bytes, now: bytes) -> str:
     """What the eval set changed of a recording's expected invocations, in a few words."""
     if len(recorded) != len(now):
         count, now_count = len(recorded) // _TURN.size, len(now) // _TURN.size
-        return f"{count} expected turn{'s' if count != 1 else ''} recorded, {now_count} now"
+        return f"{plural(count, 'expected turn')} recorded, {now_count} now"
     pairs = zip(_TURN.iter_unpack(recorded), _TURN.iter_unpack(now), strict=True)
     for n, (was, is_) in enumerate(pairs, 1):
         if was != is_:

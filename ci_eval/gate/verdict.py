@@ -308,7 +308,7 @@ def _run_items(results: RunResults, fail_on: set[str], listed: _Listed) -> None:
             Item(
                 Kind.NOTHING,
                 True,
-                change=f"{total} {'case' if total == 1 else 'cases'}",
+                change=plural(total, "case"),
                 said="no case passed or failed its thresholds",
             )
         )
@@ -367,7 +367,7 @@ def _comparison_items(results: RunResults, fail_on: set[str], listed: _Listed) -
     short = comparison.short_history
     if short:
         listed.notices.append(
-            f"{len(short)} {'case' if len(short) == 1 else 'cases'} with a short history "
+            f"{plural(len(short), 'case')} with a short history "
             f"(fewer than {plural(comparison.min_history, 'run')} on main)"
         )
 
@@ -384,8 +384,7 @@ def _run_notices(results: RunResults, listed: _Listed) -> None:
     said = listed.said
     if said:
         listed.notices.append(
-            f"changed by this pull request: {len(said)} "
-            f"{'change' if len(said) == 1 else 'changes'} to how cases are judged"
+            f"changed by this pull request: {plural(len(said), 'change')} to how cases are judged"
         )
 
 

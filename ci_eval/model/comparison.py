@@ -28,7 +28,7 @@ def _f(value: float | None) -> str:
 
 def runs_label(n: int) -> str:
     """ "3 runs", "1 run"."""
-    return f"{n} run" + ("" if n == 1 else "s")
+    return plural(n, "run")
 
 
 class Basis(StrEnum):

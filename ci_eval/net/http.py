@@ -32,6 +32,7 @@ from urllib3.util.retry import Retry
 
 from ci_eval.net.deadline import Deadline
 from ci_eval.text import redact
+from ci_eval.text.plural import plural
 from ci_eval.text.surrogates import loads as loads_json
 
 if TYPE_CHECKING:
@@ -227,7 +228,7 @@ class Failure(Exception):
 
 
 def _retries(n: int) -> str:
-    return f"{n} retry" if n == 1 else f"{n} retries"
+    return plural(n, "retry", "retries")
 
 
 @contextlib.contextmanager

@@ -20,6 +20,7 @@ from ci_eval.errors import InputError
 from ci_eval.io import git
 from ci_eval.settings.model import BAR, BAR_TABLES, RunSettings, setting_target
 from ci_eval.settings.toml import load_config
+from ci_eval.text.plural import plural
 
 SHOWN = 60  # characters of a value in the list of changes
 
@@ -162,7 +163,7 @@ def templates_at_base(folder: Path, env: Mapping[str, str]) -> tuple[Path, str |
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text((text or "") + "\n")
     return kept, (
-        f"templates in {relative}: {len(files)} {'file' if len(files) == 1 else 'files'} "
+        f"templates in {relative}: {plural(len(files), 'file')} "
         "changed (base: the merge base's templates)"
     )
 
