@@ -198,7 +198,7 @@ def _counted(now: list[bool], history: CaseHistory, rules: Rules) -> tuple[int, 
     rarely = history.failed <= RARELY * history.runs
     reruns = max(0, rules.confirm - first) if rules.rerunning and rarely else 0
     counted, counted_runs = sum(now[:first]), first
-    if reruns and counted == first:
+    if reruns and all(now[:first]):
         extra = now[first:]
         if all(extra) and len(extra) < reruns:
             reruns = 0  # its reruns were cut short (a cancelled job): the first runs alone

@@ -18,7 +18,7 @@ much whole pushes swing together, and how much one job's runs of a case fail tog
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ci_eval.gate.history import CaseHistory
 
@@ -34,10 +34,11 @@ class Noise:
     # the suite's own prior for a case's failure rate (Beta a, b), learnt from its cases'
     # histories; Jeffreys' (½, ½) where they are too short to learn from
     prior: tuple[float, float]
-    rho: float = 0.0  # within-job intra-class correlation of a case's runs
-    days: list[tuple[float, float]] = field(default_factory=lambda: [(1.0, 0.0)])
-    # (weight, shift of every case's failure chance) for each of main's days; weights sum to 1
-    dispersion: float = 1.0  # φ of the per-push suite totals (1: binomial)
+    rho: float  # within-job intra-class correlation of a case's runs
+    # (weight, shift of every case's failure chance) for each of main's days; weights sum to
+    # 1: one day without swings, else one per push measured (at least MIN_PUSHES)
+    days: list[tuple[float, float]]
+    dispersion: float  # φ of the per-push suite totals (1: binomial, or not measured)
 
     @property
     def swings(self) -> bool:
@@ -46,7 +47,6 @@ class Noise:
 
 def measure(histories: list[CaseHistory]) -> Noise:
     """Main's day-to-day swings and within-job correlation, from its cases' histories."""
-    noise = Noise(_prior(histories))
     rate = [h.failed / h.runs for h in histories]  # a case without history is not judged
     residual: dict[int, float] = {}
     variance: dict[int, float] = {}
@@ -61,15 +61,15 @@ def measure(histories: list[CaseHistory]) -> Noise:
                 runs[c.seq] = runs.get(c.seq, 0) + c.runs
     measured = sorted(s for s in variance if variance[s] > 0)
     shift: dict[int, float] = {}
+    dispersion, days = 1.0, [(1.0, 0.0)]
     if len(measured) >= MIN_PUSHES:
         statistic = sum(residual[s] ** 2 / variance[s] for s in measured)
-        noise.dispersion = statistic / (len(measured) - 1)
+        dispersion = statistic / (len(measured) - 1)
         # swings that chance makes as often as not (φ a little above 1) are not swings
-        if noise.dispersion > 1 and chi2_tail(statistic, len(measured) - 1) <= SWING_LEVEL:
+        if dispersion > 1 and chi2_tail(statistic, len(measured) - 1) <= SWING_LEVEL:
             shift = {s: residual[s] / runs[s] for s in measured}
-            noise.days = [(1 / len(measured), shift[s]) for s in measured]
-    noise.rho = _icc(histories, shift)
-    return noise
+            days = [(1 / len(measured), shift[s]) for s in measured]
+    return Noise(_prior(histories), _icc(histories, shift), days, dispersion)
 
 
 PRIOR_RUNS = 5  # runs of history a case needs, on average, to learn the suite's prior from
@@ -138,10 +138,10 @@ def _icc(histories: list[CaseHistory], shift: dict[int, float]) -> float:
         df_between += len(h.clusters) - 1
         df_within += h.runs - len(h.clusters)
         size_terms += h.runs - sum(c.runs**2 for c in h.clusters) / h.runs
-    # nothing measured (a measured case adds to both degrees of freedom), or no run differs
-    # from its push's others
-    if df_between == 0 or within == 0:
-        return 0.0 if within or not between else RHO_CAP
+    # nothing measured (between is 0 too), or no run differs from its push's others; a
+    # measured case adds to both degrees of freedom, so below they are at least 1
+    if within == 0:
+        return RHO_CAP if between else 0.0
     msb = between / df_between
     msw = within / df_within
     if chi2_tail(between / msw, df_between) > RHO_LEVEL:

@@ -89,13 +89,13 @@ def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
     and when nothing changed (every null true) so does the chance of any false alarm."""
     m = len(pvalues)
     order = sorted(range(m), key=lambda i: pvalues[i])
-    adjusted = [1.0] * m
+    adjusted: dict[int, float] = {}
     running = 1.0  # from the largest p (≤ 1, at rank m its own), so never above 1
     for rank in range(m, 0, -1):
         i = order[rank - 1]
         running = min(running, pvalues[i] * m / rank)
         adjusted[i] = running
-    return adjusted
+    return [adjusted[i] for i in range(m)]
 
 
 EDGE = 1e-9  # a shifted failure chance stays inside (0, 1)
@@ -163,11 +163,8 @@ def rerun_dist(n: int, reruns: int, a: float, b: float) -> list[float]:
     def all_fail(j: int) -> float:
         return math.exp(sum(math.log((a + k) / (a + b + k)) for k in range(j)))
 
-    out = dist[:n] + [0.0] * (reruns + 1)
-    for g in range(reruns):
-        out[n + g] = all_fail(n + g) - all_fail(n + g + 1)
-    out[n + reruns] = all_fail(n + reruns)
-    return out
+    stops = [all_fail(n + g) - all_fail(n + g + 1) for g in range(reruns)]
+    return dist[:n] + stops + [all_fail(n + reruns)]
 
 
 def mixture_sum_tail(

@@ -650,3 +650,51 @@ def test_an_earlier_results_files_judgement_is_read_by_its_words(method: str, ba
     data = {"set_id": "s", "case_id": "c", "judgement": "unchanged", "history_runs": 1}
     data |= {"history_failed": 0, "runs_now": 1, "failed_now": 0, "method": method}
     assert adapter(CaseJudgement).validate_python(data).basis == basis
+
+
+def test_a_case_that_failed_only_some_runs_is_no_confirmed_break() -> None:
+    base, now = _pr_failing(0, [FAIL, PASS, PASS, PASS, PASS])
+    j = judged(compare(now, base, confirm=3), "a")
+    assert j.judgement is not Judgement.REGRESSION and j.adjusted is not None and j.adjusted > 0.025
+
+
+def test_a_break_at_exactly_the_level_is_the_tests_not_the_confirmations() -> None:
+    base, now = _pr_failing(0, [FAIL, FAIL, FAIL])
+    p = judged(compare(now, base, GateSettings(significance=1.0), confirm=3), "a").p_value
+    j = judged(compare(now, base, GateSettings(significance=2 * p), confirm=3), "a")
+    assert j.judgement is Judgement.REGRESSION and j.adjusted == p
+    assert "failed all" not in j.method  # named by the per-case test, at its level
+
+
+@pytest.mark.parametrize(("runs", "reruns", "target"), [(1, 3, 4), (2, 2, 4), (1, 1, 2), (3, 9, 5)])
+def test_the_confirming_runs_are_the_runs_and_reruns_between_two_and_five(
+    runs: int, reruns: int, target: int
+) -> None:
+    assert confirm.target(runs, reruns) == target
+
+
+def test_the_verdict_shows_every_icon_its_items_have() -> None:
+    from ci_eval.gate.items import PASSED_ICON, QUIET_ICON, SKIPPED_ICON
+
+    now = results({"r": [FAIL] * 3})
+    now.comparison = compare(now, history({"r": [PASS] * 20}))
+    decision = verdict(now)
+    item_icons = {i.icon for i in decision.blocking}
+    assert (
+        item_icons
+        and decision.icons() == {decision.icon, PASSED_ICON, QUIET_ICON, SKIPPED_ICON} | item_icons
+    )
+
+
+def test_the_verdict_line_shortens_case_ids_to_24_characters_before_naming_fewer() -> None:
+    """Three 62-character ids and a notice of 65: at 40 characters an id the line would pass
+    200 characters, at 24 it fits with all three named."""
+    from ci_eval.gate.items import short_id
+
+    ids = [f"{chr(97 + i)}{'_' * 58}{i}" for i in range(3)]
+    now = results({c: [FAIL] * 3 for c in ids})
+    now.comparison = compare(now, history({c: [PASS] * 20 for c in ids}))
+    now.settings.stopped = "the first cases failed alike, so no more cases started " + "w" * 10
+    line = verdict(now).line
+    assert len(line) <= 200
+    assert all(short_id(f"s:{c}", 24) in line for c in ids)

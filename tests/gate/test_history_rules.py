@@ -115,3 +115,14 @@ def test_a_history_without_pushes_is_a_cluster_per_run() -> None:
 def test_a_single_runs_own_verdict_is_its_verdict_whatever_its_score() -> None:
     assert history.metric_fails([0.9], 0.8, own=[True]) == [True]
     assert history.metric_fails([0.1], 0.8, own=[False]) == [False]
+
+
+def test_a_metrics_own_verdict_of_its_latest_run_only_is_that_runs() -> None:
+    # two runs, a verdict of its own for the latest: the first is read from its score
+    assert history.metric_fails([0.9, 0.9], 0.8, own=[True]) == [False, True]
+
+
+def test_two_pushes_that_differ_past_the_bar_are_cut() -> None:
+    pushes = [Cluster(1, 20, 20), Cluster(2, 20, 0)]
+    found = history.since_change(pushes)
+    assert (found.cut, found.since, found.runs, found.failed) == (1, 2, 20, 0)

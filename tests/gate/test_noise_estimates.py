@@ -223,3 +223,16 @@ def test_rho_measures_the_cases_after_a_flaky_one() -> None:
 def test_the_dispersion_is_one_where_too_few_pushes_measure_it() -> None:
     two = [[(1, 4, 1), (2, 4, 0)] for _ in range(5)]
     assert _noise_of(two).dispersion == 1.0 and not _noise_of(two).swings
+
+
+def test_rho_measures_a_case_that_failed_a_single_run() -> None:
+    cases = [*BUNCHED, [(5, 1), (5, 0), (5, 0), (5, 0)]]
+    assert noise.measure(_histories(cases)).rho == pytest.approx(_anova_icc(cases), rel=1e-12)
+
+
+def test_a_case_seen_only_on_the_bad_days_is_judged_against_its_own_days() -> None:
+    # a case run on the even pushes only, failing 4 of 20 on each: its days' shift (+0.1) is
+    # taken out of each push and of its own mean alike, so nothing is left between its pushes
+    lopsided = [(p, 20, 4) for p in range(2, 9, 2)]
+    found = _noise_of([*DAYS, lopsided])
+    assert found.swings and found.rho == 0.0

@@ -157,3 +157,20 @@ def test_a_tail_from_no_failures_at_all_is_certain() -> None:
     days = [(1 / 7, 0.0)] * 7
     for k in (0, -1):
         assert stats.mixture_tail(k, 3, 0.2, 10.0, days) == 1.0
+
+
+def test_the_runs_a_case_may_get_as_reruns_count_towards_the_2000() -> None:
+    # two runs and up to two reruns each, weight 4: 126 × 4 × (2 + 2) = 2,016 weighted runs
+    cases = [(2, 2, 0.02, 30.0)] * 126
+    dists = [stats.rerun_dist(n, r, m * c, (1 - m) * c) for n, r, m, c in cases]
+    mean = sum(4 * stats.mean_of(d) for d in dists)
+    var = sum(16 * (sum(k * k * p for k, p in enumerate(d)) - stats.mean_of(d) ** 2) for d in dists)
+    observed = [1] * 12 + [0] * 114
+    tail, _ = stats.mixture_sum_tail(observed, cases, [(1.0, 0.0)])
+    z = (48 - 0.5 - mean) / math.sqrt(var)
+    assert tail == pytest.approx(0.5 * math.erfc(z / math.sqrt(2)), rel=1e-9)
+
+
+@pytest.mark.parametrize("k", [-1, 4])
+def test_the_pmf_is_zero_outside_zero_to_n(k: int) -> None:
+    assert stats.betabinom_pmf(k, 3, 2.0, 5.0) == 0.0
