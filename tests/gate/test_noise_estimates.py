@@ -236,3 +236,10 @@ def test_a_case_seen_only_on_the_bad_days_is_judged_against_its_own_days() -> No
     lopsided = [(p, 20, 4) for p in range(2, 9, 2)]
     found = _noise_of([*DAYS, lopsided])
     assert found.swings and found.rho == 0.0
+
+
+def test_rho_leaves_out_a_case_that_never_failed() -> None:
+    # a case that never failed has nothing to say of a job's runs failing together: its
+    # pushes add no degrees of freedom
+    calm = [(5, 0), (5, 0), (5, 0)]
+    assert noise.measure(_histories([*BUNCHED, calm])).rho == noise.measure(_histories(BUNCHED)).rho
