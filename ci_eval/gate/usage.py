@@ -37,7 +37,8 @@ from typing import Any
 
 from ci_eval.gate import stats
 from ci_eval.model.baseline import Baseline, StoredCase, StoredSet
-from ci_eval.model.comparison import DEFAULT_SIGNIFICANCE, UnreportedUsage, UsageChange
+from ci_eval.model.comparison import UnreportedUsage, UsageChange
+from ci_eval.model.gate_words import DEFAULT_SIGNIFICANCE
 from ci_eval.model.results import CaseRecord, RunResults
 from ci_eval.model.status import Status
 from ci_eval.results.usage_totals import Tally

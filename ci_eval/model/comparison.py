@@ -11,15 +11,12 @@ from typing import Annotated, ClassVar
 
 from pydantic import BeforeValidator, Field
 
+from ci_eval.model.gate_words import DEFAULT_MIN_HISTORY, DEFAULT_SIGNIFICANCE
 from ci_eval.model.values import RECORD, Count, Flag, Items, Number, Text, Timestamp
 from ci_eval.text.plural import plural
 
 # [eval set id, case id]
 CaseKey = tuple[Text, Text]
-
-# what a recorded comparison without them means, and the settings' defaults (settings.model)
-DEFAULT_MIN_HISTORY = 5
-DEFAULT_SIGNIFICANCE = 0.05
 
 
 def _f(value: float | None) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar
 
 import pydantic_core
 from pydantic import BeforeValidator, Field, ValidationError
@@ -23,6 +23,7 @@ from ci_eval.errors import InputError
 from ci_eval.model.comparison import Comparison
 from ci_eval.model.evalset import Invocation
 from ci_eval.model.facts import RunFacts
+from ci_eval.model.gate_words import FailOn
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
 from ci_eval.model.status import Status
 from ci_eval.model.usage import Usage
@@ -315,9 +316,6 @@ class SetRecord:
     # written and read case by case
     cases: Annotated[Items[CaseRecord], APART] = field(default_factory=list)
     applied_metrics: Items[MetricSpec] = field(default_factory=list)  # once scored
-
-
-FailOn = Literal["failure", "regression", "error", "not-evaluated", "usage", "judging-changed"]
 
 
 @dataclass

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 from ci_eval.errors import InputError
-from ci_eval.model.comparison import DEFAULT_MIN_HISTORY, DEFAULT_SIGNIFICANCE
+from ci_eval.model.gate_words import DEFAULT_MIN_HISTORY, DEFAULT_SIGNIFICANCE
 
 CONFIG_NAME = "ci-eval.toml"
 DEFAULT_BASELINE = ".ci-eval/baseline.json"  # main's history, where none is named

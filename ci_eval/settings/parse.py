@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from ci_eval.errors import InputError
+from ci_eval.model.gate_words import FailOn
 from ci_eval.model.metric_spec import MetricSpec, snake_keys
-from ci_eval.model.results import FailOn
 
 FAIL_ON: tuple[str, ...] = get_args(FailOn)  # the results file's schema names them once
 REPLAY_PICKS = ("newest", "oldest", "all")
