@@ -401,7 +401,7 @@ def _connect(job: _Job) -> Connector:
         child_env=child_environment(settings, env),
         env=env,
     )
-    if hasattr(connector, "verify") and _calls_the_agent(sets, plan):
+    if _calls_the_agent(sets, plan):
         try:
             connector.verify(c for s in sets for c in s.eval_set.eval_cases)
         except AgentError as exc:
@@ -410,8 +410,7 @@ def _connect(job: _Job) -> Connector:
     job.notices = _first_notices(job, connector)
     if settings.agent.replay_pick == "all" and plan.num_runs == 1:
         # one run per recording: every recording of a case is scored
-        recordings = getattr(connector, "max_recordings", lambda: 1)()
-        job.plan = dataclasses.replace(plan, num_runs=recordings)
+        job.plan = dataclasses.replace(plan, num_runs=connector.max_recordings())
     return connector
 
 
@@ -420,7 +419,7 @@ def _first_notices(job: _Job, connector: Connector) -> list[str]:
     process reaper's, the plan's, the response cache's and the metrics'."""
     settings, sets, plan = job.settings, job.sets, job.plan
     notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
-    kept_root = getattr(connector, "warning", None)
+    kept_root = connector.warning
     if kept_root and redact.current().secrets:  # root with nothing to read is no news
         notices.append(f"warning: {kept_root} (set {settings.agent.name('user')})")
     if settings.agent.kind in ("command", "adk"):  # agents ci-eval starts itself
@@ -479,7 +478,7 @@ def _run_and_score(
                 stop,
             )
         # a replay's recordings explain some scores: an eval set edited since, another ADK
-        job.notices += getattr(connector, "notices", lambda _: [])(results)
+        job.notices += connector.notices(results)
     finally:
         connector.close()
     return results, run_options

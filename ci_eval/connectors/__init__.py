@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ci_eval import ACTION_REPO, IMAGE, __version__
-from ci_eval.connectors.base import AgentError, Connector
+from ci_eval.connectors.base import AgentError, Connector, with_features
 from ci_eval.errors import InputError
 from ci_eval.settings import AgentSettings
 from ci_eval.settings.model import ci_credential
@@ -171,7 +171,7 @@ def build_connector(
         raise InputError(
             f"unknown agent kind {agent.kind!r}; choose one of: " + ", ".join(CONNECTORS)
         )
-    return factory(agent, timeout, retries, child_env)
+    return with_features(factory(agent, timeout, retries, child_env))
 
 
 def no_agent_message(agent: AgentSettings) -> str:

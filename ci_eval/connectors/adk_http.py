@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 from urllib.parse import quote
 
-from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
+from ci_eval.connectors.base import ActualTurn, AgentError, Features, events_to_turn
 from ci_eval.connectors.http import post
 from ci_eval.model import Content, EvalCase
 from ci_eval.net.client import make_session
@@ -19,7 +19,7 @@ DEFAULT_USER = "test_user_id"  # what ADK's eval service uses when session_input
 
 
 @dataclass
-class AdkHttpConnector:
+class AdkHttpConnector(Features):
     base_url: str
     http: HttpSettings
     app_name: str | None = None

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_eval.connectors.adk_http import DEFAULT_USER
-from ci_eval.connectors.base import ActualTurn, AgentError, events_to_turn
+from ci_eval.connectors.base import ActualTurn, AgentError, Features, events_to_turn
 from ci_eval.model import Content, EvalCase
 from ci_eval.net.deadline import Deadline
 from ci_eval.text.surrogates import scrub_json
@@ -30,7 +30,7 @@ def _hint(spec: str) -> str:
 
 
 @dataclass
-class AdkInProcessConnector:
+class AdkInProcessConnector(Features):
     """``--agent adk``: the agent runs with ADK's in-memory runner in the agent worker
     (:mod:`ci_eval.worker`), never in ci-eval's process, which holds the job's credentials. Its
     events come back as data and are read as an api_server's are."""

@@ -3,8 +3,9 @@ which ADK's eval service turns a turn's events into an actual invocation."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from pydantic import ValidationError
 
@@ -112,9 +113,12 @@ class Connector(Protocol):
     """Opens one fresh agent session per (case, run). A connector whose ``open`` is a request
     to the agent may say ``opens_ahead = True``: the runner then opens the next cases' sessions
     while the current turns are in flight (from another thread, so ``open`` must be
-    thread-safe, as it is for concurrent workers anyway)."""
+    thread-safe, as it is for concurrent workers anyway). The rest is optional: what
+    :class:`Features` gives a connector that does not say otherwise."""
 
     kind: str
+    opens_ahead: bool
+    warning: str | None  # said once before the run (why it runs as it does)
 
     def describe(self) -> str:
         """One line saying which agent this is, for reports (no secrets)."""
@@ -123,6 +127,74 @@ class Connector(Protocol):
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> AgentSession: ...
 
     def close(self) -> None: ...
+
+    def verify(self, cases: Iterable[EvalCase]) -> None:
+        """Check, before any case runs, that the agent can be reached (AgentError if not)."""
+        ...
+
+    def max_recordings(self) -> int:
+        """The most runs a case has to replay (a replay of every recording)."""
+        ...
+
+    def notices(self, results: Any) -> list[str]:
+        """What the connector says of the finished run (a replay: recordings edited since)."""
+        ...
+
+
+class Features:
+    """The optional part of :class:`Connector`, as a connector has it unless it says more:
+    nothing to verify, one recording, nothing to say; ci-eval's connectors inherit it, and a
+    plugin's connector that does not gets it (:func:`with_features`)."""
+
+    opens_ahead: ClassVar[bool] = False
+    warning: str | None = None
+
+    def verify(self, cases: Iterable[EvalCase]) -> None:
+        return None
+
+    def max_recordings(self) -> int:
+        return 1
+
+    def notices(self, results: Any) -> list[str]:
+        return []
+
+
+@dataclass
+class _Plugin(Features):
+    """A plugin's connector, with the optional part it does not have."""
+
+    inner: Any
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]
+        return str(self.inner.kind)
+
+    @property
+    def opens_ahead(self) -> bool:  # type: ignore[override]
+        return bool(getattr(self.inner, "opens_ahead", False))
+
+    def describe(self) -> str:
+        return str(self.inner.describe())
+
+    def open(self, eval_set_id: str, case: EvalCase, run: int) -> AgentSession:
+        return self.inner.open(eval_set_id, case, run)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def with_features(connector: Any) -> Connector:
+    """``connector`` with the whole protocol: its own features, :class:`Features`' others."""
+    if isinstance(connector, Features):
+        return connector  # type: ignore[return-value]
+    plugin = _Plugin(connector)
+    for name in ("verify", "max_recordings", "notices", "warning"):
+        if hasattr(connector, name):  # the plugin's own, where it has one
+            setattr(plugin, name, getattr(connector, name))
+    return plugin  # type: ignore[return-value]
 
 
 def _parts(event: dict[str, Any]) -> list[Part]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from ci_eval.connectors import contract
-from ci_eval.connectors.base import ActualTurn, AgentError
+from ci_eval.connectors.base import ActualTurn, AgentError, Features
 from ci_eval.connectors.identity import Identity
 from ci_eval.connectors.process import PipeReader, kill_tree, parse_command, popen_options
 from ci_eval.io import reaper
@@ -39,7 +39,7 @@ _EXIT_GRACE = 5.0  # seconds an agent gets to exit after its stdin is closed
 
 
 @dataclass
-class CommandConnector:
+class CommandConnector(Features):
     # one command line (split by the platform's rules) or one argument per item
     command: str | Sequence[str]
     timeout: float = 60.0

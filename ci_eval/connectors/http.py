@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ci_eval.connectors.base import ActualTurn, AgentError
+from ci_eval.connectors.base import ActualTurn, AgentError, Features
 from ci_eval.model import Content, EvalCase
 from ci_eval.net.client import make_session
 from ci_eval.net.deadline import Deadline
@@ -31,7 +31,7 @@ def post(
 
 
 @dataclass
-class HttpConnector:
+class HttpConnector(Features):
     url: str
     http: HttpSettings
     kind: str = "http"

@@ -33,7 +33,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ci_eval.connectors import adk_rs_report, recorded, traces
 from ci_eval.connectors import usage as reported
-from ci_eval.connectors.base import UNREADABLE, ActualTurn, AgentError
+from ci_eval.connectors.base import UNREADABLE, ActualTurn, AgentError, Features
 from ci_eval.dialects import trpc
 from ci_eval.errors import InputError
 from ci_eval.io.jsonfast import NotStreamable, parse_streaming, paused_gc
@@ -387,7 +387,7 @@ def load_recordings(
 
 
 @dataclass
-class ReplayConnector:
+class ReplayConnector(Features):
     paths: list[Path]
     kind: str = "replay"
     pick: str = "newest"

@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ci_eval.connectors.base import TOO_MUCH, AgentError, AgentSession, Connector, KeptReplies
+from ci_eval.connectors.base import (
+    TOO_MUCH,
+    AgentError,
+    AgentSession,
+    Connector,
+    KeptReplies,
+    with_features,
+)
 from ci_eval.load.evalsets import LoadedEvalSet
 from ci_eval.model import EvalCase, Invocation
 from ci_eval.model.status import Status
@@ -320,9 +327,7 @@ def _execute(
     lock = threading.Lock()
     ended: queue.SimpleQueue[_Job] = queue.SimpleQueue()
     width = max(1, min(options.concurrency, len(jobs)))
-    opener = (
-        _Opener(jobs, connector, stop, width) if getattr(connector, "opens_ahead", False) else None
-    )
+    opener = _Opener(jobs, connector, stop, width) if connector.opens_ahead else None
 
     def finish(job: _Job, record: RunRecord) -> None:
         with lock:
@@ -440,6 +445,7 @@ def run_sets(
     stop: threading.Event | None = None,
 ) -> RunResults:
     stop = stop or threading.Event()
+    connector = with_features(connector)  # a test's or a plugin's: the protocol's defaults
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
     records: list[SetRecord] = []
@@ -541,6 +547,7 @@ def rerun(
     replay replays its next recording), marked as a confirmation and added to its runs in
     order. Returns the runs made."""
     stop = stop or threading.Event()
+    connector = with_features(connector)
     work = []
     for loaded, case, record in targets:
         record.runs = list(record.runs)  # runs kept as text (spilled) become objects again
