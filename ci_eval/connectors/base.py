@@ -3,7 +3,7 @@ which ADK's eval service turns a turn's events into an actual invocation."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -119,6 +119,7 @@ class Connector(Protocol):
     kind: str
     opens_ahead: bool
     warning: str | None  # said once before the run (why it runs as it does)
+    recordings: Mapping[tuple[str, str], Any]  # a replay's, by (eval set id, case id)
 
     def describe(self) -> str:
         """One line saying which agent this is, for reports (no secrets)."""
@@ -148,6 +149,8 @@ class Features:
 
     opens_ahead: ClassVar[bool] = False
     warning: str | None = None
+    # a replay's recorded runs by (eval set id, case id): what a simulated case replays
+    recordings: ClassVar[Mapping[tuple[str, str], Any]] = {}
 
     def verify(self, cases: Iterable[EvalCase]) -> None:
         return None
@@ -191,7 +194,7 @@ def with_features(connector: Any) -> Connector:
     if isinstance(connector, Features):
         return connector  # type: ignore[return-value]
     plugin = _Plugin(connector)
-    for name in ("verify", "max_recordings", "notices", "warning"):
+    for name in ("verify", "max_recordings", "notices", "warning", "recordings"):
         if hasattr(connector, name):  # the plugin's own, where it has one
             setattr(plugin, name, getattr(connector, name))
     return plugin  # type: ignore[return-value]

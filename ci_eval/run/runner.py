@@ -69,8 +69,7 @@ def _skip_reason(
     if scenario_of(case, loaded.dialect) is None:
         return None
     if connector.kind == "replay":  # a recorded simulated conversation replays without one
-        recordings = getattr(connector, "recordings", {})
-        if (loaded.eval_set.eval_set_id, case.eval_id) in recordings:
+        if (loaded.eval_set.eval_set_id, case.eval_id) in connector.recordings:
             return None
         return "no recorded conversation to replay (the recorded run skipped it?); " + NO_SIMULATOR
     if options.simulator is None:
