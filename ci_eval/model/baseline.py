@@ -51,7 +51,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, Strict, TypeAdapter, ValidationError
 
-from ci_eval.model.values import RECORD, Count, Flag, Items, Number, Text
+from ci_eval.model.values import RECORD, Count, Flag, Invalid, Items, Number, Text
 
 FORMAT = 3
 DEFAULT_WINDOW = 20
@@ -155,19 +155,8 @@ class Baseline:
     sets: dict[str, StoredSet] = field(default_factory=dict)
 
 
-class BaselineInvalid(Exception):
-    """What the file holds that the model does not allow: where (JSON path parts) and why."""
-
-    def __init__(self, loc: list[str | int], message: str) -> None:
-        super().__init__(message)
-        self.loc = loc
-        self.message = message
-
-    def path(self) -> str:
-        text = "$"
-        for part in self.loc:
-            text += f"[{part}]" if isinstance(part, int) else f".{part}"
-        return text
+# what the file holds that the model does not allow: where (JSON path parts) and why
+BaselineInvalid = Invalid
 
 
 # --- format upgrades ---------------------------------------------------------------------------

@@ -35,27 +35,13 @@ from ci_eval.model.results import (
     SetRecord,
     TextRuns,
 )
+from ci_eval.model.values import Invalid
 
 SCHEMA_VERSION = 3
 # read as they are: 2 wrote ``settings`` as an open object, 3 as the typed record
 # (:class:`ci_eval.model.facts.RunFacts`) of the same keys
 AS_IS = (2, 3)
 NAMES = "is this a results file ci-eval wrote?"
-
-
-class Invalid(Exception):
-    """A value the model does not allow: where (JSON path parts) and why, in one line."""
-
-    def __init__(self, loc: list[str | int], message: str) -> None:
-        super().__init__(message)
-        self.loc = loc
-        self.message = message
-
-    def path(self) -> str:
-        text = "$"
-        for part in self.loc:
-            text += f"[{part}]" if isinstance(part, int) else f".{part}"
-        return text
 
 
 @functools.cache

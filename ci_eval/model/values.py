@@ -67,3 +67,18 @@ def _timestamp(value: Any) -> Any:
 
 
 Timestamp = Annotated[str, Strict(), BeforeValidator(_timestamp)]
+
+
+class Invalid(Exception):
+    """A value the model does not allow: where (JSON path parts) and why, in one line."""
+
+    def __init__(self, loc: list[str | int], message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
+        self.message = message
+
+    def path(self) -> str:
+        text = "$"
+        for part in self.loc:
+            text += f"[{part}]" if isinstance(part, int) else f".{part}"
+        return text
