@@ -227,7 +227,7 @@ def _to_decide(project: "ProjectFound", judged: list[str]) -> list[str]:
 
 
 # what to decide for each kind of agent init found (None: none found)
-AGENT_TODO = {
+AGENT_TO_DECIDE = {
     None: "how ci-eval reaches your agent: set [agent] kind (adk, adk-http, http, command) "
     "and its settings in ci-eval.toml",
     "command": "set [agent] command in ci-eval.toml: the program that runs your agent and "
@@ -240,7 +240,7 @@ AGENT_TODO = {
 def _agent_to_decide(project: "ProjectFound") -> list[str]:
     """What init cannot know of how ci-eval reaches the agent."""
     agent = project.agent
-    todo = [AGENT_TODO[agent.kind]] if agent.kind in AGENT_TODO else []
+    todo = [AGENT_TO_DECIDE[agent.kind]] if agent.kind in AGENT_TO_DECIDE else []
     if agent.kind == "adk-http" and not agent.app_name:
         todo.append(
             "set [agent] app_name (the agent's folder) unless every case's session_input names it"
