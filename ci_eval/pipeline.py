@@ -307,7 +307,8 @@ def run(
     """Evaluate: every check before the first agent call, then replay, score, compare and
     write the results file. ``env`` is the job's environment (default: the process's)."""
     env = os.environ if env is None else env
-    job = _prepare(settings, env)
+    # built by settings.build, and so frozen; a caller's own settings are frozen here
+    job = _prepare(settings.freeze(), env)
     connector = _connect(job)
     results, run_options = _run_and_score(job, connector, stop)
     # what the connector holds (a replay's recordings, large for a large run) goes before

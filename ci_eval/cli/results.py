@@ -30,6 +30,7 @@ from ci_eval.cli.options import (
     WindowOpt,
 )
 from ci_eval.errors import InputError
+from ci_eval.settings.build import from_flags
 
 if TYPE_CHECKING:
     from ci_eval.settings import RunSettings
@@ -46,12 +47,13 @@ OutputOpt = Annotated[
 ]
 
 
-def _settings(env: Mapping[str, str]) -> "RunSettings":
-    """ci-eval.toml's settings, the bar as the merge base places it: as `run` reads them."""
-    from ci_eval.settings.bar import gate_settings
+def _settings(given: Mapping[str, object], env: Mapping[str, str]) -> "RunSettings":
+    """The command's flags over ci-eval.toml, the bar as the merge base places it: the one
+    path `run` builds its settings by (:func:`ci_eval.settings.build.build`)."""
+    from ci_eval.settings.build import build
 
     try:
-        return gate_settings(None, env)
+        return build(given, env)  # type: ignore[arg-type]
     except InputError as exc:
         fail(exc)
 
@@ -74,6 +76,7 @@ def report_command(
 
     Example: ci-eval report results.json --junit junit.xml --summary summary.md --comment
     """
+    given = from_flags(locals())  # first, while the parameters are all it holds
     import gc
 
     from ci_eval import preflight
@@ -81,18 +84,7 @@ def report_command(
     from ci_eval.results.file import read_results
     from ci_eval.results.spill import PastLimit
 
-    settings = _settings(environment()).overlay(
-        {
-            "junit": junit,
-            "summary": summary,
-            "adk_results": adk_results,
-            "adk_rs_report": adk_rs_report,
-            "results": results_file,
-            "comment": comment,
-            "comment_id": comment_id,
-            "template_dir": template_dir,
-        }
-    )
+    settings = _settings({**given, "results": results_file}, environment())
     try:
         preflight.output_file(junit, "--junit")
         preflight.output_file(summary, "--summary")
@@ -134,6 +126,7 @@ def compare_command(
 
     Example: ci-eval compare results.json --baseline .ci-eval/baseline.json
     """
+    given = from_flags(locals())  # first, while the parameters are all it holds
     from ci_eval import preflight
     from ci_eval.gate import main_history
     from ci_eval.gate.decision import gate
@@ -142,23 +135,7 @@ def compare_command(
     from ci_eval.settings import check_gate
 
     env = environment()
-    settings = _settings(env).overlay(
-        {
-            "baseline": baseline,
-            "baseline_ref": baseline_ref,
-            "tolerance": tolerance,
-            "significance": significance,
-            "fail_on": fail_on,
-            "baseline_max_age": baseline_max_age,
-            "min_history": min_history,
-            "accept": accept,
-            "junit": junit,
-            "summary": summary,
-            "results": output or results_file,
-            "comment": comment,
-            "comment_id": comment_id,
-        }
-    )
+    settings = _settings({**given, "results": output or results_file}, env)
     notices: list[str] = []
     try:
         gate_settings = check_gate(settings)
@@ -199,14 +176,14 @@ def baseline_update(
     from ci_eval import preflight
     from ci_eval.gate import main_history
     from ci_eval.results.file import read_results
+    from ci_eval.settings import check_gate
 
     # ci-eval.toml's [baseline] window and the baseline beside it, as `run` reads them
-    settings = _settings(environment()).overlay({"baseline": baseline, "baseline_window": window})
+    settings = _settings(from_flags(locals()), environment())
     try:
+        check_gate(settings)  # the window, as every command checks it
         preflight.output_file(settings.baseline_file(), "--baseline")
         results = read_results(results_file)
-        if settings.baseline_window < 1:
-            raise settings.names.error("baseline_window", "must be at least 1")
         line = main_history.update_baseline(results, settings)
     except InputError as exc:
         fail(exc)

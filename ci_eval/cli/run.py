@@ -46,6 +46,7 @@ from ci_eval.cli.options import (
 )
 from ci_eval.errors import InputError
 from ci_eval.settings import AGENT_KINDS, CONFIG_NAME
+from ci_eval.settings.build import from_flags
 
 
 def run(
@@ -135,7 +136,7 @@ def run(
             rich_help_panel=AGENT,
         ),
     ] = None,
-    token_env: Annotated[
+    agent_token_env: Annotated[
         str | None,
         typer.Option(
             "--agent-token-env",
@@ -410,79 +411,21 @@ def run(
     Example: ci-eval run samples --agent command --agent-command
     "python samples/agents/weather_agent/command_agent.py" --results results.json
     """
+    given = from_flags(locals())  # first, while the parameters are all it holds
     from ci_eval import pipeline
     from ci_eval.net import deadline
     from ci_eval.net.deadline import Cancellation
-    from ci_eval.settings.bar import gate_settings
+    from ci_eval.settings.build import build
 
     env = environment()
     try:
-        # the bar as the merge base's ci-eval.toml places it, unless the workflow trusts the PR
-        settings = gate_settings(config, env, trust=trust_pr_config)
-        settings.overlay(
-            {
-                "paths": paths or None,
-                "eval_config": eval_config,
-                "dialect": dialect,
-                "select": select,
-                "agent.watch": watch,
-                "include": include,
-                "exclude": exclude,
-                "cases": case,
-                "num_runs": num_runs,
-                "concurrency": concurrency,
-                "timeout": timeout,
-                "retries": retries,
-                "results": results,
-                "metric": metric,
-                "min_pass": min_pass,
-                "template_dir": template_dir,
-                "cache": cache,
-                "cache_ttl": cache_ttl,
-                "cache_sign_key_env": cache_sign_key_env,
-                "cache_public_key": cache_public_key,
-                "junit": junit,
-                "summary": summary,
-                "adk_results": adk_results,
-                "adk_rs_report": adk_rs_report,
-                "comment": comment,
-                "comment_id": comment_id,
-                "shard": shard,
-                "baseline": baseline,
-                "baseline_ref": baseline_ref,
-                "update_baseline": update_baseline,
-                "tolerance": tolerance,
-                "significance": significance,
-                "fail_on": fail_on,
-                "baseline_max_age": baseline_max_age,
-                "min_history": min_history,
-                "confirm_runs": confirm_runs,
-                "control": control,
-                "control_url": control_url,
-                "trust_pr_config": trust_pr_config or None,
-                "max_removed": max_removed,
-                "baseline_branch": baseline_branch,
-                "accept": accept,
-                "baseline_window": window,
-                "agent.kind": agent,
-                "agent.url": agent_url,
-                "agent.app_name": app_name,
-                "agent.user_id": user_id,
-                "agent.command": agent_command,
-                "agent.module": agent_module,
-                "agent.replay": replay,
-                "agent.replay_pick": replay_pick,
-                "agent.token_env": token_env,
-                "agent.headers": header,
-                "agent.env": agent_env,
-                "agent.user": agent_user,
-                "judge.base_url": judge_url,
-                "judge.model": judge_model,
-                "judge.api_key_env": judge_key_env,
-                "simulator.base_url": simulator_url,
-                "simulator.model": simulator_model,
-                "simulator.api_key_env": simulator_key_env,
-            }
+        # the bar as the merge base's ci-eval.toml places it, unless the workflow trusts the PR;
+        # each flag is the setting the settings table names it for
+        settings = build(
+            {**given, "paths": paths or None, "trust_pr_config": trust_pr_config or None},
+            env,
+            config=config,
+            trust=trust_pr_config,
         )
         stop = Cancellation(deadline.grace_from(env))
     except InputError as exc:

@@ -166,17 +166,3 @@ def templates_at_base(folder: Path, env: Mapping[str, str]) -> tuple[Path, str |
         f"templates in {relative}: {plural(len(files), 'file')} "
         "changed (base: the merge base's templates)"
     )
-
-
-def gate_settings(config: Path | None, env: Mapping[str, str], trust: bool = False) -> RunSettings:
-    """The settings every command starts from: ci-eval.toml (``config``, else found as `run`
-    finds it), with the bar as the merge base places it unless the workflow trusts the pull
-    request (``trust``). `run`, `compare`, `report`, `merge`, `baseline update` and the action
-    read it one way, so each gives the same verdict on the same results."""
-    from ci_eval.settings.toml import find_config
-
-    found = config or find_config()
-    settings = load_config(found, required=config is not None)
-    if not trust:
-        hold(settings, found, env)
-    return settings

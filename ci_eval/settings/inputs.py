@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ci_eval.errors import InputError
-from ci_eval.settings.bar import gate_settings
+from ci_eval.settings.build import build
 from ci_eval.settings.model import SETTINGS, ReportSettings, RunSettings, Value, input_variable
 
 # --- the action's inputs -----------------------------------------------------------------------
@@ -72,14 +72,13 @@ def from_inputs(env: Mapping[str, str]) -> tuple[RunSettings, ReportSettings]:
     """The action's settings: ci-eval.toml (the ``config`` input, else found as the CLI finds
     it), the inputs over it, then the action's own defaults for what neither sets."""
     config = get_input(env, "config")
-    # the bar as the merge base places it, unless the workflow trusts the pull request
-    trust = input_flag(env, "trust-pr-config", False)
-    settings = gate_settings(Path(config) if config else None, env, trust=trust)
-    settings.names.source = "action"
-    settings.overlay(
-        {s.key: _input_value(env, s.input, s.kind) for s in SETTINGS if s.input is not None}
+    settings = build(
+        {s.key: _input_value(env, s.input, s.kind) for s in SETTINGS if s.input is not None},
+        env,
+        config=Path(config) if config else None,
+        source="action",
+        # the bar as the merge base places it, unless the workflow trusts the pull request
+        trust=input_flag(env, "trust-pr-config", False),
+        defaults=ACTION_DEFAULTS,
     )
-    for key, value in ACTION_DEFAULTS.items():
-        if not settings.given(key):
-            setattr(settings, key, value)
     return settings, settings.report(env, job_summary=input_flag(env, "job-summary", True))

@@ -4,10 +4,12 @@ source it came from, so the action's users never read a flag they cannot pass.""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from types import MappingProxyType
+from typing import Literal, Self
 
 from ci_eval.errors import InputError
 from ci_eval.model.gate_words import DEFAULT_MIN_HISTORY, DEFAULT_SIGNIFICANCE
@@ -133,8 +135,39 @@ def default(key: str) -> Value:
     return _BY_KEY[key].default
 
 
+class Frozen:
+    """Settings built by one path (:func:`ci_eval.settings.build.build`), then frozen
+    (:meth:`freeze`): after, setting one raises, and its lists are tuples, its tables
+    read-only. Not a frozen dataclass: ci-eval.toml, the merge base and the flags are laid
+    over each other while it is built."""
+
+    _frozen = False
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if self._frozen:
+            raise dataclasses.FrozenInstanceError(
+                f"cannot set {type(self).__name__}.{name}: settings are frozen once built"
+            )
+        object.__setattr__(self, name, value)
+
+    def freeze(self) -> Self:
+        """This object, its fields and the settings objects in them frozen; returns it."""
+        if self._frozen:
+            return self
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if isinstance(value, Frozen):
+                value.freeze()
+            elif isinstance(value, list):
+                object.__setattr__(self, f.name, tuple(value))
+            elif isinstance(value, dict):
+                object.__setattr__(self, f.name, MappingProxyType(value))
+        object.__setattr__(self, "_frozen", True)
+        return self
+
+
 @dataclass
-class Names:
+class Names(Frozen):
     """How each setting is named in messages: as the user gave it, else in the run's own
     source (a flag on the command line, an input in the action), else as ci-eval.toml spells
     it."""
@@ -160,7 +193,7 @@ class Names:
 
 
 @dataclass
-class AgentSettings:
+class AgentSettings(Frozen):
     kind: str | None = None
     url: str | None = None
     app_name: str | None = None
@@ -189,7 +222,7 @@ class AgentSettings:
 
 
 @dataclass
-class JudgeConfig:
+class JudgeConfig(Frozen):
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
@@ -199,7 +232,7 @@ class JudgeConfig:
 
 
 @dataclass
-class SimulatorConfig:
+class SimulatorConfig(Frozen):
     """The simulated user's LLM ([simulator]); unset fields fall back to the judge's."""
 
     base_url: str | None = None
@@ -250,7 +283,7 @@ class ReportSettings:
 
 
 @dataclass
-class RunSettings:
+class RunSettings(Frozen):
     paths: list[str] = field(default_factory=list)
     eval_config: str | None = None  # one ADK eval config (or trpc metrics) for every set
     # "adk-rs": the eval sets in ADK's shape are adk-rs's, scored as adk-rs scores them (its

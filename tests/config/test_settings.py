@@ -125,7 +125,7 @@ def test_the_inputs_only_toml_could_set_before(in_tmp: Path) -> None:
     )
     assert settings.eval_config == "cfg.json"
     assert settings.agent.replay_pick == "all"
-    assert settings.agent.env == ["A", "B", "C"]
+    assert settings.agent.env == ("A", "B", "C")  # frozen: a tuple
     assert (settings.baseline_window, settings.min_history, settings.accept) == (7, 3, "acc.toml")
 
 
