@@ -154,7 +154,7 @@ class Rules:
     first_runs: int  # the runs each case got before reruns (0: not recorded, all of them)
     pushes: list[Push]  # main's jobs, to name the commit a case changed at
     rerunning: bool  # failing cases got confirmation reruns, as the rule gives them
-    bar: float  # a confirmed break's p-value bar where a job's runs fail together
+    p_cut: float  # a confirmed break's p-value cut where a job's runs fail together
 
 
 @dataclass(slots=True)
@@ -235,7 +235,7 @@ def _short_history(
         f"(the history test needs {rules.min_history})"
     )
     clean = history.failed == 0 and all(now) and len(now) >= rules.confirm
-    if clean and (noise.rho == 0 or p <= rules.bar):
+    if clean and (noise.rho == 0 or p <= rules.p_cut):
         judgement.p_value = None
         judgement.method += f"; failed all {runs_label(len(now))}, reruns included"
         regressed(judgement, comparison, rules.tolerance)

@@ -127,7 +127,7 @@ def compare(
         # did failing cases get confirmation reruns (their runs then count as the rule made)
         rerunning=bool(results.settings.confirm_runs) and not results.settings.outage,
         # a break confirmed where runs of a job fail together
-        bar=alpha / max(1, len(read.pending)),
+        p_cut=alpha / max(1, len(read.pending)),
     )
     family = _judge_family(read, noise, comparison, rules)
     _regressions(family, noise, comparison, rules, alpha)

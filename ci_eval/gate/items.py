@@ -4,6 +4,7 @@ the words and icons every channel uses for them. Pure: from the results and thei
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -180,13 +181,11 @@ class Item:
     # large run keeps their runs on disk (reading them back costs)
     explain: Callable[[], str] | None = field(default=None, compare=False, repr=False)
 
-    @property
+    @functools.cached_property
     def why(self) -> str:
-        """One line: the tool-call difference, the response, the error."""
-        if self.explain is not None:
-            object.__setattr__(self, "said", self.explain())
-            object.__setattr__(self, "explain", None)
-        return self.said
+        """One line: the tool-call difference, the response, the error — read once, then
+        kept beside the item's fields (which it leaves as they were)."""
+        return self.explain() if self.explain is not None else self.said
 
     @property
     def key(self) -> str:

@@ -64,9 +64,9 @@ class Verdict:
     removed: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # clauses after the counts
     # what the pull request changed that places the bar (not applied), one line each
-    changed: list[str] = field(default_factory=list)
+    bar_changes: list[str] = field(default_factory=list)
     # what the pull request changed that main had and is applied (thresholds), said
-    said: list[str] = field(default_factory=list)
+    applied_changes: list[str] = field(default_factory=list)
     sets: list[SetLine] = field(default_factory=list)
 
     @property
@@ -269,7 +269,7 @@ class _Listed:
     notices: list[str] = field(default_factory=list)
     new: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
-    said: list[str] = field(default_factory=list)  # what the PR changed and is applied
+    applied_changes: list[str] = field(default_factory=list)  # what the PR changed, applied
     evaluated: int = 0
     passed: int = 0
     total: int = 0
@@ -362,7 +362,8 @@ def _comparison_items(results: RunResults, fail_on: set[str], listed: _Listed) -
     if any(i.kind is Kind.UNCONFIRMED for i in listed.blocking):
         listed.notices.append("too many failed at once to confirm: run the job again")
     _removed_items(comparison, results.settings.max_removed or 0, listed)
-    listed.said += [c.text() for c in comparison.judging] + list(comparison.changed)
+    listed.applied_changes += [c.text() for c in comparison.judging]
+    listed.applied_changes += comparison.changed
     listed.blocking += judging_items(comparison, "judging-changed" in fail_on)
     short = comparison.short_history
     if short:
@@ -381,7 +382,7 @@ def _run_notices(results: RunResults, listed: _Listed) -> None:
         listed.notices.insert(0, facts.stopped)
     if results.comparison is None and facts.no_baseline is not None:
         listed.notices.append(f"gate on thresholds only: no baseline at {facts.no_baseline}")
-    said = listed.said
+    said = listed.applied_changes
     if said:
         listed.notices.append(
             f"changed by this pull request: {plural(len(said), 'change')} to how cases are judged"
@@ -438,7 +439,7 @@ def _verdict(results: RunResults) -> Verdict:
         listed.new,
         listed.removed,
         notices=listed.notices,
-        changed=changed,
-        said=listed.said,
+        bar_changes=changed,
+        applied_changes=listed.applied_changes,
         sets=listed.sets,
     )

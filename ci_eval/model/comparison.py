@@ -362,7 +362,8 @@ class Comparison:
     dispersion: Number = 1.0
     # removed cases an [[accept]] entry of .ci-eval/accept.toml accepts (with its reason)
     removed_accepted: Items[Text] = field(default_factory=list)
-    # what this pull request changed of its acceptances, one line each
+    # what this pull request changed of its acceptances, one line each: applied, and said (the
+    # verdict's applied_changes); what it changed of the bar is not applied (bar_changes)
     changed: Items[Text] = field(default_factory=list)
     # what this run changed of how cases are judged against what main's history recorded
     judging: Items[JudgingChange] = field(default_factory=list)

@@ -137,12 +137,12 @@ def _case_line(s: SetRecord, c: CaseRecord, item: Item) -> str:
 def _verdict_block(decision: Verdict) -> list[str]:
     """What blocks and what did not, set apart from the last set, then what changed."""
     lines = [""]
-    if decision.changed:
+    if decision.bar_changes:
         lines.append("CHANGED BY THIS PULL REQUEST, NOT APPLIED (the merge base's values hold):")
-        lines += [f"  {c}" for c in decision.changed]
-    if decision.said:
+        lines += [f"  {c}" for c in decision.bar_changes]
+    if decision.applied_changes:
         lines.append("CHANGED BY THIS PULL REQUEST (applied):")
-        lines += [f"  {c}" for c in decision.said]
+        lines += [f"  {c}" for c in decision.applied_changes]
     for blocking, items in ((True, decision.blocking), (False, decision.not_blocking)):
         if not items:
             continue
