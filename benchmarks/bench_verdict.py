@@ -178,6 +178,9 @@ class Row:
     pr_cases: Callable[[list[Case], random.Random], list[Case]] | None = None
     expect_block: bool = True  # the row counts catches (True) or false alarms (False)
     named: list[str] = field(default_factory=list)
+    # recordings beyond the PR's runs; 0: exactly the runs asked for, as a user's replayed
+    # eval_history or trace holds them (a rerun has nothing new to replay)
+    extra: int = EXTRA
 
 
 def _break(n: int, response: bool = False) -> Callable[[list[Case], random.Random], list[str]]:
@@ -231,6 +234,10 @@ ROWS = [
         pr_cases=_renamed),
     Row("unchanged agent, deep history (20 runs)", "≤ 5 %; ≤ 10 % extra runs",
         lambda r: [2] * 10, 1, expect_block=False),
+    Row("history 4 pushes × 5 runs, recordings of exactly the PR's runs, nothing changed",
+        "≤ 5 %", lambda r: [5] * 4, 1, expect_block=False, extra=0),
+    Row("history 1 push × 1 run, recordings of exactly the PR's runs, nothing changed",
+        "≤ 5 %", lambda r: [1], 1, expect_block=False, extra=0),
 ]  # fmt: skip
 
 
@@ -255,7 +262,7 @@ def simulate(row: Row, seed: int, work: Path) -> tuple[bool, bool, int]:
     broken += [c.case_id for c in pr_cases if c.content]  # the renamed case
     pr_dir = work / "pr"
     pr_evalset = write_evalset(pr_dir, pr_cases, row.two_metrics)
-    runs = row.pr_runs + EXTRA
+    runs = row.pr_runs + row.extra
     write_recordings(pr_dir / "rec" / "pr.json", pr_cases, runs, rng, True, row.two_metrics)
     code, out = cli(
         "run", str(pr_evalset), "--agent", "replay", "--replay", "rec",

@@ -15,6 +15,7 @@ continuous score (ROUGE-like, normal around the case's mean, threshold 0.8).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import sys
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from ci_eval.model.facts import RunFacts  # noqa: E402
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec  # noqa: E402
 from ci_eval.model.results import CaseMetric, CaseRecord, RunResults, SetRecord  # noqa: E402
 from ci_eval.model.status import Status  # noqa: E402
+from ci_eval.settings.gate import DEFAULT_GATE, GateSettings  # noqa: E402
 
 TRAJECTORY, ROUGE = "tool_trajectory_avg_score", "response_match_score"
 THRESHOLD = {TRAJECTORY: 1.0, ROUGE: 0.8}
@@ -78,27 +80,38 @@ def run_case(c: Case, job: Job, rng: random.Random, continuous: bool) -> float:
     return 0.0 if rng.random() < min(1.0, max(0.0, fail)) else 1.0
 
 
-def record(cases: list[Case], scores: dict[str, list[float]], metric: str, runs: int) -> RunResults:
+def record(
+    cases: list[Case],
+    scores: dict[str, list[float]],
+    metric: str,
+    runs: int,
+    response: dict[str, list[float]] | None = None,
+) -> RunResults:
+    """The results of a job; ``response``: a second metric's runs (pass/fail), a run passing
+    when both pass."""
     records = []
-    threshold = THRESHOLD[metric]
     for c in cases:
         values = scores[c.case_id]
-        mean = sum(values) / len(values)
-        passed = sum(v >= threshold for v in values) >= len(values) / 2
+        metrics = [_metric(metric, values)]
+        if response is not None:
+            metrics.append(_metric(ROUGE, response[c.case_id]))
+        passed = all(m.status == Status.PASSED for m in metrics)
         status = Status.PASSED if passed else Status.FAILED
-        records.append(
-            CaseRecord(
-                c.case_id,
-                metrics=[CaseMetric(metric, status, mean, threshold, runs=list(values))],
-                scored_status=status,
-            )
-        )
+        records.append(CaseRecord(c.case_id, metrics=metrics, scored_status=status))
     # the set's metrics as a results file holds them (a MetricConfig since 6282b89's gate)
     config = MetricConfig([MetricSpec(m, THRESHOLD[m]) for m in THRESHOLD], "default", "adk")
     results = RunResults([SetRecord("suite", "suite.evalset.json", "adk", config, records)])
     results.settings = RunFacts(num_runs=runs, confirm_runs=4)
     results.fail_on = ("regression", "error", "not-evaluated")
     return results
+
+
+def _metric(metric: str, values: list[float]) -> CaseMetric:
+    threshold = THRESHOLD[metric]
+    mean = sum(values) / len(values)
+    passed = sum(v >= threshold for v in values) >= len(values) / 2
+    status = Status.PASSED if passed else Status.FAILED
+    return CaseMetric(metric, status, mean, threshold, runs=list(values))
 
 
 @dataclass
@@ -113,10 +126,23 @@ class Row:
     continuous: bool = False
     # a same-day control: main's agent run in the PR's job (its day and batches, not its change)
     control: bool = False
+    pushes: int = 7  # main's pushes in the history
+    min_history: int | None = None  # --min-history (None: the default)
+    two_metrics: bool = False  # each case scored on its trajectory and its response
 
 
 def _pushes(n: int = 7) -> list[Job]:
     return [Job() for _ in range(n)]
+
+
+def first_push(rng, cases):
+    return _pushes(1), Job(), []
+
+
+def response_broken(rng, cases):
+    """The response of 2 always-passing cases broken (fails every run), the trajectory intact."""
+    victims = rng.sample([c for c in cases if c.rate == 1.0], 2)
+    return _pushes(), Job(broken={c.case_id for c in victims}), [c.case_id for c in victims]
 
 
 def bad_days(rng, cases):
@@ -225,6 +251,19 @@ ROWS = [
         expect_block=True, continuous=True),
     Row("unchanged agent", "≤ 5 %", 1, unchanged),
     Row("unchanged agent", "≤ 5 %", 3, unchanged),
+    Row("a first push: history of 1 push × 1 run, unchanged agent", "≤ 5 %", 1, first_push,
+        runs_per_push=1, pushes=1),
+    Row("a first push: history of 1 push × 1 run, unchanged agent", "≤ 5 %", 3, first_push,
+        runs_per_push=1, pushes=1),
+    Row("a first push, --min-history 1", "≤ 5 %", 1, first_push, runs_per_push=1, pushes=1,
+        min_history=1),
+    Row("a first push, --min-history 1", "≤ 5 %", 3, first_push, runs_per_push=1, pushes=1,
+        min_history=1),
+    Row("bursty jobs (25 % of cases)", "≤ 5 %", 1, bursty),
+    Row("response broken on 2 cases, trajectory intact (caught, and both named)", "≥ 90 %", 1,
+        response_broken, expect_block=True, two_metrics=True),
+    Row("response broken on 2 cases, trajectory intact (caught, and both named)", "≥ 90 %", 3,
+        response_broken, expect_block=True, two_metrics=True),
     Row("continuous ROUGE, unchanged agent", "≤ 5 %", 1, rouge_unchanged, continuous=True),
     Row("continuous ROUGE, unchanged agent", "≤ 5 %", 3, rouge_unchanged, continuous=True),
 ]  # fmt: skip
@@ -233,45 +272,57 @@ ROWS = [
 def simulate(row: Row, seed: int) -> tuple[bool, bool, str]:
     rng = random.Random(seed)
     cases = suite(rng)
+    by_id = {c.case_id: c for c in cases}
     pushes, pr_job, broken = row.scenario(rng, cases)
     metric = ROUGE if row.continuous else TRAJECTORY
+    settings = GateSettings(min_history=row.min_history or DEFAULT_GATE.min_history)
+
+    def one_run(c: Case, job: Job, scores: dict, response: dict | None) -> None:
+        if response is None:
+            scores[c.case_id].append(run_case(c, job, rng, row.continuous))
+            return
+        # two metrics: the trajectory as the case's rate has it, the response with it unless
+        # the job broke the case's response
+        trajectory = run_case(c, dataclasses.replace(job, broken=set()), rng, row.continuous)
+        scores[c.case_id].append(trajectory)
+        response[c.case_id].append(0.0 if c.case_id in job.broken else trajectory)
+
+    def job_runs(job: Job, m: int) -> tuple[dict, dict | None]:
+        scores: dict[str, list[float]] = {c.case_id: [] for c in cases}
+        response = {c.case_id: [] for c in cases} if row.two_metrics else None
+        for c in cases:
+            for _ in range(m):
+                one_run(c, job, scores, response)
+        return scores, response
+
     data = None
     for n, job in enumerate(pushes):
         m = row.runs_per_push
-        scores = {
-            c.case_id: [run_case(c, job, rng, row.continuous) for _ in range(m)] for c in cases
-        }
-        results = record(cases, scores, metric, m)
+        scores, response = job_runs(job, m)
+        results = record(cases, scores, metric, m, response)
         results.started = f"2026-11-{n + 1:02d}T00:00:00+00:00"
         data, _ = baseline_store.update(data, results, commit=f"{n:040d}")
     n = row.pr_runs
-    scores = {
-        c.case_id: [run_case(c, pr_job, rng, row.continuous) for _ in range(n)] for c in cases
-    }
-    results = record(cases, scores, metric, n)
+    scores, response = job_runs(pr_job, n)
+    results = record(cases, scores, metric, n, response)
     target = confirm.target(n, 4)
-    if not confirm.outage(compare(results, data, confirm=target), results, target):
+    if not confirm.outage(compare(results, data, settings, confirm=target), results, target):
         for _ in range(4):
-            comparison = compare(results, data, confirm=target)
+            comparison = compare(results, data, settings, confirm=target)
             keys = confirm.to_confirm(comparison, target)
             if not keys:
                 break
             for _, cid in keys:
-                scores[cid].append(
-                    run_case(
-                        next(c for c in cases if c.case_id == cid), pr_job, rng, row.continuous
-                    )
-                )
-            results = record(cases, scores, metric, n)
+                one_run(by_id[cid], pr_job, scores, response)
+            results = record(cases, scores, metric, n, response)
     else:
         results.settings.outage = "outage"
     control = None
     if row.control:
         same_day = Job(day=pr_job.day, bad_batch=pr_job.bad_batch)
-        theirs = {c.case_id: [run_case(c, same_day, rng, row.continuous) for _ in range(n)]
-                  for c in cases}  # fmt: skip
-        control = record(cases, theirs, metric, n)
-    comparison = compare(results, data, confirm=target, control=control)
+        theirs, their_response = job_runs(same_day, n)
+        control = record(cases, theirs, metric, n, their_response)
+    comparison = compare(results, data, settings, confirm=target, control=control)
     comparison.outage = results.settings.outage
     results.comparison = comparison
     failed = gate(results) == 1
@@ -314,6 +365,8 @@ def main() -> None:
         low, high = wilson(failed, args.prs)
         what = "caught" if row.expect_block else "false alarms"
         extra = f" ({whys})" if args.why else ""
+        if row.two_metrics:  # every broken case named, not only the gate failed
+            extra += f", all named {100 * named / args.prs:.0f} %"
         print(
             f"| {row.name} | {row.pr_runs} | {what} {100 * failed / args.prs:.0f} % "
             f"[{100 * low:.0f}–{100 * high:.0f}]{extra} | {row.target} |",

@@ -49,7 +49,7 @@ from ci_eval.run import control as control_run
 from ci_eval.run import selection as shard_spec
 from ci_eval.run.ceiling import Ceiling
 from ci_eval.run.ceiling import said as ceiling_said
-from ci_eval.run.runner import RunOptions, rerun, run_sets
+from ci_eval.run.runner import Reran, RunOptions, rerun, run_sets
 from ci_eval.score.scorer import ScoreOptions, Scorer
 from ci_eval.settings import GateSettings, Plan, RunSettings, api_key
 from ci_eval.settings.parse import CaseFilter
@@ -192,7 +192,7 @@ def confirmation_reruns(
     gate_settings: GateSettings,
     loaded: LoadedBaseline,
     cases: dict[tuple[str, str], tuple[LoadedEvalSet, EvalCase]],
-    rerun_one: Callable[[list[tuple[LoadedEvalSet, EvalCase, CaseRecord]]], int],
+    rerun_one: Callable[[list[tuple[LoadedEvalSet, EvalCase, CaseRecord]]], Reran],
     scorer: Scorer,
     stop: threading.Event | None = None,
 ) -> list[str]:
@@ -217,16 +217,21 @@ def confirmation_reruns(
     records = {(s.eval_set_id, c.eval_id): c for s in results.sets for c in s.cases}
     by_set = {s.eval_set_id: s for s in results.sets}
 
+    none_left: set[tuple[str, str]] = set()  # a replay's: no recorded run left to rerun
+
     def one_round(keys: list[tuple[str, str]]) -> int:
-        made = rerun_one([(*cases[k], records[k]) for k in keys])
-        rerun_cases.update(keys)
-        for key in keys:
+        reran = rerun_one([(*cases[k], records[k]) for k in keys])
+        none_left.update(reran.none_left)
+        made = [k for k in keys if k not in none_left]
+        rerun_cases.update(made)
+        for key in made:
             scorer.case(by_set[key[0]], records[key])
-        return made
+        return reran.made
 
     spent = 0
     for _ in range(gate_settings.confirm_runs):
-        keys = [k for k in confirm.to_confirm(comparison, runs_target) if k in cases]
+        asked = confirm.to_confirm(comparison, runs_target)
+        keys = [k for k in asked if k in cases and k not in none_left]
         if stopped() or not keys:
             break
         spent += one_round(keys)
@@ -234,7 +239,15 @@ def confirmation_reruns(
     if stopped():  # cancelled before or during a round: its runs say so
         results.interrupted = True
     results.settings.confirmation_reruns = spent
-    return [_reruns_said(spent, rerun_cases)] if spent else []
+    results.settings.no_run_left = [f"{s}:{c}" for s, c in sorted(none_left)]
+    said = [_reruns_said(spent, rerun_cases)] if spent else []
+    if none_left:
+        said.append(
+            f"no recorded run left to confirm {plural(len(none_left), 'failing case')} "
+            f"({', '.join(results.settings.no_run_left)}): a recorded run is evidence once, so "
+            "the gate judges the runs recorded; record more runs of them to confirm a break"
+        )
+    return said
 
 
 def _reruns_said(spent: int, rerun_cases: set[tuple[str, str]]) -> str:

@@ -388,11 +388,15 @@ def gate() -> dict[str, str]:
         run("baseline update main.json --baseline baseline.json", 0, GITHUB_SHA=MAIN_COMMIT)
         run(f"run {SET} --results once.json", 1)
         run("baseline update once.json --baseline short.json", 0)
-        worse = json.loads((root / "once.json").read_text("utf-8"))
+        # the change recorded over five runs: a recorded run is evidence once, and the
+        # confirmation reruns replay the recording's next runs
+        run(f"run {SET} --num-runs 5 --results five.json", 1)
+        worse = json.loads((root / "five.json").read_text("utf-8"))
         [paris] = [c for c in worse["sets"][0]["cases"] if c["eval_id"] == "paris_weather"]
-        paris["runs"][0]["invocations"][0]["actual"]["final_response"]["parts"][0]["text"] = (
-            "Paris is nice."
-        )
+        for record in paris["runs"]:
+            record["invocations"][0]["actual"]["final_response"]["parts"][0]["text"] = (
+                "Paris is nice."
+            )
         write(root / "worse.json", worse)
         write(root / "accept.toml", ACCEPT)
 

@@ -137,6 +137,11 @@ class Connector(Protocol):
         """The most runs a case has to replay (a replay of every recording)."""
         ...
 
+    def runs_recorded(self, eval_set_id: str, case: EvalCase) -> int | None:
+        """How many different runs of the case the connector can give (a replay: the runs it
+        recorded; a run past them would replay one again); None: as many as asked (an agent)."""
+        ...
+
     def notices(self, results: Any) -> list[str]:
         """What the connector says of the finished run (a replay: recordings edited since)."""
         ...
@@ -157,6 +162,9 @@ class Features:
 
     def max_recordings(self) -> int:
         return 1
+
+    def runs_recorded(self, eval_set_id: str, case: EvalCase) -> int | None:
+        return None
 
     def notices(self, results: Any) -> list[str]:
         return []
@@ -194,7 +202,7 @@ def with_features(connector: Any) -> Connector:
     if isinstance(connector, Features):
         return connector  # type: ignore[return-value]
     plugin = _Plugin(connector)
-    for name in ("verify", "max_recordings", "notices", "warning", "recordings"):
+    for name in ("verify", "max_recordings", "runs_recorded", "notices", "warning", "recordings"):
         if hasattr(connector, name):  # the plugin's own, where it has one
             setattr(plugin, name, getattr(connector, name))
     return plugin  # type: ignore[return-value]

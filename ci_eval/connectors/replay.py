@@ -410,6 +410,11 @@ class ReplayConnector(Features):
         """The most recordings any case has: the number of runs ``--replay-pick all`` needs."""
         return max((len(r) for r in self.recordings.values()), default=1)
 
+    def runs_recorded(self, eval_set_id: str, case: EvalCase) -> int | None:
+        """The case's recorded runs: a confirmation rerun past them would replay one of them
+        again, and count one recorded failure twice."""
+        return len(self.recordings.get((eval_set_id, case.eval_id)) or self._traced_runs(case))
+
     def _traced_runs(self, case: EvalCase) -> list[Recording]:
         session_id = case.session_input.session_id if case.session_input else None
         expected = case.invocations()

@@ -155,6 +155,13 @@ class Rules:
     pushes: list[Push]  # main's jobs, to name the commit a case changed at
     rerunning: bool  # failing cases got confirmation reruns, as the rule gives them
     p_cut: float  # a confirmed break's p-value cut where a job's runs fail together
+    # "set:case" of the cases a replay had no recorded run left to rerun
+    no_run_left: frozenset[str] = frozenset()
+
+    def confirm_of(self, key: str, runs: int) -> int:
+        """The failing runs that confirm this case's break: ``confirm``, or for a case whose
+        recordings ran out the runs recorded — never fewer than 2, so one flip never blocks."""
+        return max(2, min(self.confirm, runs)) if key in self.no_run_left else self.confirm
 
 
 @dataclass(slots=True)
@@ -234,7 +241,8 @@ def _short_history(
         f"short history: only {runs_label(history.runs)} on main "
         f"(the history test needs {rules.min_history})"
     )
-    clean = history.failed == 0 and all(now) and len(now) >= rules.confirm
+    key = f"{pending.set_id}:{pending.case.eval_id}"
+    clean = history.failed == 0 and all(now) and len(now) >= rules.confirm_of(key, len(now))
     if clean and (noise.rho == 0 or p <= rules.p_cut):
         judgement.p_value = None
         judgement.method += f"; failed all {runs_label(len(now))}, reruns included"

@@ -128,6 +128,7 @@ def compare(
         rerunning=bool(results.settings.confirm_runs) and not results.settings.outage,
         # a break confirmed where runs of a job fail together
         p_cut=alpha / max(1, len(read.pending)),
+        no_run_left=frozenset(results.settings.no_run_left),
     )
     family = _judge_family(read, noise, comparison, rules)
     _regressions(family, noise, comparison, rules, alpha)

@@ -47,6 +47,7 @@ from ci_eval.gate.usage_items import usage_items
 from ci_eval.model.comparison import ChangeKind, Comparison, Judgement
 from ci_eval.model.status import Status
 from ci_eval.results.file import CaseRecord, RunResults
+from ci_eval.text import plural as words
 from ci_eval.text.plural import plural
 
 LINE_LIMIT = 200
@@ -380,6 +381,12 @@ def _run_notices(results: RunResults, listed: _Listed) -> None:
         listed.notices.insert(0, facts.selection)
     if facts.stopped is not None:
         listed.notices.insert(0, facts.stopped)
+    if facts.no_run_left:  # why a failure stayed unconfirmed: before the line can cut it
+        listed.notices.insert(
+            0,
+            f"no recorded run left to confirm {plural(len(facts.no_run_left), 'case')}: "
+            + words.listed(facts.no_run_left, 3),
+        )
     if results.comparison is None and facts.no_baseline is not None:
         listed.notices.append(f"gate on thresholds only: no baseline at {facts.no_baseline}")
     said = listed.applied_changes

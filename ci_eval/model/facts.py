@@ -40,6 +40,10 @@ def _omitted_none() -> Any:
     return Field(exclude_if=lambda value: value is None)
 
 
+def _omitted_empty() -> Any:
+    return Field(exclude_if=lambda value: not value)
+
+
 @dataclass(slots=True)
 class RunFacts:
     """What a run records of its settings, and what its stages found that a later stage or a
@@ -71,6 +75,8 @@ class RunFacts:
     stopped: Annotated[Text | None, _omitted_none()] = None  # why no more cases started
     selection: Annotated[Text | None, _omitted_none()] = None  # --select changed: what ran
     no_baseline: Annotated[Text | None, _omitted_none()] = None  # where none was found
+    # failing cases a replay had no recorded run left to rerun: judged on the runs that exist
+    no_run_left: Annotated[Items[Text], _omitted_empty()] = field(default_factory=list)
     # the judge's and the simulator's calls and tokens, by role (``judge``, ``simulator``)
     llm_usage: Annotated[dict[str, LlmUse] | None, _omitted_none()] = None
     llm_cache: Annotated[Data | None, _omitted_none()] = None  # the cache read, when one was

@@ -536,22 +536,38 @@ def run_sets(
     return results
 
 
+@dataclass(frozen=True)
+class Reran:
+    """A round of confirmation reruns: the runs made, and the cases that got none because the
+    connector has no different run of them left (a replay past its recordings)."""
+
+    made: int
+    none_left: tuple[tuple[str, str], ...] = ()
+
+
 def rerun(
     targets: list[tuple[LoadedEvalSet, EvalCase, CaseRecord]],
     connector: Connector,
     options: RunOptions,
     stop: threading.Event | None = None,
-) -> int:
+) -> Reran:
     """Confirmation reruns: one more run of each target case, numbered on from its last (a
     replay replays its next recording), marked as a confirmation and added to its runs in
-    order. Returns the runs made."""
+    order. A recorded run is evidence once: a case whose recordings are all replayed gets no
+    rerun (:attr:`Reran.none_left`), and the gate judges the runs that exist."""
     stop = stop or threading.Event()
     connector = with_features(connector)
     work = []
+    none_left = []
     for loaded, case, record in targets:
-        record.runs = list(record.runs)  # runs kept as text (spilled) become objects again
+        set_id = loaded.eval_set.eval_set_id
         run = max((r.run for r in record.runs), default=0) + 1
-        work.append(_Job(loaded.eval_set.eval_set_id, case, record, run, loaded))
+        recorded = connector.runs_recorded(set_id, case)
+        if recorded is not None and run > recorded:
+            none_left.append((set_id, case.eval_id))
+            continue
+        record.runs = list(record.runs)  # runs kept as text (spilled) become objects again
+        work.append(_Job(set_id, case, record, run, loaded))
     bar = Progress(len(work), what="confirmation reruns", ceiling=options.ceiling)
 
     def finished(job: _Job) -> None:
@@ -561,12 +577,13 @@ def rerun(
         job.case_record.runs.append(job.record)
         job.record = None
 
-    _execute(work, connector, options, stop, bar, time.monotonic(), finished)
+    if work:
+        _execute(work, connector, options, stop, bar, time.monotonic(), finished)
     for job in work:
         if job.record is not None:
             job.record.confirmation = True
             job.case_record.runs.append(job.record)
     bar.finish()
-    for _, _, record in targets:
-        record.runs.sort(key=lambda r: r.run)
-    return len(work)
+    for job in work:
+        job.case_record.runs.sort(key=lambda r: r.run)
+    return Reran(len(work), tuple(none_left))

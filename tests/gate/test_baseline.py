@@ -37,12 +37,17 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     ci_eval("run", EVALS, "--agent", "command", "--agent-command", COMMAND, "--results", str(first))
     base = folder / "baseline.json"
     assert ci_eval("baseline", "update", str(first), "--baseline", str(base)).returncode == 0
-    # the same recording with paris answered worse: the agent "regressed"
-    worse = json.loads(first.read_text())
+    # five recorded runs with paris answered worse: the agent "regressed" (a recorded run is
+    # evidence once: confirmation reruns replay the recording's next runs)
+    five = folder / "five.json"
+    ci_eval("run", EVALS, "--agent", "command", "--agent-command", COMMAND, "--num-runs", "5",
+            "--results", str(five))  # fmt: skip
+    worse = json.loads(five.read_text())
     for case in worse["sets"][0]["cases"]:
         if case["eval_id"] == "paris_weather":
-            actual = case["runs"][0]["invocations"][0]["actual"]
-            actual["final_response"]["parts"][0]["text"] = "Paris is nice."
+            for run in case["runs"]:
+                actual = run["invocations"][0]["actual"]
+                actual["final_response"]["parts"][0]["text"] = "Paris is nice."
     edited = folder / "worse-recording.json"
     edited.write_text(json.dumps(worse))
     return {"folder": folder, "first": first, "baseline": base, "worse": edited}
@@ -73,8 +78,8 @@ def test_a_drop_fails_the_gate_and_is_named(recorded: dict[str, Path]) -> None:
         cwd=REPO,
     )
     assert proc.returncode == 1
-    # a one-run baseline is too little history: four confirmation reruns fail too, which
-    # confirms the break (the replay replays the case's one recording again)
+    # a one-run baseline is too little history: four confirmation reruns (the recording's
+    # runs 2 to 5) fail too, which confirms the break
     assert (
         "REGRESSION weather_basic:paris_weather: passed 1 of 1 run on main → failed 5 of 5 now; "
         "response_match_score 1 → 0.4; main's history (" in proc.stdout

@@ -22,9 +22,10 @@ def _invocation(case_id: str, tool: str) -> dict:
     }
 
 
-def _suite(folder: Path, runs: dict[str, str]) -> Path:
+def _suite(folder: Path, runs: dict[str, str], exact: bool = False) -> Path:
     """An eval set of these cases and a recording of each one's runs in order: "P" a run
-    that calls the expected tool, "F" one that calls another."""
+    that calls the expected tool, "F" one that calls another; each case's last run repeated
+    up to the longest's, unless ``exact``."""
     folder.mkdir(parents=True, exist_ok=True)
     evalset = folder / "suite.evalset.json"
     cases = [{"eval_id": c, "conversation": [_invocation(c, "get_weather")]} for c in runs]
@@ -46,6 +47,7 @@ def _suite(folder: Path, runs: dict[str, str]) -> Path:
         }
         for i in range(max(map(len, runs.values())))
         for c, outcomes in runs.items()
+        if not exact or i < len(outcomes)
         for o in [outcomes[min(i, len(outcomes) - 1)]]
     ]
     (folder / "rec").mkdir(exist_ok=True)
@@ -67,9 +69,11 @@ def _main_history(tmp_path: Path, cases: list[str], pushes: int = 1) -> Path:
     return main / "b.json"
 
 
-def _pr(tmp_path: Path, baseline: Path, runs: dict[str, str], *flags: str) -> tuple[int, str, dict]:
+def _pr(
+    tmp_path: Path, baseline: Path, runs: dict[str, str], *flags: str, exact: bool = False
+) -> tuple[int, str, dict]:
     pr = tmp_path / "pr"
-    evalset = _suite(pr, runs)
+    evalset = _suite(pr, runs, exact)
     done = run_cli("run", str(evalset), "--agent", "replay", "--replay", "rec",
                    "--baseline", str(baseline), "--results", "pr.json", *flags, cwd=pr)  # fmt: skip
     data = json.loads((pr / "pr.json").read_text())
@@ -82,7 +86,7 @@ def _runs(data: dict, case_id: str) -> list[dict]:
 
 def test_a_break_is_rerun_until_confirmed_and_blocks_named(tmp_path: Path) -> None:
     baseline = _main_history(tmp_path, ["a", "b", "c"])
-    code, out, data = _pr(tmp_path, baseline, {"a": "P", "b": "F", "c": "P"})
+    code, out, data = _pr(tmp_path, baseline, {"a": "P", "b": "FFFFF", "c": "P"})
     assert code == 1
     assert "gate failed: 1 regression (suite:b)" in out
     runs = _runs(data, "b")
@@ -134,7 +138,7 @@ def test_compare_says_it_cannot_rerun(tmp_path: Path) -> None:
 def test_a_renamed_case_is_judged_on_its_old_history(tmp_path: Path) -> None:
     baseline = _main_history(tmp_path, ["a", "b"], pushes=5)
     pr = tmp_path / "pr"
-    evalset = _suite(pr, {"a": "P", "b": "F"})
+    evalset = _suite(pr, {"a": "P", "b": "FFFFF"})
     text = evalset.read_text().replace('"eval_id": "b"', '"eval_id": "b_renamed"')
     evalset.write_text(text)
     rec = pr / "rec" / "r.json"
@@ -144,3 +148,46 @@ def test_a_renamed_case_is_judged_on_its_old_history(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "gate failed: 1 regression (suite:b_renamed)" in done.stdout
     assert "renamed from b: its history" in done.stdout
+
+
+def test_a_recorded_run_is_evidence_once_no_rerun_replays_it_again(tmp_path: Path) -> None:
+    # the recording holds one run of b: a rerun would replay that failure again and count it
+    # twice; the gate judges the one run there is, and says why it made no rerun
+    baseline = _main_history(tmp_path, ["a", "b", "c"], pushes=6)
+    code, out, data = _pr(tmp_path, baseline, {"a": "PP", "b": "F", "c": "P"}, exact=True)
+    assert len(_runs(data, "b")) == 1
+    assert data["settings"]["confirmation_reruns"] == 0
+    assert data["settings"]["no_run_left"] == ["suite:b"]
+    assert "no recorded run left to confirm 1 failing case (suite:b)" in out
+    verdict = next(line for line in out.splitlines() if line.startswith("gate "))
+    assert "no recorded run left to confirm 1 case" in verdict, verdict
+    assert code == 0  # one failure, unconfirmed: it does not block
+
+
+def test_reruns_replay_the_recorded_runs_there_are_and_stop_at_the_last(tmp_path: Path) -> None:
+    baseline = _main_history(tmp_path, ["a", "b"], pushes=4)
+    code, out, data = _pr(tmp_path, baseline, {"a": "P", "b": "FFF"}, exact=True)
+    assert [r["run"] for r in _runs(data, "b")] == [1, 2, 3]  # its three recordings, once each
+    assert data["settings"]["confirmation_reruns"] == 2
+    assert data["settings"]["no_run_left"] == ["suite:b"]
+    assert code == 1 and "suite:b" in out  # three of three failing: confirmed
+
+
+def test_an_agent_that_is_no_recording_always_has_a_run_left(tmp_path: Path) -> None:
+    from ci_eval.connectors.base import with_features
+
+    class Live:
+        kind = "http"
+
+        def describe(self) -> str:
+            return "live"
+
+    assert with_features(Live()).runs_recorded("suite", None) is None  # type: ignore[arg-type]
+
+
+def test_a_case_out_of_recordings_is_confirmed_by_the_runs_recorded_but_never_by_one() -> None:
+    from ci_eval.gate.case_judgement import Rules
+
+    rules = Rules(0.0, 5, 5, 1, [], True, 0.01, no_run_left=frozenset({"s:a"}))
+    assert [rules.confirm_of("s:a", n) for n in (1, 2, 3, 5, 8)] == [2, 2, 3, 5, 5]
+    assert rules.confirm_of("s:b", 3) == 5  # an agent's case: the whole target
