@@ -206,3 +206,35 @@ def test_a_long_line_gives_up_a_notices_detail_before_it_is_cut() -> None:
     summary = render_summary(r)  # the details, in full, in the report's own sections
     assert "- \\[run\\] fail_on: \\['error'\\] (base: unset)" in summary
     assert "- threshold: weather (w.json): m 0.8 → 0 (4 cases)" in summary
+
+
+def test_the_verdict_cannot_be_changed_once_made() -> None:
+    import dataclasses
+
+    v = verdict(results({"a": "PASSED"}))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        v.exit_code = 1  # type: ignore[misc]
+
+
+def test_an_accepted_judging_change_does_not_hide_the_next_one() -> None:
+    from ci_eval.gate.verdict import judging_items
+    from ci_eval.model.comparison import ChangeKind, Comparison, JudgingChange
+
+    comparison = Comparison("abc", None)
+    comparison.judging = [
+        JudgingChange(ChangeKind.THRESHOLD, "s", "a", "m", accepted="looser on purpose"),
+        JudgingChange(ChangeKind.EXPECTED, "s", "b"),
+    ]
+    items = judging_items(comparison, True)
+    assert [(i.kind, i.key, i.blocking) for i in items] == [
+        (Kind.JUDGING_ACCEPTED, "s:a", False),
+        (Kind.JUDGING, "s:b", True),
+    ]
+
+
+def test_a_stop_is_said_before_the_selection_that_ran() -> None:
+    r = results({"a": "PASSED"})
+    r.settings.selection = "2 of 3 cases re-run (--select changed)"
+    r.settings.stopped = "stopped starting cases: the agent failed 5 cases the same way"
+    notices = verdict(r).notices
+    assert notices[:2] == [r.settings.stopped, r.settings.selection]
