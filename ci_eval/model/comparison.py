@@ -262,8 +262,10 @@ class SuiteDrop:
         if self.swings or self.control_runs is not None:
             return ""
         return (
-            "it could be the provider having a bad day (main's history shows no such swings "
-            "to compare with): run the job again later"
+            "broad drop: the provider or this pull request — cannot tell without a control "
+            "(main's history shows no such swings to compare with): run the merge base's agent "
+            "in the same job with --control base (input control: base), or run the job again "
+            "later"
         )
 
     def describe(self) -> str:

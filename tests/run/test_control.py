@@ -37,6 +37,11 @@ def test_a_drop_the_control_shares_is_not_blamed_on_the_pr() -> None:
     now.settings = today.settings = RunFacts(num_runs=3)
     without = compare(now, _main())
     assert without.suite_regressed  # main never swung: the drop is blamed on the PR
+    assert without.suite is not None  # and the verdict says it cannot tell, and how to
+    assert without.suite.caveat().startswith(
+        "broad drop: the provider or this pull request — cannot tell without a control"
+    )
+    assert "--control base (input control: base)" in without.suite.caveat()
     comparison = compare(now, _main(), control=today)
     assert comparison.suite is not None and not comparison.suite.regressed
     assert "where the merge base's agent, run in this job, failed" in comparison.suite.describe()
