@@ -55,7 +55,7 @@ from ci_eval.settings import GateSettings, Plan, RunSettings, api_key
 from ci_eval.settings.parse import CaseFilter
 from ci_eval.simulate import SimulatorFactory, build_simulator
 from ci_eval.text import redact
-from ci_eval.text.plural import plural
+from ci_eval.text.plural import listed, plural
 from ci_eval.worker import processes as workers
 
 
@@ -213,41 +213,59 @@ def confirmation_reruns(
         results.settings.outage = why_not
         return [why_not]
     stopped = stop.is_set if stop is not None else lambda: False
-    rerun_cases: set[tuple[str, str]] = set()
-    records = {(s.eval_set_id, c.eval_id): c for s in results.sets for c in s.cases}
-    by_set = {s.eval_set_id: s for s in results.sets}
-
-    none_left: set[tuple[str, str]] = set()  # a replay's: no recorded run left to rerun
-
-    def one_round(keys: list[tuple[str, str]]) -> int:
-        reran = rerun_one([(*cases[k], records[k]) for k in keys])
-        none_left.update(reran.none_left)
-        made = [k for k in keys if k not in none_left]
-        rerun_cases.update(made)
-        for key in made:
-            scorer.case(by_set[key[0]], records[key])
-        return reran.made
-
-    spent = 0
+    rounds = _Rounds(rerun_one, scorer, cases, results)
     for _ in range(gate_settings.confirm_runs):
         asked = confirm.to_confirm(comparison, runs_target)
-        keys = [k for k in asked if k in cases and k not in none_left]
+        keys = [k for k in asked if k in cases and k not in rounds.none_left]
         if stopped() or not keys:
             break
-        spent += one_round(keys)
+        rounds.run(keys)
         comparison = judged()
     if stopped():  # cancelled before or during a round: its runs say so
         results.interrupted = True
-    results.settings.confirmation_reruns = spent
-    results.settings.no_run_left = [f"{s}:{c}" for s, c in sorted(none_left)]
-    said = [_reruns_said(spent, rerun_cases)] if spent else []
-    if none_left:
-        said.append(
-            f"no recorded run left to confirm {plural(len(none_left), 'failing case')} "
-            f"({', '.join(results.settings.no_run_left)}): a recorded run is evidence once, so "
-            "the gate judges the runs recorded; record more runs of them to confirm a break"
-        )
-    return said
+    results.settings.confirmation_reruns = rounds.spent
+    results.settings.no_run_left = [f"{s}:{c}" for s, c in sorted(rounds.none_left)]
+    return rounds.said()
+
+
+class _Rounds:
+    """The confirmation reruns' rounds: the runs made, the cases rerun, and the cases a
+    replay had no recorded run left for."""
+
+    def __init__(
+        self,
+        rerun_one: Callable[[list[tuple[LoadedEvalSet, EvalCase, CaseRecord]]], Reran],
+        scorer: Scorer,
+        cases: dict[tuple[str, str], tuple[LoadedEvalSet, EvalCase]],
+        results: RunResults,
+    ) -> None:
+        self.rerun_one, self.scorer, self.cases = rerun_one, scorer, cases
+        self.records = {(s.eval_set_id, c.eval_id): c for s in results.sets for c in s.cases}
+        self.by_set = {s.eval_set_id: s for s in results.sets}
+        self.spent = 0
+        self.rerun_cases: set[tuple[str, str]] = set()
+        self.none_left: set[tuple[str, str]] = set()
+
+    def run(self, keys: list[tuple[str, str]]) -> None:
+        """One round: a run of each case, rescored."""
+        reran = self.rerun_one([(*self.cases[k], self.records[k]) for k in keys])
+        self.none_left.update(reran.none_left)
+        made = [k for k in keys if k not in self.none_left]
+        self.rerun_cases.update(made)
+        for key in made:
+            self.scorer.case(self.by_set[key[0]], self.records[key])
+        self.spent += reran.made
+
+    def said(self) -> list[str]:
+        said = [_reruns_said(self.spent, self.rerun_cases)] if self.spent else []
+        if self.none_left:
+            ids = listed([f"{s}:{c}" for s, c in sorted(self.none_left)], 5)
+            said.append(
+                f"no recorded run left to confirm {plural(len(self.none_left), 'failing case')} "
+                f"({ids}): a recorded run is evidence once, so the gate judges the runs "
+                "recorded; record more runs of them to confirm a break"
+            )
+        return said
 
 
 def _reruns_said(spent: int, rerun_cases: set[tuple[str, str]]) -> str:
