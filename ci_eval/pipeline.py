@@ -229,8 +229,7 @@ def confirmation_reruns(
 
 
 class _Rounds:
-    """The confirmation reruns' rounds: the runs made, the cases rerun, and the cases a
-    replay had no recorded run left for."""
+    """Confirmation rounds: runs made, cases rerun, cases with no recorded run left."""
 
     def __init__(
         self,
@@ -257,7 +256,14 @@ class _Rounds:
         self.spent += reran.made
 
     def said(self) -> list[str]:
-        said = [_reruns_said(self.spent, self.rerun_cases)] if self.spent else []
+        said = []
+        if self.spent:
+            cases = [f"{s}:{c}" for s, c in sorted(self.rerun_cases)]
+            said.append(
+                f"confirmation reruns: {plural(self.spent, 'agent run')} of "
+                f"{plural(len(cases), 'failing case')} ({listed(cases, 5)}), "
+                "before the gate decided"
+            )
         if self.none_left:
             ids = listed([f"{s}:{c}" for s, c in sorted(self.none_left)], 5)
             said.append(
@@ -266,17 +272,6 @@ class _Rounds:
                 "recorded; record more runs of them to confirm a break"
             )
         return said
-
-
-def _reruns_said(spent: int, rerun_cases: set[tuple[str, str]]) -> str:
-    names = ", ".join(f"{s}:{c}" for s, c in sorted(rerun_cases)[:5])
-    more = len(rerun_cases) - 5
-    return (
-        f"confirmation reruns: {plural(spent, 'agent run')} of "
-        f"{plural(len(rerun_cases), 'failing case')} ({names}"
-        + (f" and {more} more" if more > 0 else "")
-        + "), before the gate decided"
-    )
 
 
 def _calls_the_agent(sets: list[LoadedEvalSet], plan: Plan) -> bool:
