@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_verdict import suite as verdict_suite  # noqa: E402
 from benchmarks.bench_verdict import wilson  # noqa: E402
+from ci_eval.gate import auto_control, confirm  # noqa: E402
 from ci_eval.gate import baseline as baseline_store  # noqa: E402
-from ci_eval.gate import confirm  # noqa: E402
 from ci_eval.gate.compare import compare  # noqa: E402
 from ci_eval.gate.decision import gate  # noqa: E402
 from ci_eval.model.facts import RunFacts  # noqa: E402
@@ -126,6 +126,8 @@ class Row:
     continuous: bool = False
     # a same-day control: main's agent run in the PR's job (its day and batches, not its change)
     control: bool = False
+    # --control auto: the control only when the suite-wide test alone fires, on a sample
+    control_auto: bool = False
     pushes: int = 7  # main's pushes in the history
     min_history: int | None = None  # --min-history (None: the default)
     two_metrics: bool = False  # each case scored on its trajectory and its response
@@ -245,6 +247,15 @@ ROWS = [
         broad_drop_pr, expect_block=True, control=True),
     Row("a broad 20-point drop by the PR, history without swings", "≥ 90 %", 1, broad_drop,
         expect_block=True),
+    Row("PR on a bad day, main's history with no bad day, --control auto", "≤ 5 %", 1,
+        bad_day_pr_only, control_auto=True),
+    Row("PR on a bad day, main's history with no bad day, --control auto", "≤ 5 %", 3,
+        bad_day_pr_only, control_auto=True),
+    Row("a broad 20-point drop by the PR, history without swings, --control auto", "≥ 90 %", 1,
+        broad_drop_pr, expect_block=True, control_auto=True),
+    Row("a broad 20-point drop by the PR, history without swings, --control auto", "≥ 90 %", 3,
+        broad_drop_pr, expect_block=True, control_auto=True),
+    Row("unchanged agent, --control auto", "≤ 5 %", 1, unchanged, control_auto=True),
     Row("continuous ROUGE near the threshold, 30 % of cases −0.1", "≥ 80 %", 1, rouge,
         expect_block=True, continuous=True),
     Row("continuous ROUGE near the threshold, 30 % of cases −0.1", "≥ 95 %", 3, rouge,
@@ -287,13 +298,16 @@ def simulate(row: Row, seed: int) -> tuple[bool, bool, str]:
         scores[c.case_id].append(trajectory)
         response[c.case_id].append(0.0 if c.case_id in job.broken else trajectory)
 
-    def job_runs(job: Job, m: int) -> tuple[dict, dict | None]:
-        scores: dict[str, list[float]] = {c.case_id: [] for c in cases}
-        response = {c.case_id: [] for c in cases} if row.two_metrics else None
-        for c in cases:
+    def job_runs_of(some: list[Case], job: Job, m: int) -> tuple[dict, dict | None]:
+        scores: dict[str, list[float]] = {c.case_id: [] for c in some}
+        response = {c.case_id: [] for c in some} if row.two_metrics else None
+        for c in some:
             for _ in range(m):
                 one_run(c, job, scores, response)
         return scores, response
+
+    def job_runs(job: Job, m: int) -> tuple[dict, dict | None]:
+        return job_runs_of(cases, job, m)
 
     data = None
     for n, job in enumerate(pushes):
@@ -318,10 +332,26 @@ def simulate(row: Row, seed: int) -> tuple[bool, bool, str]:
     else:
         results.settings.outage = "outage"
     control = None
-    if row.control:
+    wanted = row.control
+    if row.control_auto:
+        first = compare(results, data, settings, confirm=target)
+        wanted = auto_control.wanted(first)
+    if wanted:
         same_day = Job(day=pr_job.day, bad_batch=pr_job.bad_batch)
-        theirs, their_response = job_runs(same_day, n)
-        control = record(cases, theirs, metric, n, their_response)
+        sample = cases
+        runs = n
+        if row.control_auto:
+            keys = auto_control.sample([("suite", c.case_id) for c in cases])
+            sample = [by_id[cid] for _, cid in keys]
+            runs = auto_control.runs(n)
+        theirs, their_response = job_runs_of(sample, same_day, runs)
+        control = record(sample, theirs, metric, runs, their_response)
+        control.settings.confirm_runs = 0  # the control gets no reruns
+    if row.control_auto and control is not None:
+        # the merge base's agent today against main's history: a drop there too is the day's
+        today = compare(control, data, settings, confirm=confirm.target(runs, 0))
+        if not auto_control.the_days(today):
+            control = None  # main's agent is itself today: the drop is the pull request's
     comparison = compare(results, data, settings, confirm=target, control=control)
     comparison.outage = results.settings.outage
     results.comparison = comparison

@@ -50,6 +50,7 @@ from ci_eval.run import selection as shard_spec
 from ci_eval.run.ceiling import Ceiling
 from ci_eval.run.ceiling import said as ceiling_said
 from ci_eval.run.runner import Reran, RunOptions, rerun, run_sets
+from ci_eval.same_day import AutoGate, auto_control_run, child_environment, run_control
 from ci_eval.score.scorer import ScoreOptions, Scorer
 from ci_eval.settings import GateSettings, Plan, RunSettings, api_key
 from ci_eval.settings.parse import CaseFilter
@@ -147,43 +148,6 @@ def make_judge(settings: RunSettings, env: Mapping[str, str] | None = None) -> J
         config,
         api_key(env, config.api_key_env, "the judge's"),
         Path(settings.template_dir) if settings.template_dir else None,
-    )
-
-
-def run_control(
-    settings: RunSettings,
-    sha: str,
-    env: Mapping[str, str],
-    sets: list[LoadedEvalSet],
-    run_options: RunOptions,
-    options: ScoreOptions,
-    stop: threading.Event | None,
-) -> tuple[RunResults, str]:
-    """The same-day control (:mod:`ci_eval.run.control`): the merge base's agent on the same
-    cases, as many runs, in this job; scored as the PR's are. Returns its results and the line
-    that says what it ran."""
-    with control_run.agent(settings, sha) as (agent, named):
-        connector = build_connector(
-            agent,
-            settings.timeout,
-            settings.retries,
-            child_env=child_environment(settings, env),
-            env=env,
-        )
-        scorer = Scorer(options, then=CaseRecord.compact)
-        try:
-            control = run_sets(
-                sets,
-                connector,
-                dataclasses.replace(run_options, case_done=scorer.case, meanwhile=None),
-                stop=stop,
-            )
-        finally:
-            connector.close()
-        scorer.rest(control)
-    runs = sum(len(c.runs) for _, c in control.cases())
-    return control, (
-        f"same-day control: {plural(runs, 'agent run')} of {named} on the same cases in this job"
     )
 
 
@@ -285,15 +249,6 @@ def _calls_the_agent(sets: list[LoadedEvalSet], plan: Plan) -> bool:
     )
 
 
-def child_environment(settings: RunSettings, env: Mapping[str, str]) -> dict[str, str]:
-    """What a command agent sees: the job's environment without GitHub's and the Actions
-    runtime's tokens, the action's inputs, the judge's key and the agent's own token — except
-    the variables the user passes through with ``--agent-env`` / ``[agent] env``."""
-    keys = (settings.judge.api_key_env, settings.agent.token_env, settings.cache_sign_key_env)
-    drop = [n for n in keys if n]
-    return redact.child_environment(env, drop=drop, keep=settings.agent.env)
-
-
 def prepare_after_run(settings: RunSettings, env: Mapping[str, str]) -> None:
     """Import what the results file and the report stage use, while the agent's turns
     are in flight and the main thread would only wait (``RunOptions.meanwhile``): part of a
@@ -341,14 +296,10 @@ def run(
     # reporting, where a run peaks
     del connector
     gc.freeze()  # the same for what the agent produced
-    control = None
-    if job.control_sha and not results.interrupted:
-        control, said = run_control(
-            settings, job.control_sha, env, job.sets, run_options, job.options, stop
-        )
-        job.notices.append(said)
-        if control.interrupted:
-            results.interrupted = True
+    control, said = _control(job, results, run_options, stop)
+    job.notices += [said] if said else []
+    if control is not None and control.interrupted:
+        results.interrupted = True
     # compare first (against the baseline as it was), then write
     job.notices += apply_baseline(results, settings, env, job.plan.gate, job.loaded, control)
     _record_usage(job, results)
@@ -356,6 +307,21 @@ def run(
     if settings.update_baseline:
         job.notices.append(update_baseline(results, settings))
     return RunOutcome(results, gate(results), job.notices, written)
+
+
+def _control(
+    job: _Job, results: RunResults, run_options: RunOptions, stop: threading.Event | None
+) -> tuple[RunResults | None, str | None]:
+    """The same-day control, when one is asked for (``auto``: when it would decide)."""
+    settings, data = job.settings, job.loaded.data
+    if not job.control_sha or results.interrupted or data is None:
+        return None, None
+    if settings.control == control_run.AUTO:
+        gate_by = AutoGate(data, job.plan.gate, job.loaded.accepted, job.options)
+        return auto_control_run(
+            settings, job.env, job.control_sha, job.sets, gate_by, results, run_options, stop
+        )
+    return run_control(settings, job.control_sha, job.env, job.sets, run_options, job.options, stop)
 
 
 def _prepare(settings: RunSettings, env: Mapping[str, str]) -> _Job:
@@ -406,14 +372,16 @@ def _prepare(settings: RunSettings, env: Mapping[str, str]) -> _Job:
         selection = changed_cases.select(sets, loaded.data, env, root, settings.agent.watch)
     # the control's commit, found before any agent call (with no baseline there is nothing to
     # judge against, and no control is run)
-    control_sha = (
-        control_run.base_commit(settings, env) if settings.control and loaded.data else None
-    )
+    control_sha, not_auto = None, None
+    if settings.control == control_run.AUTO and loaded.data:
+        control_sha, not_auto = control_run.auto_commit(settings, env)
+    elif settings.control and loaded.data:
+        control_sha = control_run.base_commit(settings, env)
     job = _Job(
         settings, env, sets, plan, options, simulator, judge_llm, simulator_llm, cache, ceiling,
         loaded, selection, control_sha,
     )  # fmt: skip
-    job.notices = list(cached_said)  # said after the connector's own (see _connect)
+    job.notices = list(cached_said) + ([not_auto] if not_auto else [])  # after the connector's
     return job
 
 

@@ -199,7 +199,8 @@ ControlOpt = Annotated[
         metavar="REF",
         help="A same-day control: also run the agent as it is at the merge base with REF "
         "('base': the pull request's base branch) on the same cases in this job, and judge "
-        "the difference — a provider's bad day moves both. Doubles the agent runs. Command "
+        "the difference — a provider's bad day moves both. Doubles the agent runs. 'auto': "
+        "only when a broad drop alone fails the gate, on up to 40 cases × 5 runs. Command "
         "and replay agents run from a git worktree; http agents need --control-url.",
         show_default=False,
         rich_help_panel=GATE,

@@ -315,18 +315,22 @@ def _run_items(results: RunResults, fail_on: set[str], listed: _Listed) -> None:
         )
 
 
-def _suite_items(comparison: Comparison, fail_on: set[str], listed: _Listed) -> None:
+def _suite_items(
+    comparison: Comparison, fail_on: set[str], listed: _Listed, ruled_out: str | None
+) -> None:
     suite = comparison.suite
     if comparison.suite_regressed and suite is not None:
+        # --control auto: the merge base's agent showed no drop today, so not the provider's
+        caveat = "" if ruled_out else suite.caveat()
         listed.blocking.append(
             Item(
                 Kind.SUITE_DROP,
                 "regression" in fail_on,
                 change=suite.describe(),
-                said=suite.caveat(),
+                said=ruled_out or caveat,
             )
         )
-        if suite.caveat():  # nothing on main tells a PR's drop from a provider's bad day
+        if caveat:  # nothing on main tells a PR's drop from a provider's bad day
             listed.notices.append("the suite-wide drop may be the provider's: run the job again")
     elif suite is not None and suite.regressed:
         listed.notices.append("the suite-wide drop is accepted")
@@ -356,7 +360,7 @@ def _comparison_items(results: RunResults, fail_on: set[str], listed: _Listed) -
     comparison = results.comparison
     if comparison is None:
         return
-    _suite_items(comparison, fail_on, listed)
+    _suite_items(comparison, fail_on, listed, results.settings.day_ruled_out)
     # a case skipped every time is in no history: it is listed as skipped, not as new
     skipped = {(i.set_id, i.case_id) for i in listed.quiet if i.kind in SKIPS}
     listed.new = [f"{s}:{c}" for s, c in comparison.new_cases if (s, c) not in skipped]
@@ -377,6 +381,8 @@ def _comparison_items(results: RunResults, fail_on: set[str], listed: _Listed) -
 def _run_notices(results: RunResults, listed: _Listed) -> None:
     """What the run's stages said: a selection, a stop, no baseline, the PR's changes."""
     facts = results.settings
+    if facts.day_shared is not None:
+        listed.notices.append(facts.day_shared)
     if facts.selection is not None:
         listed.notices.insert(0, facts.selection)
     if facts.stopped is not None:

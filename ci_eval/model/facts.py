@@ -75,6 +75,10 @@ class RunFacts:
     stopped: Annotated[Text | None, _omitted_none()] = None  # why no more cases started
     selection: Annotated[Text | None, _omitted_none()] = None  # --select changed: what ran
     no_baseline: Annotated[Text | None, _omitted_none()] = None  # where none was found
+    # --control auto ran the merge base's agent and it showed no drop: the drop is the PR's
+    day_ruled_out: Annotated[Text | None, _omitted_none()] = None
+    # ... and it showed the drop too: the PR was judged against it (said in the verdict)
+    day_shared: Annotated[Text | None, _omitted_none()] = None
     # failing cases a replay had no recorded run left to rerun: judged on the runs that exist
     no_run_left: Annotated[Items[Text], _omitted_empty()] = field(default_factory=list)
     # the judge's and the simulator's calls and tokens, by role (``judge``, ``simulator``)

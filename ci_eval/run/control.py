@@ -26,9 +26,12 @@ URL_KINDS = ("http", "adk-http")
 TREE_KINDS = ("command", "replay")
 
 
+AUTO = "auto"  # --control auto: only when the suite-wide test alone fires (gate.auto_control)
+
+
 def check(settings: RunSettings) -> None:
-    """The control's settings, before any agent call."""
-    if not settings.control:
+    """The control's settings, before any agent call (``auto`` runs only where it can)."""
+    if not settings.control or settings.control == AUTO:
         return
     names = settings.names
     kind = settings.agent.kind
@@ -43,6 +46,27 @@ def check(settings: RunSettings) -> None:
             "be loaded twice; serve the merge base with `adk api_server` and use agent adk-http "
             f"with {names.name('control_url')}"
         )
+
+
+def auto_commit(settings: RunSettings, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """``--control auto``'s commit: the pull request's merge base, where a control can run;
+    else None and why not (None too outside a pull request, where there is nothing to say)."""
+    base = git.pull_request_base(env)
+    if not base:
+        return None, None
+    kind = settings.agent.kind
+    option = settings.names.name("control")
+    if kind not in URL_KINDS + TREE_KINDS:
+        return None, (
+            f"{option} auto: the {kind} agent runs in ci-eval's own process and cannot be "
+            "loaded twice, so no control can tell a provider's bad day from this pull request"
+        )
+    if kind in URL_KINDS and not settings.control_url:
+        return None, f"{option} auto: no {settings.names.name('control_url')} to run a control at"
+    sha, _ = git.fetch_merge_base(base)
+    if sha is None:
+        return None, f"{option} auto: no merge base with {base} (check out with fetch-depth: 0)"
+    return sha, None
 
 
 def base_commit(settings: RunSettings, env: Mapping[str, str]) -> str:
