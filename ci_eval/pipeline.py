@@ -372,11 +372,7 @@ def _prepare(settings: RunSettings, env: Mapping[str, str]) -> _Job:
         selection = changed_cases.select(sets, loaded.data, env, root, settings.agent.watch)
     # the control's commit, found before any agent call (with no baseline there is nothing to
     # judge against, and no control is run)
-    control_sha, not_auto = None, None
-    if settings.control == control_run.AUTO and loaded.data:
-        control_sha, not_auto = control_run.auto_commit(settings, env)
-    elif settings.control and loaded.data:
-        control_sha = control_run.base_commit(settings, env)
+    control_sha, not_auto = control_run.commit(settings, env) if loaded.data else (None, None)
     job = _Job(
         settings, env, sets, plan, options, simulator, judge_llm, simulator_llm, cache, ceiling,
         loaded, selection, control_sha,

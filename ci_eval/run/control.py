@@ -48,6 +48,13 @@ def check(settings: RunSettings) -> None:
         )
 
 
+def commit(settings: RunSettings, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """The control's commit (None: no control), and why ``auto`` cannot run one, if so."""
+    if settings.control == AUTO:
+        return auto_commit(settings, env)
+    return (base_commit(settings, env) if settings.control else None), None
+
+
 def auto_commit(settings: RunSettings, env: Mapping[str, str]) -> tuple[str | None, str | None]:
     """``--control auto``'s commit: the pull request's merge base, where a control can run;
     else None and why not (None too outside a pull request, where there is nothing to say)."""
