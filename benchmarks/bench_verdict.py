@@ -48,6 +48,7 @@ class Case:
     now: float | None = None  # in the PR, when it differs
     broken_response: bool = False  # fails on its answer, not its tool call
     content: str = ""  # whose question and answers it has: a renamed case keeps its old ones
+    fails_until: int = 0  # main's first runs that fail every time: it was fixed after them
 
     @property
     def asks(self) -> str:
@@ -121,6 +122,8 @@ def write_recordings(
     for run in range(runs):
         for c in cases:
             rate = c.now if pr and c.now is not None else c.rate
+            if not pr and run < c.fails_until:
+                rate = 0.0
             tool, answer = "get_weather", EXPECTED_ANSWER
             if rng.random() >= rate:
                 if (pr and c.broken_response) or (two_metrics and rng.random() < 0.5):
@@ -181,6 +184,8 @@ class Row:
     # recordings beyond the PR's runs; 0: exactly the runs asked for, as a user's replayed
     # eval_history or trace holds them (a rerun has nothing new to replay)
     extra: int = EXTRA
+    # main's own change before the PR, given its pushes' runs: the cases the PR then breaks
+    on_main: Callable[[list[Case], list[int], random.Random], list[str]] | None = None
 
 
 def _break(n: int, response: bool = False) -> Callable[[list[Case], random.Random], list[str]]:
@@ -193,6 +198,15 @@ def _break(n: int, response: bool = False) -> Callable[[list[Case], random.Rando
         return [c.case_id for c in broken]
 
     return change
+
+
+def _fixed_then_broken(cases: list[Case], history: list[int], rng: random.Random) -> list[str]:
+    """An always-passing case that failed every run on main until 2 or 4 pushes ago (fixed
+    then), broken again by the PR."""
+    victim = rng.choice([c for c in cases if c.rate == 1.0])
+    victim.fails_until = sum(history[: len(history) - rng.choice([2, 4])])
+    victim.now = 0.0
+    return [victim.case_id]
 
 
 def _new_cases(cases: list[Case], rng: random.Random) -> list[Case]:
@@ -212,6 +226,10 @@ ROWS = [
         expect_block=False),
     Row("history of 1 push (1 run), nothing changed", "≤ 5 %", lambda r: [1], 3,
         expect_block=False),
+    Row("history of 1 push (1 run), --min-history 1, nothing changed", "≤ 5 %", lambda r: [1],
+        1, flags=("--min-history", "1"), expect_block=False),
+    Row("history of 1 push (1 run), --min-history 1, nothing changed", "≤ 5 %", lambda r: [1],
+        3, flags=("--min-history", "1"), expect_block=False),
     Row("history of 2 pushes, nothing changed", "≤ 5 %", lambda r: [1, 1], 1, expect_block=False),
     Row("history of 2 pushes, nothing changed", "≤ 5 %", lambda r: [1, 1], 3, expect_block=False),
     Row("history of 5–10 single-run pushes, one always-passing case broken", "≥ 90 %",
@@ -228,6 +246,8 @@ ROWS = [
         lambda r: [2] * 10, 1, _break(2, response=True), two_metrics=True),
     Row("response broken on 2 cases, trajectory intact (two metrics)", "≥ 90 %, both named",
         lambda r: [2] * 10, 3, _break(2, response=True), two_metrics=True),
+    Row("a case failing on main until 2 or 4 pushes ago, passing since; the PR breaks it",
+        "≥ 90 %, named", lambda r: [3] * 7, 3, on_main=_fixed_then_broken),
     Row("5 new cases, 2 of them failing every run", "blocked, named", lambda r: [2] * 10, 3,
         pr_cases=_new_cases),
     Row("a renamed case (same content, new id) broken", "blocked, named", lambda r: [2] * 10, 3,
@@ -246,6 +266,7 @@ def simulate(row: Row, seed: int, work: Path) -> tuple[bool, bool, int]:
     rng = random.Random(seed)
     cases = suite(rng, row.cases, row.flaky_share)
     history = row.pushes(rng)
+    broken = row.on_main(cases, history, rng) if row.on_main else []
     main_dir = work / "main"
     evalset = write_evalset(main_dir, cases, row.two_metrics)
     total = sum(history)
@@ -255,7 +276,7 @@ def simulate(row: Row, seed: int, work: Path) -> tuple[bool, bool, int]:
         "--results", "main.json", cwd=main_dir,
     )  # fmt: skip
     _split_into_pushes(main_dir / "main.json", history, main_dir)
-    broken = row.change(cases, rng)
+    broken += row.change(cases, rng)
     pr_cases = row.pr_cases(cases, rng) if row.pr_cases else cases
     if row.pr_cases is _new_cases:
         broken = ["new_0", "new_1"]
