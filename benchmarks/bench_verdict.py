@@ -258,6 +258,12 @@ ROWS = [
         "≤ 5 %", lambda r: [5] * 4, 1, expect_block=False, extra=0),
     Row("history 1 push × 1 run, recordings of exactly the PR's runs, nothing changed",
         "≤ 5 %", lambda r: [1], 1, expect_block=False, extra=0),
+    Row("history 1 push × 1 run, recordings of exactly the PR's runs, nothing changed",
+        "≤ 5 %", lambda r: [1], 3, expect_block=False, extra=0),
+    Row("history 1 push × 1 run, --min-history 1, recordings of exactly the PR's runs",
+        "≤ 5 %", lambda r: [1], 1, flags=("--min-history", "1"), expect_block=False, extra=0),
+    Row("history 1 push × 1 run, --min-history 1, recordings of exactly the PR's runs",
+        "≤ 5 %", lambda r: [1], 3, flags=("--min-history", "1"), expect_block=False, extra=0),
 ]  # fmt: skip
 
 

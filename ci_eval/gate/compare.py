@@ -136,6 +136,8 @@ def compare(
     today = _control_fails(control) if control is not None else None
     if today is not None:
         _judge_by_control(comparison, today)
+    else:
+        _carried_breaks(family, noise, comparison, rules, alpha)
     _accept_regressions(comparison, accepted)
     comparison.suite = _suite(family, today, noise)
     if comparison.suite is not None:
@@ -238,6 +240,50 @@ def _regressions(
             if adjusted > alpha:
                 judgement.method += f"; failed all {runs_label(judgement.runs_now)}"
             regressed(judgement, comparison, rules.tolerance)
+
+
+def _carried_breaks(
+    family: _Family, noise: Noise, comparison: Comparison, rules: Rules, alpha: float
+) -> None:
+    """Confirmed breaks — every run failing, reruns included, where main never failed —
+    that the family's test left unnamed because main's jobs show runs failing together,
+    named when they carry a suite-wide drop: left out, the most surprising first (ties
+    together), the rest is within main's noise. The gate fails on that drop either way;
+    this says which cases it is, instead of a broad drop that may be the provider's. Where
+    the rest still drops without them, the drop is broad, and none is named for it."""
+    rest = family.rest()
+    if not rest or _suite_p(rest, noise) > alpha:
+        return
+    breaks = sorted(
+        (
+            j
+            for j in rest
+            if not j.judgement.history_failed
+            and j.judgement.failed_now == j.judgement.runs_now >= rules.confirm
+        ),
+        key=lambda j: j.p_value,
+    )
+    left = list(rest)
+    for n, j in enumerate(breaks, start=1):
+        left.remove(j)
+        if n < len(breaks) and breaks[n].p_value == j.p_value:
+            continue  # as surprising as the next: both or neither
+        if _suite_p(left, noise) > alpha:
+            for carrier in breaks[:n]:
+                judgement = carrier.judgement
+                judgement.method += (
+                    f"; failed all {runs_label(judgement.runs_now)}, and carries the "
+                    "suite-wide drop"
+                )
+                regressed(judgement, comparison, rules.tolerance)
+            return
+
+
+def _suite_p(rest: list[Judged], noise: Noise) -> float:
+    failed = [j.first_failed[0] for j in rest]
+    if not any(failed):
+        return 1.0
+    return stats.mixture_sum_tail(failed, [j.predictive for j in rest], noise.days)[0]
 
 
 def _improvements(family: _Family, comparison: Comparison, alpha: float) -> None:

@@ -14,7 +14,7 @@ from ci_eval.gate.compare import Judgement, compare
 from ci_eval.gate.items import Kind
 from ci_eval.gate.verdict import verdict
 from ci_eval.settings.gate import GateSettings
-from tests.gate.test_gate import history, judged, results
+from tests.gate.test_gate import history, judged, results, results_with
 
 PASS, FAIL = 1.0, 0.0
 
@@ -698,3 +698,63 @@ def test_the_verdict_line_shortens_case_ids_to_24_characters_before_naming_fewer
     line = verdict(now).line
     assert len(line) <= 200
     assert all(short_id(f"s:{c}", 24) in line for c in ids)
+
+
+# --- confirmed breaks that carry a suite-wide drop are named (issue #50) ----------------------
+
+
+def _steady(*names: str) -> Callable[[int], dict[str, list[float]]]:
+    return lambda push: {n: [1.0] * 6 for n in names}
+
+
+CALM = {f"c{i}": [1.0] for i in range(21)}
+
+
+def test_confirmed_breaks_the_family_leaves_unnamed_are_named_when_they_carry_the_drop() -> None:
+    """Main's jobs' runs fail together (ρ > 0), so a clean case failing all 3 runs is not a
+    confirmed break alone (p ≈ 0.005 against the bar α/2/n); two of them make a suite-wide
+    drop, and without them the rest is main's usual: they are the drop, and are named."""
+    main = _clustered_main(_steady("x", "y"))
+    comparison = compare(results({**CALM, "x": [FAIL] * 3, "y": [FAIL] * 3}), main, confirm=3)
+    assert comparison.rho > 0
+    for case in ("x", "y"):
+        j = judged(comparison, case)
+        assert j.judgement is Judgement.REGRESSION
+        assert j.method.endswith("failed all 3 runs, and carries the suite-wide drop")
+    assert not comparison.suite.regressed
+    line = verdict(results_with(comparison, {**CALM, "x": [FAIL] * 3, "y": [FAIL] * 3})).line
+    assert line.startswith("gate failed: 2 regressions (s:x, s:y)")
+
+
+def test_one_confirmed_break_that_makes_no_suite_wide_drop_stays_unnamed() -> None:
+    main = _clustered_main(_steady("x", "y"))
+    comparison = compare(results({**CALM, "x": [FAIL] * 3, "y": [PASS]}), main, confirm=3)
+    assert not comparison.suite.regressed
+    assert judged(comparison, "x").judgement is Judgement.NOT_SIGNIFICANT
+
+
+def test_a_case_main_failed_once_carries_no_drop_though_it_fails_every_run() -> None:
+    main = _clustered_main(
+        lambda push: {"x": [FAIL if push == 6 else PASS] + [PASS] * 5, "y": [PASS] * 6}
+    )
+    comparison = compare(results({**CALM, "x": [FAIL] * 3, "y": [FAIL] * 3}), main, confirm=3)
+    assert judged(comparison, "x").history_failed == 1
+    assert judged(comparison, "x").judgement is Judgement.NOT_SIGNIFICANT
+    assert judged(comparison, "y").judgement is Judgement.REGRESSION
+
+
+def test_fewer_failing_runs_than_confirm_carry_no_drop() -> None:
+    main = _clustered_main(_steady("x", "y"))
+    comparison = compare(results({**CALM, "x": [FAIL] * 3, "y": [FAIL] * 3}), main, confirm=4)
+    assert comparison.suite.regressed
+    assert not comparison.judged(Judgement.REGRESSION)
+
+
+def test_a_drop_broad_beyond_its_confirmed_breaks_names_none_of_them() -> None:
+    """Without the two breaks, 12 of 21 calm cases failing is still a drop: a broad one (it
+    may be the provider's day), so the breaks are not said to be it."""
+    main = _clustered_main(_steady("x", "y"))
+    broad = {f"c{i}": [FAIL if i < 12 else PASS] for i in range(21)}
+    comparison = compare(results({**broad, "x": [FAIL] * 3, "y": [FAIL] * 3}), main, confirm=3)
+    assert comparison.suite.regressed
+    assert not comparison.judged(Judgement.REGRESSION)
