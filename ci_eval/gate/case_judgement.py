@@ -29,7 +29,10 @@ from ci_eval.model.results import CaseMetric, CaseRecord
 from ci_eval.model.status import Status
 
 CONFIRM = 5  # runs, all failing, that confirm a break (reruns included)
-RARELY = 0.2  # a history failing at most this share of runs: a failure now may be news
+RARELY = 0.2
+# a break confirmed by fewer runs than CONFIRM (a recording held no more): the chance a case
+# main passed every run fails all of them, at most this (Jeffreys' prior on its rate)
+RECORDED_LEVEL = 0.01  # a history failing at most this share of runs: a failure now may be news
 JUDGED = (Status.PASSED, Status.FAILED)
 
 
@@ -243,6 +246,11 @@ def _short_history(
     )
     key = f"{pending.set_id}:{pending.case.eval_id}"
     clean = history.failed == 0 and all(now) and len(now) >= rules.confirm_of(key, len(now))
+    if clean and len(now) < rules.confirm:
+        # out of recordings before the full count: the runs there are confirm the break only
+        # as surprising against main's clean runs as RECORDED_LEVEL — 3 failing runs after 4
+        # passing ones do, after 1 they do not (a case failing a third of its runs would)
+        clean = stats.surprise(0, history.runs, len(now), len(now)) <= RECORDED_LEVEL
     if clean and (noise.rho == 0 or p <= rules.p_cut):
         judgement.p_value = None
         judgement.method += f"; failed all {runs_label(len(now))}, reruns included"

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import run_cli
 
 ANSWER = "It is sunny and twenty two degrees."
@@ -191,3 +193,16 @@ def test_a_case_out_of_recordings_is_confirmed_by_the_runs_recorded_but_never_by
     rules = Rules(0.0, 5, 5, 1, [], True, 0.01, no_run_left=frozenset({"s:a"}))
     assert [rules.confirm_of("s:a", n) for n in (1, 2, 3, 5, 8)] == [2, 2, 3, 5, 5]
     assert rules.confirm_of("s:b", 3) == 5  # an agent's case: the whole target
+
+
+@pytest.mark.parametrize(("pushes", "blocks"), [(2, False), (3, False), (4, True)])
+def test_fewer_recorded_runs_than_the_target_confirm_only_as_surprising_as_one_in_100(
+    tmp_path: Path, pushes: int, blocks: bool
+) -> None:
+    """Three recorded runs, all failing, of a case main passed on every push: after 4 passing
+    runs that is news (0.9 %), after 2 or 3 a case failing a third of its runs would do it
+    (3.1 %, 1.6 %): out of recordings, the gate judges the runs there are by their chance."""
+    baseline = _main_history(tmp_path, ["a", "b"], pushes=pushes)
+    code, out, _ = _pr(tmp_path, baseline, {"a": "P", "b": "FFF"}, exact=True)
+    assert (code == 1) is blocks, out
+    assert "no recorded run left to confirm" in out
