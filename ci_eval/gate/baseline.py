@@ -309,7 +309,7 @@ def update(
     previous = data.provenance.recorded if data.provenance is not None else []
     # which results file this is: its start (to the second) alone does not tell two runs apart
     legacy_id = f"{results.started}|{results.agent}"  # as format 2 recorded it
-    run_id = f"{legacy_id}|{results.duration_s:.4f}"
+    run_id = results.run_id or f"{legacy_id}|{results.duration_s:.4f}"
     since = (commit or "unknown")[:12]
     recorded = legacy_id in previous or any(p.id == run_id for p in data.pushes)
     if results.started and recorded:

@@ -336,6 +336,9 @@ class RunResults:
     fail_on: Annotated[
         tuple[FailOn, ...], BeforeValidator(lambda v: ("failure", "error") if v is None else v)
     ] = ("failure", "error")
+    # this run's own id, unique (empty in a file written before it had one): ``started`` is to
+    # the second, and two quick runs can share it and their duration
+    run_id: Text = ""
 
     def cases(self) -> list[tuple[SetRecord, CaseRecord]]:
         return [(s, c) for s in self.sets for c in s.cases]

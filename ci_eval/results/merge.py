@@ -3,6 +3,7 @@ then work on it as on a single run."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -41,6 +42,8 @@ def merge(paths: list[Path], keep: Callable[[CaseRecord], CaseRecord] | None = N
         sets=sorted(sets.values(), key=lambda s: s.file),
         agent=first.agent,
         started=min(r.started for _, r in parts),
+        # the same shards merged again are the same run
+        run_id=_merged_id([r.run_id for _, r in parts]),
         duration_s=max(r.duration_s for _, r in parts),
         settings=replace(first.settings, shard=None, merged_from=len(parts)),
         interrupted=any(r.interrupted for _, r in parts),
@@ -51,3 +54,9 @@ def merge(paths: list[Path], keep: Callable[[CaseRecord], CaseRecord] | None = N
 
         merged.settings.usage_totals = summary(merged)
     return merged
+
+
+def _merged_id(ids: list[str]) -> str:
+    if not all(ids):
+        return ""  # a shard written before runs had ids: the merged run has none either
+    return hashlib.sha256("|".join(sorted(ids)).encode()).hexdigest()[:32]

@@ -13,6 +13,7 @@ import contextlib
 import queue
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -528,6 +529,7 @@ def run_sets(
         sets=records,
         agent=connector.describe(),
         started=started_at,
+        run_id=uuid.uuid4().hex,
         duration_s=time.monotonic() - t0,
         interrupted=stop.is_set(),
     )

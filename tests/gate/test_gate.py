@@ -86,6 +86,18 @@ def test_the_same_results_are_not_recorded_twice() -> None:
     assert report.duplicate and again.sets["s"].cases["c"].metrics["m"].scores == [1.0]
 
 
+def test_two_runs_started_in_one_second_with_one_duration_are_two_pushes_by_their_ids() -> None:
+    """``started`` is to the second: two quick runs share it (and, to the millisecond, their
+    duration); their own ids tell them apart, and the same id again is the same run."""
+    first, second = results({"c": [1.0]}), results({"c": [1.0]})
+    first.run_id, second.run_id = "a" * 32, "b" * 32
+    data, _ = baseline_store.update(None, first, commit="a")
+    data, report = baseline_store.update(data, second, commit="a")
+    assert not report.duplicate and len(data.pushes) == 2
+    _, again = baseline_store.update(data, second, commit="a")
+    assert again.duplicate
+
+
 def test_an_interrupted_or_partial_update_never_shrinks_the_baseline() -> None:
     data = history({"a": [1.0, 1.0], "b": [1.0, 0.0]})
     # b errored (not started, cancelled…): not measured, so its history stays as it was

@@ -206,3 +206,14 @@ def test_fewer_recorded_runs_than_the_target_confirm_only_as_surprising_as_one_i
     code, out, _ = _pr(tmp_path, baseline, {"a": "P", "b": "FFF"}, exact=True)
     assert (code == 1) is blocks, out
     assert "no recorded run left to confirm" in out
+
+
+def test_each_run_writes_an_id_of_its_own(tmp_path: Path) -> None:
+    main = tmp_path / "main"
+    evalset = _suite(main, {"a": "P"})
+    ids = []
+    for n in range(2):
+        run_cli("run", str(evalset), "--agent", "replay", "--replay", "rec",
+                "--results", f"m{n}.json", cwd=main)  # fmt: skip
+        ids.append(json.loads((main / f"m{n}.json").read_text())["run_id"])
+    assert all(len(i) == 32 for i in ids) and ids[0] != ids[1]

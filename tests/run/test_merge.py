@@ -67,3 +67,19 @@ def test_a_case_in_two_shards_is_refused_naming_both(tmp_path: Path) -> None:
 def test_nothing_to_merge_is_an_input_error() -> None:
     with pytest.raises(InputError, match="at least one results file"):
         merge([])
+
+
+def test_the_same_shards_merged_again_are_the_same_run_and_others_another(tmp_path: Path) -> None:
+    one, two, three = results({"a": "PASSED"}), results({"b": "PASSED"}), results({"b": "PASSED"})
+    one.run_id, two.run_id, three.run_id = "1" * 32, "2" * 32, "3" * 32
+    paths = [_write(tmp_path / f"{n}.json", r) for n, r in enumerate((one, two, three))]
+    first, again = merge(paths[:2]), merge(paths[1::-1])
+    assert first.run_id and first.run_id == again.run_id  # in either order
+    assert merge([paths[0], paths[2]]).run_id != first.run_id
+
+
+def test_shards_written_before_runs_had_ids_merge_into_a_run_without_one(tmp_path: Path) -> None:
+    one, two = results({"a": "PASSED"}), results({"b": "PASSED"})
+    one.run_id = "1" * 32
+    merged = merge([_write(tmp_path / "1.json", one), _write(tmp_path / "2.json", two)])
+    assert merged.run_id == ""
