@@ -27,6 +27,7 @@ from ci_eval.gate.main_history import (
     load_baseline,
     update_baseline,
 )
+from ci_eval.gate.set_lines import pass_rates
 from ci_eval.io import reaper
 from ci_eval.io.jsonfast import paused_gc
 from ci_eval.load.discover import discover
@@ -510,6 +511,7 @@ def _write_results(job: _Job, results: RunResults) -> bool:
     reports are still written; the run then exits 3)."""
     if not job.settings.results:
         return True
+    results.pass_rates = pass_rates(results)
     try:
         write_results(Path(job.settings.results), results)
     except OSError as exc:

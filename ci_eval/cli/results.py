@@ -150,6 +150,9 @@ def compare_command(
                 "on the runs the results file holds"
             )
         if output:
+            from ci_eval.gate.set_lines import pass_rates
+
+            results.pass_rates = pass_rates(results)
             write_results(output, results)
     except InputError as exc:
         fail(exc)
@@ -212,6 +215,7 @@ def merge(
     Example: ci-eval merge shard-*/results.json -o results.json
     """
     from ci_eval import preflight
+    from ci_eval.gate.set_lines import pass_rates
     from ci_eval.results.file import write_results
     from ci_eval.results.merge import merge as merge_results
     from ci_eval.results.spill import PastLimit
@@ -220,6 +224,7 @@ def merge(
     try:
         preflight.output_file(output, "-o")
         merged = merge_results(list(files), keep=PastLimit(environment()))
+        merged.pass_rates = pass_rates(merged)
         write_results(output, merged)
     except InputError as exc:
         fail(exc)

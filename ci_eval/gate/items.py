@@ -210,49 +210,6 @@ class Item:
         return "; ".join(p for p in parts if p)
 
 
-@dataclass(frozen=True)
-class SetLine:
-    """An eval set's row: its cases by what they are, and its runs' pass rate against main's."""
-
-    set_id: str
-    title: str
-    file: str
-    cases: int
-    passed: int
-    blocking: int
-    not_blocking: int
-    skipped: int
-    runs: int  # this job's runs of its evaluated cases, reruns included
-    runs_passed: int
-    main_runs: int  # main's runs of the same cases, in the window they were judged on
-    main_passed: int
-
-    @property
-    def rate(self) -> float | None:
-        return self.runs_passed / self.runs if self.runs else None
-
-    @property
-    def main_rate(self) -> float | None:
-        return self.main_passed / self.main_runs if self.main_runs else None
-
-    def rate_text(self) -> str:
-        rate = self.rate
-        return "n/a" if rate is None else f"{rate:.0%}"
-
-    def delta_points(self) -> int | None:
-        rate, main = self.rate, self.main_rate
-        if rate is None or main is None:
-            return None
-        return round(100 * rate) - round(100 * main)
-
-    def delta_text(self) -> str:
-        """``▼12 pts`` against main; empty without main's runs or a change."""
-        d = self.delta_points()
-        if not d:
-            return "" if d is None else "±0"
-        return f"{'▲' if d > 0 else '▼'}{abs(d)} pts"
-
-
 # --- the items -------------------------------------------------------------------------------
 
 
@@ -527,42 +484,4 @@ def improved_item(s: SetRecord, case: CaseRecord, j: CaseJudgement, comparison: 
         change=_change(j),
         scores=_scores(comparison, s.eval_set_id, case.eval_id, []),
         judged=_judged(j, comparison.baseline_commit),
-    )
-
-
-def set_line(
-    s: SetRecord, items: dict[str, Item], judgements: dict[tuple[str, str], CaseJudgement]
-) -> SetLine:
-    passed = blocking = quiet = skipped = runs = runs_passed = main_runs = main_passed = 0
-    for case in s.cases:
-        item = items.get(case.eval_id)
-        if item is None:
-            passed += 1
-        elif item.kind in SKIPS:
-            skipped += 1
-        elif item.blocking:
-            blocking += 1
-        else:
-            quiet += 1
-        if case.status in (Status.PASSED, Status.FAILED, Status.ERROR):
-            done = outcomes(case)
-            runs += len(done)
-            runs_passed += done.count(True)
-            j = judgements.get((s.eval_set_id, case.eval_id))
-            if j is not None and j.history_runs:
-                main_runs += j.history_runs
-                main_passed += j.history_runs - j.history_failed
-    return SetLine(
-        s.eval_set_id,
-        _title(s),
-        s.file,
-        len(s.cases),
-        passed,
-        blocking,
-        quiet,
-        skipped,
-        runs,
-        runs_passed,
-        main_runs,
-        main_passed,
     )

@@ -339,6 +339,9 @@ class RunResults:
     # this run's own id, unique (empty in a file written before it had one): ``started`` is to
     # the second, and two quick runs can share it and their duration
     run_id: Text = ""
+    # each set's pass rates with their intervals, as the reports show them
+    # (ci_eval.gate.set_lines.pass_rates): for the file's readers, worked out when it is written
+    pass_rates: Items[Data] = field(default_factory=list)
 
     def cases(self) -> list[tuple[SetRecord, CaseRecord]]:
         return [(s, c) for s in self.sets for c in s.cases]

@@ -16,6 +16,7 @@ from ci_eval.model.comparison import MetricChange
 from ci_eval.model.describe import fmt, invocation_diffs, shown_run
 from ci_eval.model.status import Status
 from ci_eval.report.markdown_overview import (
+    case_rate_text,
     delta,
     fixed_context,
     groups,
@@ -158,7 +159,7 @@ def _row(
         "blocking": item is not None and item.blocking,
         "flaky": case.flaky,
         "line": case.line,
-        "runs_passed": runs_passed(case),
+        "runs_passed": case_rate_text(case),
         "scores": [
             {
                 "value": fmt(by_name[n].score) if n in by_name else "",

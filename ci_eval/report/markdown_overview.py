@@ -17,13 +17,14 @@ from ci_eval.gate.items import (
     QUIET_ICON,
     SKIPPED_ICON,
     Item,
-    SetLine,
     clip,
     legend,
 )
+from ci_eval.gate.set_lines import SetLine
 from ci_eval.gate.verdict import Verdict
 from ci_eval.model.comparison import MetricChange
 from ci_eval.model.describe import fmt, run_outcome
+from ci_eval.model.rates import case_rate
 from ci_eval.model.status import Status
 from ci_eval.report.usage_view import usage_view
 from ci_eval.results.file import CaseRecord, RunResults, SetRecord
@@ -55,6 +56,14 @@ def runs_passed(case: CaseRecord) -> str:
         return ""
     passed = sum(1 for r in case.runs if run_outcome(r) == Status.PASSED)
     return f"{passed}/{len(case.runs)}"
+
+
+def case_rate_text(case: CaseRecord) -> str:
+    """``2/3 · 67% [21–94]``: a case's runs passed, its rate and interval; empty at one run."""
+    if len(case.runs) < 2:
+        return ""
+    passed = sum(1 for r in case.runs if run_outcome(r) == Status.PASSED)
+    return f"{passed}/{len(case.runs)} · {case_rate(passed, len(case.runs)).text()}"
 
 
 def chart(sets: list[SetLine]) -> Markup | None:
@@ -134,7 +143,7 @@ def fixed_context(results: RunResults, decision: Verdict, marker: str | None) ->
             "blocking": s.blocking,
             "not_blocking": s.not_blocking,
             "skipped": s.skipped,
-            "rate": s.rate_text() + (f" ({s.runs_passed}/{s.runs})" if s.runs else ""),
+            "rate": s.rate_text(),
             "delta": s.delta_text(),
         }
         for s in decision.sets
@@ -148,6 +157,7 @@ def fixed_context(results: RunResults, decision: Verdict, marker: str | None) ->
             "legend": legend(decision.icons()),
             "blocking_tally": decision.tally(True),
             "not_blocking_tally": decision.tally(False),
+            "power": decision.power.removeprefix("what this run could detect: "),
         },
         # ci-eval 0.1's name for the decision, for templates written against it
         "headline": {

@@ -59,7 +59,7 @@ def summary_lines(results: RunResults) -> list[str]:
         )
     items = decision.by_case()  # a case's own item before what it spent
     totals = dict.fromkeys(COUNTED, 0)
-    for s in results.sets:
+    for s, line in zip(results.sets, decision.sets, strict=True):
         counts = dict.fromkeys(COUNTED, 0)
         scores: dict[str, list[float]] = {}  # per metric, its scores in case order
         case_lines = []
@@ -78,7 +78,14 @@ def summary_lines(results: RunResults) -> list[str]:
             for spec in s.applied_metrics
             if (values := scores.get(spec.name))
         ]
-        lines.append(f"{_name(s)}: {_counts(counts)}" + (f" — {'; '.join(means)}" if means else ""))
+        rate = ""
+        if line.runs > 1:  # one run: the case's status says it
+            rate = f" — pass rate {line.rate_text()}"
+            if line.delta_text():
+                rate += f", vs main {line.delta_text()}"
+        lines.append(
+            f"{_name(s)}: {_counts(counts)}" + (f" — {'; '.join(means)}" if means else "") + rate
+        )
         lines += case_lines
         for status, n in counts.items():
             totals[status] += n
@@ -101,6 +108,8 @@ def summary_lines(results: RunResults) -> list[str]:
     usage = usage_view(results)
     if usage is not None and usage["tokens"]:  # latency alone: the summary says it
         lines.append(f"usage: {usage['line']}")
+    if decision.power:
+        lines.append(decision.power)
     lines.append(decision.line)  # the gate's decision, last, in one line
     return lines
 

@@ -170,13 +170,10 @@ def test_each_set_says_its_runs_pass_rate_against_mains_window() -> None:
 
     sets = {s.set_id: s for s in verdict(reviewer()).sets}
     billing = sets["billing"]  # invoice_copy broke, refund_status errors, balance passes
-    assert (billing.runs_passed, billing.runs, billing.main_passed, billing.main_runs) == (
-        3,
-        9,
-        24,
-        24,
-    )
-    assert billing.delta_text() == "▼67 pts"
+    assert (billing.now_rate.passed, billing.runs) == (3, 9)
+    assert billing.main_pass_rate is not None
+    assert (billing.main_pass_rate.passed, billing.main_pass_rate.runs) == (24, 24)
+    assert billing.delta_text() == "▼67 pts [−94, −19]"
     skipped_only = sets["scenarios"]
     assert skipped_only.rate is None and skipped_only.delta_text() == ""
     drawn = chart(list(sets.values()))
@@ -238,3 +235,20 @@ def test_a_stop_is_said_before_the_selection_that_ran() -> None:
     r.settings.stopped = "stopped starting cases: the agent failed 5 cases the same way"
     notices = verdict(r).notices
     assert notices[:2] == [r.settings.stopped, r.settings.selection]
+
+
+def test_a_sets_rate_counts_first_runs_and_reruns_apart() -> None:
+    """One case of 4 failing its 3 first runs and 2 confirmation reruns: 75 % of first runs
+    (9/12), not 9/14 — the gate reruns only failing cases, and counted in, a rerun reads as
+    a drop."""
+    from ci_eval.gate.set_lines import set_line
+    from tests.report.scenarios import _c, _results
+
+    cases = [_c("four", n, "hi", "lookup", "ok", wrong_tool="other") for n in "abcd"]
+    plan = {c: [True] * 3 for c in cases[:3]}
+    results = _results(plan | {cases[3]: [False] * 5}, "2026-12-01T10:00:00+00:00")
+    s = results.sets[0]
+    line = set_line(s, {}, {}, first_runs=3)
+    assert (line.now_rate.passed, line.runs, line.reruns, line.reruns_passed) == (9, 12, 2, 0)
+    assert line.rate_text().startswith("75% [")
+    assert line.rate_text().endswith("(9/12 first runs; +2 reruns)")
