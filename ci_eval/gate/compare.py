@@ -50,6 +50,7 @@ from ci_eval.gate.case_judgement import (
 from ci_eval.gate.history import case_metric_fails, run_fails
 from ci_eval.gate.judging import accept, case_changes, criterion_changes, thresholds
 from ci_eval.gate.noise import Noise, measure
+from ci_eval.gate.power import Target, power
 from ci_eval.gate.usage import unreported, usage_changes
 from ci_eval.model.baseline import Baseline, Provenance, StoredCase, StoredSet
 from ci_eval.model.comparison import (
@@ -102,10 +103,12 @@ def compare(
     accepted: list[Acceptance] | None = None,
     confirm: int = CONFIRM,
     control: RunResults | None = None,
+    target: Target | None = None,
 ) -> Comparison:
     """``confirm``: the runs that confirm a break when all fail (fewer when the run could not
     make that many: its runs and reruns; :func:`ci_eval.gate.confirm.target` never gives fewer
-    than 2, so one flip never blocks)."""
+    than 2, so one flip never blocks). ``target``: the drop the power statement asks about
+    (None: no power worked out, as in the rerun rounds, which only need the judgements)."""
     provenance = baseline.provenance or Provenance()
     comparison = Comparison(
         provenance.commit,
@@ -140,6 +143,8 @@ def compare(
         _carried_breaks(family, noise, comparison, rules, alpha)
     _accept_regressions(comparison, accepted)
     comparison.suite = _suite(family, today, noise)
+    if target is not None:
+        comparison.power = power(family.judged, family.rest(), noise, rules, alpha, target)
     if comparison.suite is not None:
         comparison.suite.regressed = comparison.suite.p_value <= alpha
         broad = next((a for a in accepted if a.case == "*"), None)

@@ -16,6 +16,7 @@ from ci_eval.gate import baseline as baseline_store
 from ci_eval.gate import confirm
 from ci_eval.gate.compare import Acceptance, compare
 from ci_eval.gate.judging import accept
+from ci_eval.gate.power import DEFAULT_TARGET
 from ci_eval.io import git
 from ci_eval.io.lock import exclusive
 from ci_eval.model.baseline import Baseline, Provenance
@@ -266,7 +267,13 @@ def apply_baseline(
     code = list(loaded.code)
     accept(code, loaded.accepted)  # before compare: an entry they use is not said unused
     comparison = compare(
-        results, data, gate_settings, loaded.accepted, confirm_target(results), control
+        results,
+        data,
+        gate_settings,
+        loaded.accepted,
+        confirm_target(results),
+        control,
+        target=DEFAULT_TARGET,  # the verdict says what this run could have detected
     )
     comparison.baseline_source = where
     comparison.changed += loaded.said

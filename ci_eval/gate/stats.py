@@ -14,6 +14,7 @@ check every function here against scipy.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -167,6 +168,11 @@ def rerun_dist(n: int, reruns: int, a: float, b: float) -> list[float]:
     return dist[:n] + stops + [all_fail(n + reruns)]
 
 
+@functools.lru_cache(maxsize=65536)
+def _rerun_dist(n: int, reruns: int, a: float, b: float) -> tuple[float, ...]:
+    return tuple(rerun_dist(n, reruns, a, b))
+
+
 def mixture_sum_tail(
     observed: Sequence[int],
     cases: Sequence[tuple[int, int, float, float]],
@@ -180,32 +186,73 @@ def mixture_sum_tail(
     approximation with a continuity correction."""
     weights = [weight(m) for _, _, m, _ in cases]
     s = sum(w * k for w, k in zip(weights, observed, strict=True))
-    span = sum(w * (n + r) for w, (n, r, _, _) in zip(weights, cases, strict=True))
-    tail = expected = 0.0
-    for day, shift in days:
-        dists = []
-        for n, r, m, c in cases:
-            m = _shifted(m, shift)
-            dists.append(rerun_dist(n, r, m * c, (1 - m) * c))
-        expected += day * sum(mean_of(d) for d in dists)
-        if span <= EXACT_LIMIT:
-            spread = []
-            for w, dist in zip(weights, dists, strict=True):
-                spaced = [0.0] * (w * (len(dist) - 1) + 1)
-                for k, p in enumerate(dist):
-                    spaced[w * k] = p
-                spread.append(spaced)
-            tail += day * upper_tail(convolve(spread), s)
-        else:
-            mean = var = 0.0
-            for w, dist in zip(weights, dists, strict=True):
-                m1 = mean_of(dist)
-                mean += w * m1
-                var += w * w * (sum(k * k * p for k, p in enumerate(dist)) - m1 * m1)
-            # var > 0: past EXACT_LIMIT some case has runs, its chance within [EDGE, 1 − EDGE]
+    dist = SumDistribution(cases, days)
+    return dist.tail(s), dist.expected
+
+
+class SumDistribution:
+    """The weighted sum S of :func:`mixture_sum_tail`, worked out once per day so that its
+    tail can be read at any value (the power of the suite-wide test reads many)."""
+
+    def __init__(
+        self,
+        cases: Sequence[tuple[int, int, float, float]],
+        days: Sequence[tuple[float, float]],
+        weights: Sequence[int] | None = None,
+        normal: bool = False,
+    ) -> None:
+        """``weights``: each case's (default: :func:`weight` of its mean) — a drop the test
+        did not expect keeps the weights the test gives; ``normal``: the normal approximation
+        whatever the span (the power's alternatives, read near their middle)."""
+        weights = [weight(m) for _, _, m, _ in cases] if weights is None else list(weights)
+        self.span = sum(w * (n + r) for w, (n, r, _, _) in zip(weights, cases, strict=True))
+        self.expected = 0.0
+        self._exact: list[tuple[float, list[float]]] = []
+        self._normal: list[tuple[float, float, float]] = []
+        for day, shift in days:
+            dists = []
+            for n, r, m, c in cases:
+                m = _shifted(m, shift)
+                # a large suite's cases share a few histories: each distribution once
+                dists.append(_rerun_dist(n, r, m * c, (1 - m) * c))
+            self.expected += day * sum(mean_of(d) for d in dists)
+            if self.span <= EXACT_LIMIT and not normal:
+                spread = []
+                for w, dist in zip(weights, dists, strict=True):
+                    spaced = [0.0] * (w * (len(dist) - 1) + 1)
+                    for k, p in enumerate(dist):
+                        spaced[w * k] = p
+                    spread.append(spaced)
+                self._exact.append((day, convolve(spread)))
+            else:
+                mean = var = 0.0
+                for w, dist in zip(weights, dists, strict=True):
+                    m1 = mean_of(dist)
+                    mean += w * m1
+                    var += w * w * (sum(k * k * p for k, p in enumerate(dist)) - m1 * m1)
+                # var > 0: past EXACT_LIMIT some case has runs, its chance within [EDGE, 1 − EDGE]
+                self._normal.append((day, mean, var))
+
+    def tail(self, s: int) -> float:
+        """P(S ≥ s)."""
+        total = sum(day * upper_tail(pmf, s) for day, pmf in self._exact)
+        for day, mean, var in self._normal:
             z = (s - 0.5 - mean) / math.sqrt(var)
-            tail += day * 0.5 * math.erfc(z / math.sqrt(2))
-    return min(1.0, tail), expected
+            total += day * 0.5 * math.erfc(z / math.sqrt(2))
+        return min(1.0, total)
+
+    def critical(self, alpha: float) -> int | None:
+        """The least s with P(S ≥ s) ≤ ``alpha`` (None: no sum is that rare)."""
+        low, high = 0, self.span + 1
+        if self.tail(high) > alpha:
+            return None
+        while low < high:  # the tail falls as s grows
+            mid = (low + high) // 2
+            if self.tail(mid) <= alpha:
+                high = mid
+            else:
+                low = mid + 1
+        return low
 
 
 def hypergeom_dist(total: int, failed: int, drawn: int) -> list[float]:

@@ -35,14 +35,13 @@ from ci_eval.gate.items import (
     USAGE_KINDS,
     Item,
     Kind,
-    SetLine,
     case_item,
     clip,
     count,
     improved_item,
-    set_line,
     short_id,
 )
+from ci_eval.gate.set_lines import SetLine, set_line
 from ci_eval.gate.usage_items import usage_items
 from ci_eval.model.comparison import ChangeKind, Comparison, Judgement
 from ci_eval.model.status import Status
@@ -69,6 +68,8 @@ class Verdict:
     # what the pull request changed that main had and is applied (thresholds), said
     applied_changes: list[str] = field(default_factory=list)
     sets: list[SetLine] = field(default_factory=list)
+    # a passing verdict's "what this run could detect: …" (ci_eval.gate.power); empty else
+    power: str = ""
 
     @property
     def icon(self) -> str:
@@ -293,7 +294,7 @@ def _cases(results: RunResults, fail_on: set[str], listed: _Listed) -> None:
                 (listed.blocking if item.blocking else listed.quiet).append(item)
             if j is not None and j.judgement is Judgement.IMPROVED and comparison is not None:
                 listed.improved.append(improved_item(s, case, j, comparison))
-        listed.sets.append(set_line(s, items, judgements))
+        listed.sets.append(set_line(s, items, judgements, results.settings.num_runs or 0))
 
 
 def _run_items(results: RunResults, fail_on: set[str], listed: _Listed) -> None:
@@ -455,4 +456,13 @@ def _verdict(results: RunResults) -> Verdict:
         bar_changes=changed,
         applied_changes=listed.applied_changes,
         sets=listed.sets,
+        power=_power(results) if passed else "",
     )
+
+
+def _power(results: RunResults) -> str:
+    """What a pass proves: the drop it would have caught, by the gate's own model."""
+    comparison = results.comparison
+    if comparison is None or comparison.power is None:
+        return ""
+    return comparison.power.sentence()

@@ -285,6 +285,60 @@ class SuiteDrop:
 
 
 @dataclass(slots=True)
+class Power:
+    """What this run could have detected, by the gate's own model (:mod:`ci_eval.gate.power`):
+    a case that passes at least ``case_from`` of its runs on main falling to ``case_to``, named
+    a regression with ``probability`` on average over those ``cases`` (``lowest`` the least
+    of them); and the uniform drop of every case's pass rate, in points, the suite-wide test
+    catches with ``suite_power`` (None: none up to ``SUITE_MAX`` points)."""
+
+    __pydantic_config__ = RECORD
+    SUITE_MAX: ClassVar[int] = 50
+
+    case_from: Number
+    case_to: Number
+    cases: Count  # judged on their history, passing at least case_from on main
+    probability: Number | None = None  # None: no such case
+    lowest: Number | None = None
+    suite_power: Number = 0.9
+    suite_drop: Count | None = None  # points
+    suite_cases: Count = 0
+    reruns_expected: Number = 0.0  # confirmation reruns expected when nothing changed
+
+    def sentence(self) -> str:
+        """One line: ``could detect: a case passing ≥ 95 % on main falling to 60 %, caught
+        with 91 % probability (12 cases, the least 84 %); the suite, a 10-point drop with
+        90 %``."""
+        parts = []
+        if self.probability is not None:
+            least = (
+                f", the least {self.lowest:.0%}"
+                if self.lowest is not None
+                and round(100 * self.lowest) < round(100 * self.probability)
+                else ""
+            )
+            parts.append(
+                f"a case passing ≥ {self.case_from:.0%} on main that fell to "
+                f"{self.case_to:.0%} would have been caught with {self.probability:.0%} "
+                f"probability ({plural(self.cases, 'such case')}{least})"
+            )
+        else:
+            parts.append(f"no case passes ≥ {self.case_from:.0%} on main with history to judge")
+        if self.suite_cases:
+            if self.suite_drop is None:
+                parts.append(
+                    f"the suite-wide test would catch no drop of up to {self.SUITE_MAX} points "
+                    f"with {self.suite_power:.0%} probability"
+                )
+            else:
+                parts.append(
+                    f"the suite-wide test would catch a {self.suite_drop}-point drop of every "
+                    f"case with {self.suite_power:.0%} probability"
+                )
+        return "what this run could detect: " + "; ".join(parts)
+
+
+@dataclass(slots=True)
 class UnreportedUsage:
     """A case whose runs on main reported tokens and whose runs now report none: its usage
     is not measured (a budget cannot be checked, a token regression cannot be seen)."""
@@ -373,6 +427,8 @@ class Comparison:
     usage: Items[UsageChange] = field(default_factory=list)
     # the cases whose tokens main's history has and this run's agent did not report
     unreported: Items[UnreportedUsage] = field(default_factory=list)
+    # what this run could have detected (ci_eval.gate.power); None: nothing judged on history
+    power: Power | None = None
 
     @property
     def regressed_case_count(self) -> int:

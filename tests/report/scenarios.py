@@ -15,6 +15,7 @@ from typing import Any
 
 from ci_eval.gate import baseline as baseline_store
 from ci_eval.gate.compare import compare
+from ci_eval.gate.power import DEFAULT_TARGET
 from ci_eval.metrics.base import CaseMetric
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
 from ci_eval.model.facts import RunFacts
@@ -228,7 +229,7 @@ def reviewer(runs: int = 3, pushes: int = 4) -> RunResults:
     now |= {cases["flaky"][0]: flaky, new: ok}
     history = _history(main, pushes)
     results = _results(now, "2026-11-27T09:30:00+00:00", skipped=[skipped])
-    results.comparison = compare(results, history)
+    results.comparison = compare(results, history, target=DEFAULT_TARGET)
     return results
 
 
@@ -244,7 +245,7 @@ def large(cases: int = 300, regressions: int = 196, errors: int = 8) -> RunResul
         plan_now[case] = [n >= regressions] * 3
     history = _history(plan_main, 4)
     results = _results(plan_now, "2026-11-27T09:30:00+00:00")
-    results.comparison = compare(results, history)
+    results.comparison = compare(results, history, target=DEFAULT_TARGET)
     return results
 
 
@@ -276,5 +277,5 @@ def passing(runs: int = 3, pushes: int = 4) -> RunResults:
     now = {c: ok for c in [*passing, london, new]} | {c: bad for c in known} | {tokyo: flaky}
     history = _history(main, pushes)
     results = _results(now, "2026-11-27T09:30:00+00:00", skipped=[skipped])
-    results.comparison = compare(results, history)
+    results.comparison = compare(results, history, target=DEFAULT_TARGET)
     return results
