@@ -25,6 +25,7 @@ from ci_eval.cli.common import app, say, using_environment
 from ci_eval.cli.files import convert, list_metrics, validate
 from ci_eval.cli.help import ActionCommand, GroupedCommand
 from ci_eval.cli.init import init
+from ci_eval.cli.plan import plan
 from ci_eval.cli.results import baseline_update, compare_command, merge, report_command
 from ci_eval.cli.run import run
 from ci_eval.errors import EXIT_INPUT, EXIT_OK
@@ -45,6 +46,7 @@ baseline_app = typer.Typer(
 baseline_app.command("update", cls=GroupedCommand)(baseline_update)
 app.add_typer(baseline_app, name="baseline")
 app.command(cls=GroupedCommand)(merge)
+app.command(cls=GroupedCommand)(plan)
 app.command(cls=ActionCommand)(action)
 
 
