@@ -31,6 +31,8 @@ from ci_eval.gate import auto_control, confirm  # noqa: E402
 from ci_eval.gate import baseline as baseline_store  # noqa: E402
 from ci_eval.gate.compare import compare  # noqa: E402
 from ci_eval.gate.decision import gate  # noqa: E402
+from ci_eval.gate.power import DEFAULT_TARGET, Target  # noqa: E402
+from ci_eval.model.comparison import Comparison  # noqa: E402
 from ci_eval.model.facts import RunFacts  # noqa: E402
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec  # noqa: E402
 from ci_eval.model.results import CaseMetric, CaseRecord, RunResults, SetRecord  # noqa: E402
@@ -281,6 +283,28 @@ ROWS = [
 
 
 def simulate(row: Row, seed: int) -> tuple[bool, bool, str]:
+    results, comparison, broken = simulate_comparison(row, seed)
+    failed = gate(results) == 1
+    named = all(
+        any(j.case_id == b and j.judgement.value == "regression" for j in comparison.cases)
+        for b in broken
+    )
+    why = ""
+    if failed:
+        regs = [j.case_id for j in comparison.cases if j.judgement.value == "regression"]
+        why = (
+            f"cases {regs}"
+            if regs
+            else ("suite" if comparison.suite and comparison.suite.regressed else "outage")
+        )
+    return failed, named, why
+
+
+def simulate_comparison(
+    row: Row, seed: int, target: Target = DEFAULT_TARGET
+) -> tuple[RunResults, Comparison, list[str]]:
+    """The PR's results with their comparison (its power asked of ``target``), and the cases
+    the row broke."""
     rng = random.Random(seed)
     cases = suite(rng)
     by_id = {c.case_id: c for c in cases}
@@ -319,11 +343,12 @@ def simulate(row: Row, seed: int) -> tuple[bool, bool, str]:
     n = row.pr_runs
     scores, response = job_runs(pr_job, n)
     results = record(cases, scores, metric, n, response)
-    target = confirm.target(n, 4)
-    if not confirm.outage(compare(results, data, settings, confirm=target), results, target):
+    confirm_target = confirm.target(n, 4)
+    first_look = compare(results, data, settings, confirm=confirm_target)
+    if not confirm.outage(first_look, results, confirm_target):
         for _ in range(4):
-            comparison = compare(results, data, settings, confirm=target)
-            keys = confirm.to_confirm(comparison, target)
+            comparison = compare(results, data, settings, confirm=confirm_target)
+            keys = confirm.to_confirm(comparison, confirm_target)
             if not keys:
                 break
             for _, cid in keys:
@@ -334,7 +359,7 @@ def simulate(row: Row, seed: int) -> tuple[bool, bool, str]:
     control = None
     wanted = row.control
     if row.control_auto:
-        first = compare(results, data, settings, confirm=target)
+        first = compare(results, data, settings, confirm=confirm_target)
         wanted = auto_control.wanted(first)
     if wanted:
         same_day = Job(day=pr_job.day, bad_batch=pr_job.bad_batch)
@@ -352,23 +377,12 @@ def simulate(row: Row, seed: int) -> tuple[bool, bool, str]:
         today = compare(control, data, settings, confirm=confirm.target(runs, 0))
         if not auto_control.the_days(today):
             control = None  # main's agent is itself today: the drop is the pull request's
-    comparison = compare(results, data, settings, confirm=target, control=control)
+    comparison = compare(
+        results, data, settings, confirm=confirm_target, control=control, target=target
+    )
     comparison.outage = results.settings.outage
     results.comparison = comparison
-    failed = gate(results) == 1
-    named = all(
-        any(j.case_id == b and j.judgement.value == "regression" for j in comparison.cases)
-        for b in broken
-    )
-    why = ""
-    if failed:
-        regs = [j.case_id for j in comparison.cases if j.judgement.value == "regression"]
-        why = (
-            f"cases {regs}"
-            if regs
-            else ("suite" if comparison.suite and comparison.suite.regressed else "outage")
-        )
-    return failed, named, why
+    return results, comparison, broken
 
 
 def main() -> None:

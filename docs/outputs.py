@@ -412,6 +412,26 @@ def gate() -> dict[str, str]:
     }
 
 
+@produces("power", "plan")
+def power_and_plan() -> dict[str, str]:
+    """docs/gate.md, What a pass proves: the weather sample with 12 runs of history on main,
+    an unchanged pull request (its pass rates with their intervals, and what it could have
+    detected), and `ci-eval plan` on the same history."""
+    with workspace() as root:
+
+        def run(command: str, expect: int, **env: str) -> Run:
+            return ci_eval(*shlex.split(command), cwd=root, env=_in(root, **env), expect=expect)
+
+        run(f"run {SET} --num-runs 12 --results main.json", 1)
+        run("baseline update main.json --baseline baseline.json", 0, GITHUB_SHA=MAIN_COMMIT)
+        unchanged = run(f"run {SET} --num-runs 3 --baseline baseline.json", 0)
+        plan = run("plan --baseline baseline.json --detect 0.95:0.2", 0)
+    return {
+        "power": f"{unchanged.command}\n{unchanged.terminal}",
+        "plan": f"{plan.command}\n{plan.terminal}",
+    }
+
+
 @produces("judging-changed")
 def judging_changed() -> str:
     """docs/gate.md, Changes to how cases are judged: the weather sample with 3 runs of history

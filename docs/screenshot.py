@@ -3,6 +3,7 @@
 ``benchmarks.reviewer.gfm``) in GitHub's stylesheet, photographed by headless Chromium.
 
     python -m docs.screenshot [--out docs/comment.png] [--width 960]
+    python -m docs.screenshot --scenario passing --out docs/comment-passing.png
 
 Needs, besides the ``test`` extra (cmarkgfm):
 
@@ -94,12 +95,15 @@ def stylesheet(explicit: Path | None = None) -> str:
     raise SystemExit(f"no {CSS_NAME}: install npm, or pass --css FILE")
 
 
-def comment_html() -> str:
+def comment_html(scenario: str = "reviewer") -> str:
+    """The comment of ``reviewer()`` (a gate that fails) or ``passing()`` (one that passes,
+    and says what it could have detected)."""
     from benchmarks.reviewer import gfm
     from ci_eval.report.markdown import render_comment
-    from tests.report.scenarios import reviewer
+    from tests.report import scenarios
 
-    return gfm(render_comment(reviewer(), "ci/evals", link=LINK), comment=True)
+    results = getattr(scenarios, scenario)()
+    return gfm(render_comment(results, "ci/evals", link=LINK), comment=True)
 
 
 def chromium(binary: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -123,8 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--width", type=int, default=960)
     parser.add_argument("--css", type=Path, default=None)
     parser.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
+    parser.add_argument("--scenario", choices=("reviewer", "passing"), default="reviewer")
     args = parser.parse_args(argv)
-    page = PAGE.format(css=stylesheet(args.css), width=CONTENT_WIDTH, body=comment_html())
+    body = comment_html(args.scenario)
+    page = PAGE.format(css=stylesheet(args.css), width=CONTENT_WIDTH, body=body)
     with tempfile.TemporaryDirectory(prefix="ci-eval-screenshot-") as folder:
         source = Path(folder) / "comment.html"
         source.write_text(page, "utf-8")
