@@ -2,7 +2,7 @@
 
 # no `from __future__ import annotations`: typer evaluates the options' annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,6 +16,9 @@ from ci_eval.cli.options import (
 )
 from ci_eval.errors import InputError
 from ci_eval.settings.build import from_flags
+
+if TYPE_CHECKING:
+    from ci_eval.gate.power import Target
 
 DetectOpt = Annotated[
     str,
@@ -38,7 +41,7 @@ MaxRunsOpt = Annotated[
 ]
 
 
-def _target(detect: str, power: float) -> "object":
+def _target(detect: str, power: float) -> "Target":
     from ci_eval.gate.power import Target
 
     start, sep, end = detect.partition(":")

@@ -179,10 +179,8 @@ class Judged:
     predictive: tuple[int, int, float, float]
     # (failed, runs) the suite-wide test counts, then the failed of its first runs and those
     first_failed: tuple[int, int, int, int]
-    # its own test's predictive of one job's runs (mean, concentration), and whether it gets
-    # confirmation reruns when every run fails (its history rarely fails): the power's model
+    # its own test's predictive of one job's runs (mean, concentration): the power's model
     model: tuple[float, float] = (0.0, 0.0)
-    reruns: int = 0
     observed: float = 0.0  # its weighted history's share of failed runs (no prior)
 
 
@@ -298,7 +296,7 @@ def judge_case(pending: Pending, noise: Noise, comparison: Comparison, rules: Ru
     observed = failed_w / (failed_w + passed_w) if failed_w + passed_w else 0.0
     if h_runs < rules.min_history:
         _short_history(judgement, pending, now, p, noise, comparison, rules)
-        return Judged(judgement, 1.0, None, predictive, first_failed, model, reruns, observed)
+        return Judged(judgement, 1.0, None, predictive, first_failed, model, observed)
     improve = (
         stats.surprise(h_runs - h_failed, h_failed, n_runs - n_failed, n_runs)
         if n_failed < n_runs and h_failed
@@ -306,4 +304,4 @@ def judge_case(pending: Pending, noise: Noise, comparison: Comparison, rules: Ru
     )
     if case.status == Status.FAILED:
         _failed_now(judgement, history, short=False)
-    return Judged(judgement, p, improve, predictive, first_failed, model, reruns, observed)
+    return Judged(judgement, p, improve, predictive, first_failed, model, observed)

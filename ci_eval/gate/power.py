@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from ci_eval.gate import stats
 from ci_eval.gate.case_judgement import Judged, Rules
 from ci_eval.gate.noise import Noise
-from ci_eval.model.comparison import Basis, Power
+from ci_eval.model.comparison import Power
 
 DETECT_FROM = 0.95  # a case main passes at least this share of runs …
 DETECT_TO = 0.60  # … falling to this pass rate
@@ -145,8 +145,9 @@ def power(
     alpha: float,
     target: Target = DEFAULT_TARGET,
 ) -> Power | None:
-    """What the run could have detected (None: no case judged on its history)."""
-    family = [j for j in judged if j.judgement.basis is Basis.HISTORY]
+    """What the run could have detected (None: no case judged on its history). ``judged``:
+    the family, every case judged on its history; ``rest``: those the suite-wide test counts."""
+    family = list(judged)
     if not family:
         return None
     days = tuple(noise.days)

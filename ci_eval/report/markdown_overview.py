@@ -51,19 +51,24 @@ def title(s: SetRecord) -> str:
     return s.eval_set_id or s.file
 
 
-def runs_passed(case: CaseRecord) -> str:
+def _passed_of(case: CaseRecord) -> tuple[int, int] | None:
+    """(runs passed, runs) of a case of several runs; None at one run (its status says it)."""
     if len(case.runs) < 2:
-        return ""
-    passed = sum(1 for r in case.runs if run_outcome(r) == Status.PASSED)
-    return f"{passed}/{len(case.runs)}"
+        return None
+    return sum(1 for r in case.runs if run_outcome(r) == Status.PASSED), len(case.runs)
+
+
+def runs_passed(case: CaseRecord) -> str:
+    counted = _passed_of(case)
+    return "" if counted is None else f"{counted[0]}/{counted[1]}"
 
 
 def case_rate_text(case: CaseRecord) -> str:
     """``2/3 · 67% [21–94]``: a case's runs passed, its rate and interval; empty at one run."""
-    if len(case.runs) < 2:
+    counted = _passed_of(case)
+    if counted is None:
         return ""
-    passed = sum(1 for r in case.runs if run_outcome(r) == Status.PASSED)
-    return f"{passed}/{len(case.runs)} · {case_rate(passed, len(case.runs)).text()}"
+    return f"{counted[0]}/{counted[1]} · {case_rate(*counted).text()}"
 
 
 def chart(sets: list[SetLine]) -> Markup | None:

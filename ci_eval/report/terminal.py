@@ -80,9 +80,8 @@ def summary_lines(results: RunResults) -> list[str]:
         ]
         rate = ""
         if line.runs > 1:  # one run: the case's status says it
-            rate = f" — pass rate {line.rate_text()}"
-            if line.delta_text():
-                rate += f", vs main {line.delta_text()}"
+            change = line.delta_text()
+            rate = f" — pass rate {line.rate_text()}" + (f", vs main {change}" if change else "")
         lines.append(
             f"{_name(s)}: {_counts(counts)}" + (f" — {'; '.join(means)}" if means else "") + rate
         )
