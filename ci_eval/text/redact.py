@@ -97,9 +97,11 @@ _SHAPES: list[tuple[tuple[str, ...], re.Pattern[str], str]] = [
         ),
         r"\1" + MASK,
     ),
+    # a scheme word of its own (not the end of an id or a path such as "math-basic"), its
+    # credentials on the same line: a heading "### math-basic" above a path is no credential
     (
-        ("bearer", "basic ", "basic\t", "basic\n"),
-        re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]{6,}=*"),
+        ("bearer", "basic ", "basic\t"),
+        re.compile(r"(?i)(?<![\w./\-])(bearer|basic)([ \t]+)[A-Za-z0-9\-._~+/]{6,}=*"),
         r"\1\2" + MASK,
     ),
     # well-known token formats

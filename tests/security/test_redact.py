@@ -6,7 +6,9 @@ from __future__ import annotations
 import html
 import io
 import json
+import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -18,6 +20,7 @@ from ci_eval.publish.github import Workflow, escape_data, escape_property
 from ci_eval.report.markdown import code, md
 from ci_eval.text import redact
 from ci_eval.text.inert import strip_ansi
+from tests.helpers import run_replay
 
 ENCODERS = {
     "plain": lambda s: s,
@@ -104,10 +107,43 @@ def test_redaction_is_idempotent_on_text_full_of_secret_shapes(parts: list[str])
             "POST http://h/t?api_key=***: cannot connect",
         ),
         ("the key=value pair; a Bearer token", "the key=value pair; a Bearer token"),
+        # a scheme word ending an id or a path, or credentials on another line, is no credential
+        ("### math-basic\n\nevals/math-basic.evalset.json", None),
+        ("evals/basic tokens-and-more", None),
+        ("Bearer\nabcdefgh", None),
     ],
 )
-def test_secret_shapes_are_masked_whoever_they_belong_to(text: str, expected: str) -> None:
-    assert redact.Redactor().text(text) == expected
+def test_secret_shapes_are_masked_whoever_they_belong_to(text: str, expected: str | None) -> None:
+    assert redact.Redactor().text(text) == (text if expected is None else expected)
+
+
+# ids and paths as eval files name them, with the words the shapes look for among them
+plain_word = st.sampled_from(["basic", "bearer", "token", "key", "auth", "sk", "math", "a1"])
+plain_name = st.lists(
+    plain_word | st.from_regex(r"[A-Za-z0-9._-]{1,12}", fullmatch=True), min_size=1, max_size=4
+).map(lambda words: "-".join(words))
+plain_path = st.lists(plain_name, min_size=1, max_size=4).map("/".join)
+# the well-known token formats are secrets whatever surrounds them (ghp_…, sk-…, AKIA…)
+_TOKEN_FORMAT = redact._SHAPES[-1][1]
+
+
+@given(plain_name, plain_path)
+def test_redaction_never_masks_an_id_or_a_path_where_the_reports_put_them(
+    eval_id: str, path: str
+) -> None:
+    """No secret registered: the heading over a set's path, the terminal's set line, a table
+    row and a file:line come out as they went in."""
+    from hypothesis import assume
+
+    texts = [
+        f"### {eval_id}\n\n{path} · 2 cases · means: tool_trajectory_avg_score 1",
+        f"{eval_id} ({path}): 2 passed, 0 failed",
+        f"| {eval_id} | {path} | 2 |",
+        f"{path}:12 {eval_id}",
+    ]
+    assume(not any(_TOKEN_FORMAT.search(t) for t in texts))
+    for text in texts:
+        assert redact.Redactor().text(text) == text
 
 
 def test_short_values_are_not_secrets() -> None:
@@ -255,3 +291,18 @@ def test_scrubbing_by_units_redacts_what_walking_every_string_redacts() -> None:
         redact.Redactor([secret]).scrub(by_units, units=(CaseRecord,))
         assert by_units == walked
         assert (by_units == case(answer)) == (answer in ("clean", "x" * 70_000))
+
+
+def test_a_trpc_sets_path_shows_in_the_summary_under_its_id(corpus: Path, tmp_path: Path) -> None:
+    """trpc-agent-go's math-basic set: its heading "### math-basic" above its path once made
+    the path read as Basic credentials, and the summary showed "*** · 2 cases"."""
+    example = corpus / "trpc-agent-go/trpc-group-trpc-agent-go/examples/evaluation/local"
+    data = tmp_path / "examples/evaluation/callbacks/data"
+    shutil.copytree(example / "data", data)
+    shutil.copytree(example / "output", tmp_path / "out")
+    where = "examples/evaluation/callbacks/data/math-eval-app/math-basic.evalset.json"
+    done = run_replay(where, "--summary", "s.md", replay="out", cwd=tmp_path, env={})
+    assert done.returncode == 0, done.stderr
+    summary = (tmp_path / "s.md").read_text()
+    assert f"{where} · 2 cases" in summary
+    assert "***" not in summary
