@@ -5,7 +5,7 @@ installs google-adk when ci-eval.toml says the agent is adk; and the self-test's
 the outputs holds on what it produces.
 
 The install is real (a venv, pip, the action's source) but offline: pip reads the wheels
-``.ci/run`` puts in ``.venv/wheelhouse`` (``CI_EVAL_WHEELHOUSE`` elsewhere)."""
+``.ci/run`` puts in its venv's ``wheelhouse`` (``CI_EVAL_WHEELHOUSE`` elsewhere)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from tests.conftest import REPO, SAMPLES
 from tests.delivery.runner import Run, path_env, run_composite
 
 SETUP = REPO / "setup"
-WHEELHOUSE = Path(os.environ.get("CI_EVAL_WHEELHOUSE") or REPO / ".venv" / "wheelhouse")
+# the venv the suite runs in: .ci/run makes the wheelhouse beside its packages
+WHEELHOUSE = Path(os.environ.get("CI_EVAL_WHEELHOUSE") or Path(sys.prefix) / "wheelhouse")
 AGENT = "python samples/agents/weather_agent/command_agent.py"
 
 

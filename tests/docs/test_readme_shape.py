@@ -62,6 +62,17 @@ def test_the_first_screen_shows_the_comment_the_workflow_and_the_commands() -> N
     assert ci_run in head
 
 
+def test_the_readme_commands_each_make_a_venv_of_their_own() -> None:
+    """The test command does not reuse (and fill with test packages) the quick start's venv."""
+    head = README.read_text("utf-8").split("\n## ", 1)[0]
+    commands = [line for line in head.splitlines() if line.startswith("python3 -m venv ")]
+    venvs = [line.split()[3] for line in commands]
+    assert len(venvs) == 2 and len(set(venvs)) == 2, venvs
+    for line, venv in zip(commands, venvs, strict=True):
+        used = set(re.findall(r"(\.venv[\w-]*)/", line))
+        assert used == {venv}, line
+
+
 @pytest.mark.parametrize("doc", DOCUMENTS, ids=lambda p: p.relative_to(REPO).as_posix())
 def test_every_relative_link_lands(doc: Path) -> None:
     for target in LINK.findall(_prose(doc.read_text("utf-8"))):
