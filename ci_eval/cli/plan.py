@@ -100,6 +100,8 @@ def plan(
     for notice in loaded.notices:
         say(notice, err=True)
     data = loaded.data
+    if data is None and loaded.unread:  # the data branch's fetch failed: there may be one
+        fail(InputError(f"no history to plan from at {loaded.where}: {loaded.unread}"))
     if data is None or not data.pushes:
         fail(
             InputError(

@@ -52,33 +52,40 @@ def _own_commit(ref: str, base: str, base_sha: str) -> bool:
     return True
 
 
-def _read_branch(settings: RunSettings) -> tuple[Baseline | None, str, list[str]]:
+def _read_branch(settings: RunSettings) -> tuple[Baseline | None, str, list[str], str | None]:
     """The history kept on a data branch, read through git from the remote branch (fetched):
-    never a folder of the working tree, which a pull request could write."""
+    never a folder of the working tree, which a pull request could write. The fourth item is
+    what failed, with git's reason, when the fetch failed and no copy of the branch is in the
+    clone: the history may well exist, and "no baseline" says so."""
     branch = settings.baseline_branch or ""
     name = settings.baseline or "baseline.json"  # at the branch's root
     notices = []
+    failed = None
     if git.quiet("remote"):
         tracking = f"+refs/heads/{branch}:refs/remotes/origin/{branch}"
         fetched = git.run("fetch", "--no-tags", "--depth=1", "origin", tracking)
         if fetched is not None and fetched.returncode == 0:
             notices.append(f"git fetch --depth=1 origin {branch}")
+        else:
+            failed = f"git fetch origin {branch} failed ({git.reason(fetched)})"
     ref = next(
         (r for r in (f"origin/{branch}", branch) if git.quiet("rev-parse", "--verify", "-q", r)),
         None,
     )
     where = f"{name} on branch {branch}"
     if ref is None:
-        return None, where, notices  # the very first run: no history yet
+        return None, where, notices, failed  # the very first run: no history yet
+    if failed:  # the clone's own copy, which may be behind origin's
+        notices.append(f"{failed}: reading {ref} as this clone has it")
     try:
         text = git.checked("show", f"{ref}:{name}")
     except git.GitError as exc:
         if "does not exist" in str(exc) or "exists on disk, but not in" in str(exc):
-            return None, where, notices
+            return None, where, notices, None
         raise InputError(f"reading {name} on branch {branch}: git failed: {exc}") from None
     if text is None:
-        return None, where, notices
-    return baseline_store.parse(text, f"{branch}:{name}"), where, notices
+        return None, where, notices, None
+    return baseline_store.parse(text, f"{branch}:{name}"), where, notices, None
 
 
 def _read_baseline(
@@ -91,9 +98,8 @@ def _read_baseline(
     ``baseline_ref`` that names one of the PR's own commits is refused. The file is known by its
     real path, so a link to it or a ``..`` path is the same file. A shallow clone lacks the
     merge base: fetch it, or stop with what to do. A file outside the repository (e.g. a data
-    branch checked out into a folder, or a downloaded artifact) is read as is."""
-    if settings.baseline_branch:
-        return _read_branch(settings)
+    branch checked out into a folder, or a downloaded artifact) is read as is. (A data branch
+    is :func:`_read_branch`'s.)"""
     given = settings.baseline_file()
     path = _in_repository(given)
     base = git.pull_request_base(env)
@@ -190,20 +196,42 @@ class LoadedBaseline:
     # what the PR changed and is applied: acceptance entries, custom metrics' code
     said: list[str] = field(default_factory=list)
     code: list[JudgingChange] = field(default_factory=list)
+    # why there is none though there may well be one: the data branch's fetch failed
+    unread: str | None = None
+
+    def missing(self) -> str:
+        """The line saying there is no baseline, and why when it is known."""
+        if self.unread is None:
+            return (
+                f"no baseline at {self.where}: gating on thresholds only (create one with "
+                "`ci-eval baseline update RESULTS`)"
+            )
+        first = "couldn't find remote ref" in self.unread  # origin has no such branch yet
+        hint = (
+            "create one with `ci-eval baseline update RESULTS`"
+            if first
+            else "check origin's URL and this job's access to it"
+        )
+        return f"no baseline at {self.where}: {self.unread}: gating on thresholds only ({hint})"
 
 
 def load_baseline(settings: RunSettings, env: Mapping[str, str]) -> LoadedBaseline:
     """Everything the gate reads, before the agent is called: a shallow clone without the merge
     base fails now, not after the run."""
     accepted = accepted_changes(settings)
-    data, where, notices = _read_baseline(settings, env)
+    unread = None
+    if settings.baseline_branch:
+        data, where, notices, unread = _read_branch(settings)
+    else:
+        data, where, notices = _read_baseline(settings, env)
     said = [
         f"accept: {line}"
         for line in accept_file.changes(
             _accept_path(settings), _at_merge_base(_accept_path(settings), env)
         )
     ]
-    return LoadedBaseline(data, where, notices, accepted, said, custom_code_changes(env))
+    code = custom_code_changes(env)
+    return LoadedBaseline(data, where, notices, accepted, said, code, unread)
 
 
 def custom_code_changes(env: Mapping[str, str]) -> list[JudgingChange]:
@@ -259,10 +287,7 @@ def apply_baseline(
     if data is None:
         results.fail_on = explicit or ("failure", "error", "not-evaluated")
         results.settings.no_baseline = where  # said in the verdict
-        notices.append(
-            f"no baseline at {where}: gating on thresholds only (create one with "
-            "`ci-eval baseline update RESULTS`)"
-        )
+        notices.append(loaded.missing())
         return notices
     code = list(loaded.code)
     accept(code, loaded.accepted)  # before compare: an entry they use is not said unused

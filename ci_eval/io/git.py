@@ -32,6 +32,27 @@ def run(*args: str) -> subprocess.CompletedProcess[str] | None:
         return None
 
 
+# what git adds to a failed fetch after the reason, which says nothing of its own
+_BOILERPLATE = (
+    "fatal: could not read from remote repository.",
+    "please make sure you have the correct access rights",
+    "and the repository exists.",
+)
+
+
+def reason(done: subprocess.CompletedProcess[str] | None) -> str:
+    """Why git failed, in one line: the first ``fatal:`` or ``error:`` line of its stderr that
+    is more than the boilerplate git adds after it (``Could not read from remote repository.``),
+    else its first such line of any kind (ssh's ``connect to host …``)."""
+    if done is None:
+        return "git could not be run, or did not answer within 120 s"
+    lines = [line.strip() for line in (done.stderr or "").splitlines() if line.strip()]
+    said = [line for line in lines if line.lower() not in _BOILERPLATE]
+    failed = [line for line in said if line.startswith(("fatal:", "error:"))]
+    found = (failed or said or lines or [f"git exited with {done.returncode}"])[0]
+    return found[:300]
+
+
 def checked(*args: str) -> str | None:
     """git's output; None when git answered "no" (exit 1 with nothing on stderr, as
     ``rev-parse --verify --quiet`` and ``merge-base`` do); GitError when git failed."""

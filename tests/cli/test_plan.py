@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ci_eval.gate import baseline_file
-from tests.helpers import run_cli
+from tests.helpers import git, run_cli
 from tests.report.scenarios import _c, _history
 
 
@@ -69,3 +69,16 @@ def test_a_history_without_pushes_is_one_line_and_exit_2(tmp_path: Path) -> None
     assert done.returncode == 2
     [line] = done.stderr.splitlines()
     assert "no history to plan from" in line and "ci-eval baseline update" in line
+
+
+def test_a_data_branch_that_could_not_be_fetched_is_said_with_gits_reason(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "remote", "add", "origin", str(tmp_path / "nowhere"))
+    done = run_cli("plan", "--baseline-branch", "ci-eval-data", cwd=tmp_path)
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line == (
+        "ci-eval: no history to plan from at baseline.json on branch ci-eval-data: git fetch "
+        f"origin ci-eval-data failed (fatal: '{tmp_path / 'nowhere'}' does not appear to be a "
+        "git repository)"
+    )

@@ -107,3 +107,97 @@ def test_a_failed_pr_comment_is_one_line_without_urllib3_warnings(
         "connection refused" in str(caught.value)
     )
     assert "\n" not in str(caught.value)
+
+
+COMMAND = "python samples/agents/weather_agent/command_agent.py"
+EVALS = "samples/evals/weather_basic.evalset.json"
+
+
+def _run_with_data_branch(repo: Path) -> tuple[int, str]:
+    """`ci-eval run` of the samples in ``repo``, main's history on the data branch."""
+    import shutil
+
+    from tests.conftest import REPO
+    from tests.helpers import run_cli
+
+    shutil.copytree(REPO / "samples", repo / "samples", dirs_exist_ok=True)
+    argv = ["run", EVALS, "--agent", "command", "--agent-command", COMMAND]
+    done = run_cli(*argv, "--baseline-branch", "ci-eval-data", cwd=repo)
+    return done.returncode, done.stderr + done.stdout
+
+
+def test_an_unreachable_origin_is_said_with_gits_reason_not_as_a_first_run(
+    repo: Path, tmp_path: Path
+) -> None:
+    _git(repo, "remote", "add", "origin", str(tmp_path / "nowhere"))
+    code, out = _run_with_data_branch(repo)
+    assert code == 1, out  # berlin fails its thresholds: the gate is the thresholds'
+    said = next(line for line in out.splitlines() if "no baseline at" in line)
+    assert said == (
+        "ci-eval: no baseline at baseline.json on branch ci-eval-data: git fetch origin "
+        f"ci-eval-data failed (fatal: '{tmp_path / 'nowhere'}' does not appear to be a git "
+        "repository): gating on thresholds only (check origin's URL and this job's access to it)"
+    )
+
+
+def test_an_origin_without_the_branch_is_said_and_told_how_to_start_one(
+    repo: Path, tmp_path: Path
+) -> None:
+    _git(tmp_path, "clone", "-q", "--bare", str(repo), "origin.git")
+    _git(repo, "remote", "add", "origin", str(tmp_path / "origin.git"))
+    code, out = _run_with_data_branch(repo)
+    assert code == 1, out
+    said = next(line for line in out.splitlines() if "no baseline at" in line)
+    assert said == (
+        "ci-eval: no baseline at baseline.json on branch ci-eval-data: git fetch origin "
+        "ci-eval-data failed (fatal: couldn't find remote ref refs/heads/ci-eval-data): gating "
+        "on thresholds only (create one with `ci-eval baseline update RESULTS`)"
+    )
+
+
+def test_a_failed_fetch_over_the_clones_own_copy_says_that_copy_is_read(
+    repo: Path, tmp_path: Path
+) -> None:
+    from tests.helpers import run_cli
+
+    _git(repo, "remote", "add", "origin", str(tmp_path / "nowhere"))
+    _run_with_data_branch(repo)  # the samples copied; a first run
+    argv = ["run", EVALS, "--agent", "command", "--agent-command", COMMAND, "--results", "r.json"]
+    run_cli(*argv, cwd=repo)
+    history = tmp_path / "baseline.json"
+    done = run_cli("baseline", "update", "r.json", "--baseline", str(history), cwd=repo)
+    assert done.returncode == 0, done.stderr
+    # origin/ci-eval-data as an earlier fetch left it: one commit holding baseline.json
+    blob = _out(repo, "hash-object", "-w", str(history))
+    tree = _out(repo, "mktree", stdin=f"100644 blob {blob}\tbaseline.json\n")
+    commit = _out(repo, "commit-tree", tree, "-m", "history")
+    _git(repo, "update-ref", "refs/remotes/origin/ci-eval-data", commit)
+    _, out = _run_with_data_branch(repo)
+    assert "no baseline at" not in out
+    assert (
+        "ci-eval: git fetch origin ci-eval-data failed (fatal: "
+        f"'{tmp_path / 'nowhere'}' does not appear to be a git repository): reading "
+        "origin/ci-eval-data as this clone has it"
+    ) in out.splitlines()
+
+
+def _out(cwd: Path, *args: str, stdin: str | None = None) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        input=stdin,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip()
+
+
+def test_gits_reason_is_past_its_boilerplate() -> None:
+    said = (
+        "ssh: connect to host github.com port 22: Connection refused\n"
+        "fatal: Could not read from remote repository.\n\n"
+        "Please make sure you have the correct access rights\nand the repository exists.\n"
+    )
+    done = subprocess.CompletedProcess(["git", "fetch"], 128, "", said)
+    assert git.reason(done) == "ssh: connect to host github.com port 22: Connection refused"
