@@ -16,6 +16,7 @@ from ci_eval.cli.common import fail, say
 from ci_eval.errors import EXIT_OK, InputError
 
 if TYPE_CHECKING:
+    from ci_eval.cli.init_files import ActionRef
     from ci_eval.load.find_project import ProjectFound
 
 
@@ -35,6 +36,24 @@ def init(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the files instead of writing them.")
     ] = False,
+    action: Annotated[
+        str | None,
+        typer.Option(
+            "--action",
+            metavar="OWNER/REPO@REF",
+            help="Where the workflow takes ci-eval from: the repository and a release tag or "
+            "commit SHA [default: a placeholder, said under To decide].",
+            show_default=False,
+        ),
+    ] = None,
+    forks: Annotated[
+        bool,
+        typer.Option(
+            "--forks",
+            help="Pull requests come from forks (a public repository): their job posts "
+            "nothing and uploads its results; evals-comment.yml comments.",
+        ),
+    ] = False,
 ) -> None:
     """Set up a repository: write ci-eval.toml and an evals workflow.
 
@@ -46,22 +65,36 @@ def init(
     Idempotent: an existing file is kept unless --force. Exits 0, or 2 when PATH is not a
     directory or a file cannot be written.
 
-    Example: ci-eval init --dry-run
+    Example: ci-eval init --action my-org/ci-eval@v0.1.0 --dry-run
     """
-    from ci_eval.cli.init_files import WORKFLOW_PATH, render_toml, render_workflow
+    from ci_eval.cli.init_files import (
+        COMMENT_WORKFLOW_PATH,
+        DEFAULT_ACTION,
+        WORKFLOW_PATH,
+        parse_action,
+        render_comment_workflow,
+        render_toml,
+        render_workflow,
+    )
     from ci_eval.io.files import repo_root
     from ci_eval.load.find_project import find_project
     from ci_eval.settings.model import CONFIG_NAME
 
     if path is not None and not path.is_dir():
         fail(InputError("not a directory: give the repository's root folder", path=str(path)))
+    try:
+        source = DEFAULT_ACTION if action is None else parse_action(action)
+    except ValueError as exc:
+        fail(InputError(f"--action: {exc}"))
     root = path if path is not None else (repo_root(Path.cwd()) or Path.cwd())
     project = find_project(root)
     judged = _judged(project)
     files = [
         (CONFIG_NAME, render_toml(project, judged)),
-        (WORKFLOW_PATH, render_workflow(project)),
+        (WORKFLOW_PATH, render_workflow(project, source, forks)),
     ]
+    if forks:
+        files.append((COMMENT_WORKFLOW_PATH, render_comment_workflow(source)))
     from ci_eval.cli.init_files import escaped
 
     where = escaped(project.root.as_posix())
@@ -75,7 +108,7 @@ def init(
     if not dry_run and not any(p.startswith(("wrote", "replaced")) for p in done):
         say("  nothing changed")
     say("To decide")
-    for line in _to_decide(project, judged):
+    for line in _to_decide(project, judged, source, forks):
         say(f"  - {line}")
     say("Next: ci-eval validate, then ci-eval run")
     if dry_run:
@@ -206,10 +239,19 @@ def _found(project: "ProjectFound") -> list[str]:
     return lines
 
 
-def _to_decide(project: "ProjectFound", judged: list[str]) -> list[str]:
-    from ci_eval.cli.init_files import agent_url, agents_folder, escaped
+def _to_decide(
+    project: "ProjectFound", judged: list[str], action: "ActionRef", forks: bool
+) -> list[str]:
+    from ci_eval.cli.init_files import agent_url, escaped, served
 
-    todo = [why for why in (agents_folder(project)[1], agent_url(project)[1]) if why]
+    todo = []
+    if action.placeholder:
+        todo.append(
+            f"where the workflow takes ci-eval from: it names {action}, a placeholder; run "
+            "init again with --action OWNER/REPO@REF (the repository you take ci-eval from, "
+            "a release tag or commit SHA) and --force"
+        )
+    todo += [why for why in (served(project)[2], agent_url(project)[1]) if why]
     todo += [
         f"{escaped(f)}: its name is not UTF-8, so ci-eval.toml cannot name it: rename it"
         for f in project.folders
@@ -223,6 +265,11 @@ def _to_decide(project: "ProjectFound", judged: list[str]) -> list[str]:
         "only)"
     )
     todo.append("the workflow triggers on pushes to main: rename it if your default branch differs")
+    if not forks:
+        todo.append(
+            "a public repository takes pull requests from forks, whose token cannot comment: "
+            "run init again with --forks (and --force) for the two-phase workflows"
+        )
     return todo
 
 
@@ -232,8 +279,8 @@ AGENT_TO_DECIDE = {
     "and its settings in ci-eval.toml",
     "command": "set [agent] command in ci-eval.toml: the program that runs your agent and "
     "speaks ci-eval's JSON-lines contract; set its toolchain up in the workflow",
-    "adk": "the action's ADK image holds ci-eval and google-adk only: an agent that needs "
-    "more packages runs `pip install` and `ci-eval run --comment` on the runner instead",
+    "adk": "the packages the agent needs beyond google-adk: requirements.txt at the root, which "
+    "the workflow installs before it starts `adk api_server`",
 }
 
 
@@ -247,9 +294,8 @@ def _agent_to_decide(project: "ProjectFound") -> list[str]:
         )
     if agent.kind in ("adk", "adk-http"):
         todo.append(
-            "a model key the agent needs goes in the workflow from a secret (the env of the "
-            + ("steps that run ci-eval" if agent.kind == "adk" else "steps that start the agent")
-            + ")"
+            "a model key the agent needs goes in the workflow from a secret, in the env of "
+            "the steps that start the agent (never of the steps that run ci-eval)"
         )
     if agent.others:
         todo.append("which agent to evaluate: [agent] module names the first one found")
@@ -271,7 +317,14 @@ def _sets_to_decide(project: "ProjectFound", judged: list[str]) -> list[str]:
             f"add a judge for {', '.join(judged)}: [judge] base_url, model and api_key_env "
             "in ci-eval.toml, and the key as a secret in the workflow step's env"
         )
-    if any(s.scenarios for s in project.sets):
+    orchestrate = sum(s.cases for s in project.sets if s.dialect == "watsonx")
+    if orchestrate:
+        todo.append(
+            f"add a user simulator: an LLM plays the user of every Orchestrate case "
+            f"({orchestrate}), so none is evaluated without one: [simulator] (or [judge]) in "
+            "ci-eval.toml"
+        )
+    elif any(s.scenarios for s in project.sets):
         todo.append("add a user simulator for the conversation scenarios: [simulator] (or [judge])")
     if not project.in_repository:
         todo.append(

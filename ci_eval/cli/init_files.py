@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from ci_eval import ACTION_REPO, __version__
 from ci_eval.load.find_project import ProjectFound, SetFound, parse_api_server
@@ -61,12 +63,12 @@ def agents_folder(project: ProjectFound) -> tuple[str | None, str | None]:
 
 
 def agent_url(project: ProjectFound) -> tuple[str, str | None]:
-    url = project.agent.url or "http://localhost:8000"
+    url = project.agent.url or "http://127.0.0.1:8000"
     if PLAIN_URL.fullmatch(url):
         return url.rstrip("/"), None
-    return "http://localhost:8000", (
+    return "http://127.0.0.1:8000", (
         f"the agent's URL found ({_printable(url)[:60]}) is not a plain http URL: the workflow "
-        "uses http://localhost:8000"
+        "uses http://127.0.0.1:8000"
     )
 
 
@@ -74,12 +76,21 @@ def _toml_str(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a TOML basic string
 
 
-def set_line(s: SetFound) -> str:
-    """``path (id: N cases, dialect; metrics from CONFIG)`` for one eval set found."""
+def set_line(s: SetFound, counted: bool = True) -> str:
+    """``path (id: N cases, dialect; metrics from CONFIG)`` for one eval set found; not
+    ``counted`` (ci-eval.toml's comment), without the cases: a case added is no reason for
+    the next init to find the file changed."""
     config = "default metrics" if s.config == "default" else f"metrics from {s.config}"
-    cases = f"{s.cases} case{'s' * (s.cases != 1)}"
-    named = "" if s.eval_set_id == s.path else f"{s.eval_set_id}: "
-    return _printable(f"{s.path} ({named}{cases}, {s.dialect}; {config})")
+    cases = f"{s.cases} case{'s' * (s.cases != 1)}, " if counted else ""
+    named = (
+        "" if s.eval_set_id == s.path else f"{s.eval_set_id}: " if counted else f"{s.eval_set_id}, "
+    )
+    return _printable(f"{s.path} ({named}{cases}{s.dialect}; {config})")
+
+
+def _sets_found(project: ProjectFound) -> str:
+    sets = len(project.sets)
+    return f"{sets} eval set{'s' * (sets != 1)}"
 
 
 def summary(project: ProjectFound) -> str:
@@ -97,8 +108,8 @@ def render_toml(project: ProjectFound, judged: list[str]) -> str:
         "[run]",
     ]
     if project.sets:
-        lines.append(f"# found {summary(project)}:")
-        lines += [f"#   {set_line(s)}" for s in project.sets[:SHOWN_SETS]]
+        lines.append(f"# found {_sets_found(project)}:")
+        lines += [f"#   {set_line(s, counted=False)}" for s in project.sets[:SHOWN_SETS]]
         if len(project.sets) > SHOWN_SETS:
             lines.append(f"#   … and {len(project.sets) - SHOWN_SETS} more")
         named = [f for f in project.folders if escaped(f) == f]
@@ -151,8 +162,9 @@ def _agent_lines(project: ProjectFound) -> list[str]:
     if agent.kind == "adk":
         return [
             found,
-            "# It runs in a worker process without the job's credentials (pip install",
-            f"# 'ci-eval[adk]'; in GitHub, the action {ACTION_REPO}/adk).",
+            "# Here it runs in a worker process without the job's credentials (pip install",
+            "# 'ci-eval[adk]'); the workflow serves it with `adk api_server` and reaches it as",
+            "# kind adk-http, apart from ci-eval's process.",
             'kind = "adk"',
             f"module = {_toml_str(agent.module or '.')}",
         ]
@@ -176,12 +188,63 @@ def _agent_lines(project: ProjectFound) -> list[str]:
     ]
 
 
+@dataclass(frozen=True)
+class ActionRef:
+    """Where the workflow takes ci-eval from: ``OWNER/REPO@REF`` (``--action``), in one place
+    for every step that names it. ``placeholder``: init's default, a name to replace."""
+
+    repo: str  # OWNER/REPO
+    ref: str  # a release tag or a commit SHA
+    placeholder: bool = False
+
+    def uses(self, variant: str = "") -> str:
+        return f"{self.repo}{variant}@{self.ref}"
+
+    def package(self, extra: str = "") -> str:
+        """The pip requirement that installs ci-eval from this repository at this ref."""
+        return f'"ci-eval{extra} @ git+https://github.com/{self.repo}@{self.ref}"'
+
+    def __str__(self) -> str:
+        return self.uses()
+
+
+DEFAULT_ACTION = ActionRef(ACTION_REPO, RELEASE, placeholder=True)
+# GitHub's names: an owner of letters, digits and inner hyphens (≤ 39), a repository of
+# letters, digits, ".", "_" and "-"; a ref as git allows it, less what a shell or YAML reads
+_ACTION = re.compile(
+    r"(?P<repo>[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}/[A-Za-z0-9._-]{1,100})"
+    r"@(?P<ref>[A-Za-z0-9._/-]{1,200})"
+)
+
+
+def parse_action(text: str) -> ActionRef:
+    """``OWNER/REPO@REF``; ValueError says what is wrong in a phrase."""
+    match = _ACTION.fullmatch(text)
+    repo = match and match.group("repo").split("/")[1]
+    ref = match and match.group("ref")
+    if (
+        not match
+        or repo in (".", "..")
+        or not ref
+        or ref.startswith(("-", "/", "."))
+        or ref.endswith(("/", ".", ".lock"))
+        or ".." in ref
+        or "//" in ref
+    ):
+        raise ValueError(
+            f"{_printable(text)[:80]!r} is not OWNER/REPO@REF: give the repository you take "
+            "ci-eval from and a release tag or commit SHA, e.g. my-org/ci-eval@v0.1.0"
+        )
+    return ActionRef(match.group("repo"), ref)
+
+
 _HEAD = """\
 # Agent evals, written by `ci-eval init` (the README's workflows, in one file). A pull request
-# runs the eval sets, is gated against main's history and gets a comment. Each push to main
+# runs the eval sets, is gated against main's history and {gets}. Each push to main
 # runs them too and records the run in main's history, on the branch {branch}: it records,
 # pull requests gate, so cases main already fails do not fail the push (fail-on error).
-# ci-eval.toml says where the eval sets are and how the agent is reached.
+# ci-eval.toml says where the eval sets are and how the agent is reached; ci-eval comes from
+# {action}.
 name: agent evals
 on:
   pull_request:
@@ -194,8 +257,7 @@ jobs:
     runs-on: ubuntu-latest
     permissions:
       contents: read
-      pull-requests: write    # the PR comment
-    steps:
+{comment_permission}    steps:
       - uses: {checkout}
         with:
           fetch-depth: 0      # the bar's settings are read at the merge base
@@ -204,13 +266,28 @@ jobs:
 
 _PR_RUN = """\
       - id: evals
-        uses: {action}
+        uses: {uses}   # {where}
         with:
-          baseline-branch: {branch}  # main's history, read through git
+{inputs}          baseline-branch: {branch}  # main's history, read through git
           # a judge's answers kept across jobs: main's job signs them (cache-sign-key-env),
           # pull requests trust only those (docs/reference.md#response-cache)
           # cache: ${{{{ runner.temp }}}}/ci-eval-cache
           # cache-public-key: .ci-eval/cache-key.pub
+"""
+
+# a fork's pull request: a read-only token and no secrets, so it posts nothing; the results
+# and the event go to evals-comment.yml, which judges them again and comments
+_FORK_UPLOAD = """\
+          comment: false      # the token is read-only: evals-comment.yml posts it
+      - if: ${{{{ !cancelled() }}}}
+        run: cp "$GITHUB_EVENT_PATH" event.json   # the PR's number, for the comment
+      - if: ${{{{ !cancelled() }}}}
+        uses: {upload}
+        with:
+          name: ci-eval
+          path: |
+            ci-eval-results.json
+            event.json
 """
 
 _RECORD = """\
@@ -236,7 +313,7 @@ _RECORD_RUN = """\
       # that could not be scored) fail the push
       - run: >
           ci-eval run --baseline .ci-eval-data/baseline.json --update-baseline --fail-on error
-          --junit ci-eval-junit.xml --results ci-eval-results.json
+          --junit ci-eval-junit.xml --results ci-eval-results.json{agent}
       - if: ${{{{ !cancelled() }}}}
         uses: {upload}
         with:
@@ -274,6 +351,58 @@ _RECORD_RUN = """\
           git -c http.extraheader="$auth" push "$url" HEAD:{branch}
 """
 
+COMMENT_WORKFLOW_PATH = ".github/workflows/evals-comment.yml"
+
+_COMMENT_FLOW = """\
+# Agent evals' comment, written by `ci-eval init --forks`: pull requests from forks, phase 2.
+# Trusted: it runs none of the fork's code. It judges the results evals.yml uploaded again
+# against main's history (the fork's job wrote them, so their comparison is not trusted) and
+# posts the comment; without a history yet, each case's thresholds decide.
+name: agent evals comment
+on:
+  workflow_run:   # zizmor: ignore[dangerous-triggers] runs none of the fork's code
+    workflows: [agent evals]
+    types: [completed]
+permissions: {{}}
+jobs:
+  comment:
+    if: github.event.workflow_run.event == 'pull_request'
+    runs-on: ubuntu-latest
+    permissions:
+      contents: read
+      pull-requests: write
+      actions: read   # the other run's artifact
+    steps:
+      - uses: {download}
+        with:
+          name: ci-eval
+          run-id: ${{{{ github.event.workflow_run.id }}}}
+          github-token: ${{{{ github.token }}}}
+          path: ci-eval
+      - uses: {checkout}
+        with:
+          persist-credentials: false   # the base branch: its ci-eval.toml and accept.toml
+      - uses: {checkout}; main's history; absent before main's first run
+        with:
+          ref: {branch}
+          path: .ci-eval-data
+          persist-credentials: false
+        continue-on-error: true
+      - uses: {setup_python}
+        with:
+          python-version: "3.11"
+      - run: pip install {package}
+      - env:
+          GITHUB_TOKEN: ${{{{ github.token }}}}
+          GITHUB_EVENT_PATH: ci-eval/event.json   # the PR's event, from the artifact
+        run: |
+          history=()
+          if [ -f .ci-eval-data/baseline.json ]; then
+            history=(--baseline .ci-eval-data/baseline.json)
+          fi
+          ci-eval compare ci-eval/ci-eval-results.json "${{history[@]}}" --comment
+"""
+
 
 def _python(install: str) -> list[str]:
     return [
@@ -288,13 +417,35 @@ def _requirements(project: ProjectFound) -> str:
     return "-r requirements.txt " if project.requirements == "requirements.txt" else ""
 
 
+def served(project: ProjectFound) -> tuple[str | None, str | None, str | None]:
+    """For an ADK agent (in a folder, or behind the ``adk api_server`` found): the agents
+    folder ``adk api_server`` serves (only a plain path: the script runs what it holds), the
+    app ci-eval asks for, and why a folder found is not copied."""
+    agent = project.agent
+    if agent.kind == "adk":
+        module = PurePosixPath(agent.module or ".")  # the agent's folder
+        folder, app = module.parent.as_posix(), module.name or None
+        if plain_path(folder) and (app is None or plain_path(app)):
+            return folder, app, None
+        return (
+            None,
+            None,
+            (
+                f"the agent's folder ({_printable(module.as_posix())[:60]}) is not a plain path "
+                "([A-Za-z0-9._/-]): not copied into the workflow; add it to its serve step"
+            ),
+        )
+    folder, why = agents_folder(project)
+    return folder, agent.app_name, why
+
+
 def _serve(project: ProjectFound, code: str) -> list[str]:
     """The step that starts the adk api_server on the runner, where ci-eval reaches it at
     localhost, and waits until it answers."""
     url, _ = agent_url(project)
     tail = url.rsplit(":", 1)[-1]
     port = tail if tail.isdigit() else "8000"
-    folder, _ = agents_folder(project)  # only a plain path: the script runs what it holds
+    folder = served(project)[0]
     serve = f"adk api_server {shlex.quote(folder) + ' ' if folder else ''}--port {port}"
     return [
         f"      - name: Start the agent ({code})",
@@ -304,32 +455,75 @@ def _serve(project: ProjectFound, code: str) -> list[str]:
     ]
 
 
-def render_workflow(project: ProjectFound) -> str:
+def _served_inputs(project: ProjectFound) -> tuple[list[str], str]:
+    """The action's inputs and the run's flags that reach the api_server the job started."""
+    url, _ = agent_url(project)
+    app = served(project)[1]
+    inputs = ["agent: adk-http", f"agent-url: {url}"] + ([f"app-name: {app}"] if app else [])
+    flags = f" --agent adk-http --agent-url {url}" + (f" --app-name {app}" if app else "")
+    return [f"          {line}\n" for line in inputs], flags
+
+
+def render_workflow(
+    project: ProjectFound, action: ActionRef = DEFAULT_ACTION, forks: bool = False
+) -> str:
+    """evals.yml: a pull request's job (with ``forks``, one that posts nothing and uploads its
+    results for evals-comment.yml), main's record job and the job that keeps its history.
+    Every job runs the agent on the runner, apart from ci-eval's process: an ADK agent behind
+    the ``adk api_server`` the job starts, a command as ci-eval's child."""
     kind = project.agent.kind
     reqs = _requirements(project)
-    package = f"{ACTION_REPO}@{RELEASE}"
     pr_steps: list[str] = []
     record_steps: list[str] = []
-    if kind == "adk":
-        action = f"{ACTION_REPO}/adk@{RELEASE}   # the image with google-adk: the agent runs in it"
-        record_steps = _python(f'{reqs}"ci-eval[adk] @ git+https://github.com/{package}"')
-    elif kind == "adk-http":
-        action = f"{ACTION_REPO}/setup@{RELEASE}   # on the runner: the agent is at localhost"
+    inputs: list[str] = []
+    flags = ""
+    if kind in ("adk", "adk-http"):
+        where = "on the runner: the agent is the api_server above"
         pr_steps = _python(f"{reqs}google-adk") + _serve(project, "this pull request's code")
-        record_steps = _python(f'{reqs}google-adk "ci-eval @ git+https://github.com/{package}"')
+        record_steps = _python(f"{reqs}google-adk {action.package()}")
         record_steps += _serve(project, "main's code")
+        inputs, flags = _served_inputs(project)
     elif kind == "command":
-        action = f"{ACTION_REPO}/setup@{RELEASE}   # on the runner, with the agent's toolchain"
+        where = "on the runner, with the agent's toolchain"
         todo = "      # set up what [agent] command needs here (e.g. actions/setup-go)"
         pr_steps = [todo]
-        record_steps = [todo, *_python(f'"ci-eval @ git+https://github.com/{package}"')]
+        record_steps = [todo, *_python(action.package())]
     else:
-        action = f"{ACTION_REPO}@{RELEASE}   # set [agent] in ci-eval.toml first"
-        record_steps = _python(f'{reqs}"ci-eval @ git+https://github.com/{package}"')
-    lines = [_HEAD.format(branch=DATA_BRANCH, checkout=_CHECKOUT)]
+        where = "set [agent] in ci-eval.toml first"
+        record_steps = _python(f"{reqs}{action.package()}")
+    gets = "its results go to evals-comment.yml, which comments" if forks else "gets a comment"
+    comment = "" if forks else "      pull-requests: write    # the PR comment\n"
+    lines = [
+        _HEAD.format(
+            branch=DATA_BRANCH,
+            checkout=_CHECKOUT,
+            action=action.uses(),
+            gets=gets,
+            comment_permission=comment,
+        )
+    ]
     lines += [line + "\n" for line in pr_steps]
-    lines.append(_PR_RUN.format(action=action, branch=DATA_BRANCH))
+    lines.append(
+        _PR_RUN.format(
+            uses=action.uses("/setup"), where=where, inputs="".join(inputs), branch=DATA_BRANCH
+        )
+    )
+    if forks:
+        lines.append(_FORK_UPLOAD.format(upload=_UPLOAD))
     lines.append(_RECORD.format(checkout=_CHECKOUT, branch=DATA_BRANCH))
     lines += [line + "\n" for line in record_steps]
-    lines.append(_RECORD_RUN.format(branch=DATA_BRANCH, upload=_UPLOAD, download=_DOWNLOAD))
+    lines.append(
+        _RECORD_RUN.format(branch=DATA_BRANCH, upload=_UPLOAD, download=_DOWNLOAD, agent=flags)
+    )
     return "".join(lines)
+
+
+def render_comment_workflow(action: ActionRef = DEFAULT_ACTION) -> str:
+    """evals-comment.yml, for pull requests from forks (``init --forks``)."""
+    return _COMMENT_FLOW.format(
+        download=_DOWNLOAD,
+        checkout=_CHECKOUT,
+        branch=DATA_BRANCH,
+        setup_python=_SETUP_PYTHON,
+        package=action.package(),
+    )

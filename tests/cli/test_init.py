@@ -20,7 +20,13 @@ import pytest
 import yaml
 
 from ci_eval import ACTION_REPO as ACTION
-from ci_eval.cli.init_files import WORKFLOW_PATH, render_toml, render_workflow
+from ci_eval.cli.init_files import (
+    COMMENT_WORKFLOW_PATH,
+    WORKFLOW_PATH,
+    render_comment_workflow,
+    render_toml,
+    render_workflow,
+)
 from ci_eval.load.find_project import (
     AgentFound,
     ProjectFound,
@@ -147,9 +153,12 @@ def test_init_writes_the_config_and_the_workflow_and_says_what_it_found(project:
     settings = load_config(project / "ci-eval.toml", required=True)  # ci-eval's own reading
     assert settings.agent.kind == "adk"
     assert (project / (settings.agent.module or "")).resolve() == (project / "my_agent").resolve()
-    workflow = yaml.safe_load((project / WORKFLOW_PATH).read_text())
-    uses = [s.get("uses", "") for s in workflow["jobs"]["evals"]["steps"]]
-    assert any(u.startswith(f"{ACTION}/adk@") for u in uses)  # the image with google-adk
+    # the pull request's agent runs behind the api_server the job starts, not in ci-eval's
+    steps = yaml.safe_load((project / WORKFLOW_PATH).read_text())["jobs"]["evals"]["steps"]
+    ours = next(s for s in steps if s.get("uses", "").startswith(f"{ACTION}/setup@"))
+    assert ours["with"]["agent"] == "adk-http" and ours["with"]["app-name"] == "my_agent"
+    served = [s["run"] for s in steps if "adk api_server" in s.get("run", "")]
+    assert len(served) == 1 and "adk api_server . --port 8000 " in served[0]
 
 
 def test_a_second_init_changes_nothing_and_says_so(project: Path) -> None:
@@ -269,7 +278,9 @@ def test_the_workflow_parses_and_uses_only_inputs_and_options_that_exist(kind: s
     ours = [s for s in jobs["evals"]["steps"] if s.get("uses", "").startswith(ACTION)]
     assert len(ours) == 1
     variant = ours[0]["uses"].split("@")[0].removeprefix(ACTION)
-    assert variant == {"adk": "/adk", "adk-http": "/setup", "command": "/setup"}.get(kind, "")
+    assert variant == "/setup"  # on the runner, the agent apart from ci-eval's process
+    if kind in ("adk", "adk-http"):
+        assert ours[0]["with"]["agent"] == "adk-http"
     declared = yaml.safe_load((REPO / _ACTION_FILES[variant]).read_text())["inputs"]
     assert set(ours[0]["with"]) <= set(declared)
     assert ours[0]["with"]["baseline-branch"] == "ci-eval-data"
@@ -279,6 +290,9 @@ def test_the_workflow_parses_and_uses_only_inputs_and_options_that_exist(kind: s
     assert len(runs) == 1
     words = runs[0].split()
     assert "--update-baseline" in words and words[words.index("--fail-on") + 1] == "error"
+    if kind in ("adk", "adk-http"):  # main's agent, served as the pull request's is
+        assert words[words.index("--agent") + 1] == "adk-http"
+        assert words[words.index("--agent-url") + 1] == ours[0]["with"]["agent-url"]
     known = run_cli("run", "--help").stdout
     assert all(w in known for w in words if w.startswith("--"))
     assert jobs["history"]["needs"] == "record"
@@ -301,6 +315,8 @@ def test_the_workflows_pass_githubs_schema_and_zizmor(tmp_path: Path) -> None:
     flows.mkdir(parents=True)
     for kind, found in _projects().items():
         (flows / f"evals-{kind}.yml").write_text(render_workflow(found))
+        (flows / f"evals-{kind}-forks.yml").write_text(render_workflow(found, forks=True))
+    (flows / "evals-comment.yml").write_text(render_comment_workflow())
     files = sorted(str(p) for p in flows.iterdir())
     schema = subprocess.run(
         [_tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", *files],
@@ -444,3 +460,96 @@ def test_the_eval_set_folders_are_the_run_paths(tmp_path: Path) -> None:
     found = find_project(tmp_path)
     assert found.folders == ["agents/x", "evals/a"]
     assert [s.cases for s in found.sets] == [3, 3, 3]
+
+
+# --- where the workflow takes ci-eval from, and forks -------------------------------------------
+
+
+def test_action_names_where_every_step_takes_ci_eval_from(project: Path) -> None:
+    done = run_cli("init", "--action", "my-org/ci-eval-fork@v2.3.4", "--forks", cwd=project)
+    assert done.returncode == 0, done.stderr
+    flows = [(project / WORKFLOW_PATH).read_text(), (project / COMMENT_WORKFLOW_PATH).read_text()]
+    assert all(ACTION not in flow for flow in flows)
+    assert "uses: my-org/ci-eval-fork/setup@v2.3.4" in flows[0]
+    assert '"ci-eval @ git+https://github.com/my-org/ci-eval-fork@v2.3.4"' in flows[0]
+    assert '"ci-eval @ git+https://github.com/my-org/ci-eval-fork@v2.3.4"' in flows[1]
+    assert "placeholder" not in done.stdout
+
+
+def test_without_action_the_placeholder_is_the_first_thing_to_decide(project: Path) -> None:
+    out = run_cli("init", "--dry-run", cwd=project).stdout
+    first = out.split("To decide\n", 1)[1].splitlines()[0]
+    assert f"it names {ACTION}@v" in first and "a placeholder" in first
+    assert "--action OWNER/REPO@REF" in first
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "acme",
+        "acme/ci-eval",
+        "acme/ci-eval@",
+        "-acme/ci-eval@v1",
+        "acme-/ci-eval@v1",
+        "acme/ci eval@v1",
+        "acme/ci-eval@v1;rm -rf /",
+        "acme/ci-eval@../main",
+        "acme/ci-eval@-v1",
+        "acme/ci-eval@v1$(id)",
+        "acme/..@v1",
+        "acme/ci-eval@v1\nrun: x",
+    ],
+)
+def test_an_action_that_is_not_owner_repo_at_ref_is_one_usage_error(
+    project: Path, given: str
+) -> None:
+    done = run_cli("init", "--action", given, cwd=project)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "--action" in done.stderr and "OWNER/REPO@REF" in done.stderr
+    assert not (project / "ci-eval.toml").exists()
+
+
+def test_forks_get_a_job_that_posts_nothing_and_a_trusted_comment_workflow(project: Path) -> None:
+    done = run_cli("init", "--forks", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert f"wrote {COMMENT_WORKFLOW_PATH}" in done.stdout
+    assert "--forks" not in done.stdout.split("To decide\n", 1)[1]
+    evals = yaml.safe_load((project / WORKFLOW_PATH).read_text())["jobs"]["evals"]
+    assert evals["permissions"] == {"contents": "read"}  # no pull-requests: write
+    ours = next(s for s in evals["steps"] if s.get("uses", "").startswith(f"{ACTION}/setup@"))
+    assert ours["with"]["comment"] is False
+    uploaded = next(s for s in evals["steps"] if "upload-artifact" in s.get("uses", ""))
+    assert uploaded["with"]["name"] == "ci-eval"
+    assert uploaded["with"]["path"].split() == ["ci-eval-results.json", "event.json"]
+    comment = yaml.safe_load((project / COMMENT_WORKFLOW_PATH).read_text())
+    assert comment[True]["workflow_run"]["workflows"] == ["agent evals"]
+    job = comment["jobs"]["comment"]
+    assert job["permissions"]["pull-requests"] == "write"
+    # it runs none of the fork's code: the artifact is data, the checkout the base branch's
+    assert all("ref" not in s.get("with", {}) or s["with"]["ref"] == "ci-eval-data"
+               for s in job["steps"] if "checkout" in s.get("uses", ""))  # fmt: skip
+    assert "ci-eval compare ci-eval/ci-eval-results.json" in json.dumps(job)
+
+
+def test_a_case_added_to_an_eval_set_leaves_ci_eval_toml_as_written(project: Path) -> None:
+    """ci-eval.toml's comment lists the sets found, not their case counts: a second init does
+    not find the file changed because the sets grew."""
+    assert run_cli("init", cwd=project).returncode == 0
+    path = project / "my_agent/weather.evalset.json"
+    grown = json.loads(path.read_text())
+    grown["eval_cases"].append(_case("rome", "Rome", "It is unknown.", {"city": "Rome"}))
+    path.write_text(json.dumps(grown))
+    done = run_cli("init", cwd=project)
+    assert "unchanged ci-eval.toml" in done.stdout, done.stdout
+    assert "(weather: 4 cases, adk;" in done.stdout  # what init says it found still counts
+
+
+def test_orchestrate_sets_say_every_case_needs_a_user_simulator(
+    corpus: Path, tmp_path: Path
+) -> None:
+    shutil.copytree(corpus / "watsonx-orchestrate", tmp_path / "repo")
+    git(tmp_path / "repo", "init", "-q")
+    out = run_cli("init", "--dry-run", str(tmp_path / "repo")).stdout
+    todo = out.split("To decide\n", 1)[1]
+    assert "add a user simulator: an LLM plays the user of every Orchestrate case" in todo
