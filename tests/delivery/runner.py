@@ -192,6 +192,10 @@ class Step:
     outcome: str  # success | failure | skipped
     outputs: dict[str, str] = field(default_factory=dict)
     log: str = ""
+    conclusion: str = ""  # the outcome, but success for a failure with continue-on-error
+
+    def __post_init__(self) -> None:
+        self.conclusion = self.conclusion or self.outcome
 
 
 @dataclass
@@ -224,62 +228,114 @@ def run_composite(
     ``workspace``, as a job step would."""
     spec = yaml.safe_load(action.read_text())
     assert spec["runs"]["using"] == "composite"
-    steps_context: dict[str, dict[str, Any]] = {}
-    records: list[Step] = []
-    contexts: dict[str, Any] = {
-        "github": {
-            "action_path": str(action.parent),
-            "token": token,
-            "workspace": str(workspace),
-        },
-        "runner": {"os": "Linux", "arch": "X64", "temp": str(temp)},
-        "steps": steps_context,
-        "env": dict(env),
-    }
-    expressions = Expressions(
-        contexts, lambda: "failure" if any(r.outcome == "failure" for r in records) else "success"
-    )
+    steps = _Steps(workspace, temp, env, fakes, token, action_path=action.parent)
     given = {k.lower(): v for k, v in inputs.items()}
-    contexts["inputs"] = {
-        name: given.get(name, expressions.template(_text(spec_input.get("default", ""))))
+    steps.contexts["inputs"] = {
+        name: given.get(name, steps.expressions.template(_text(spec_input.get("default", ""))))
         for name, spec_input in spec.get("inputs", {}).items()
     }
-    unknown = set(given) - set(contexts["inputs"])
+    unknown = set(given) - set(steps.contexts["inputs"])
     assert not unknown, f"the action has no inputs {sorted(unknown)}"
-    base_env = {
-        **env,
-        "GITHUB_WORKSPACE": str(workspace),
-        "GITHUB_ACTION_PATH": str(action.parent),
-        "RUNNER_TEMP": str(temp),
-        "RUNNER_OS": "Linux",
-        "RUNNER_ARCH": "X64",
-    }
-    for n, step in enumerate(spec["runs"]["steps"]):
-        name = step.get("id") or step.get("uses") or f"step {n}: {step.get('run', '')[:30]}"
-        if not expressions.condition(step.get("if")):
-            records.append(Step(name, "skipped"))
-            steps_context[step.get("id", f"_{n}")] = {
-                "outputs": {},
-                "outcome": "skipped",
-                "conclusion": "skipped",
-            }
-            continue
-        step_env = {k: expressions.template(_text(v)) for k, v in step.get("env", {}).items()}
-        if "uses" in step:
-            record = _uses(step, expressions, {**base_env, **step_env}, fakes, name)
-        else:
-            record = _run(step, {**base_env, **step_env}, workspace, temp, name, n)
-        records.append(record)
-        steps_context[step.get("id", f"_{n}")] = {
-            "outputs": record.outputs,
-            "outcome": record.outcome,
-            "conclusion": record.outcome,
-        }
+    steps.run(spec["runs"]["steps"], default_shell=None)
     outputs = {
-        name: expressions.template(str(spec_output.get("value", "")))
+        name: steps.expressions.template(str(spec_output.get("value", "")))
         for name, spec_output in spec.get("outputs", {}).items()
     }
-    return Run(records, outputs)
+    return Run(steps.records, outputs)
+
+
+def run_job(
+    workflow: Path,
+    job: str,
+    *,
+    workspace: Path,
+    temp: Path,
+    env: Mapping[str, str],
+    fakes: Mapping[str, Fake],
+    token: str = "ghs_harness",
+) -> Run:
+    """Run one job of the workflow file ``workflow`` in ``workspace`` as the runner runs its
+    steps: ``run:`` steps in bash (a workflow's default shell), ``uses:`` steps by the fakes.
+    The job's ``if:`` and ``runs-on:`` are the caller's business."""
+    spec = yaml.safe_load(workflow.read_text())
+    steps = _Steps(workspace, temp, env, fakes, token)
+    steps.run(spec["jobs"][job]["steps"], default_shell="bash")
+    return Run(steps.records, {})
+
+
+class _Steps:
+    """The steps of one composite action or job, run in order with their contexts."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        temp: Path,
+        env: Mapping[str, str],
+        fakes: Mapping[str, Fake],
+        token: str,
+        action_path: Path | None = None,
+    ) -> None:
+        self.workspace, self.temp, self.fakes = workspace, temp, fakes
+        self.records: list[Step] = []
+        self.steps_context: dict[str, dict[str, Any]] = {}
+        github = {"token": token, "workspace": str(workspace)}
+        if action_path is not None:
+            github["action_path"] = str(action_path)
+        self.contexts: dict[str, Any] = {
+            "github": github,
+            "runner": {"os": "Linux", "arch": "X64", "temp": str(temp)},
+            "steps": self.steps_context,
+            "env": dict(env),
+        }
+        # a step that failed with continue-on-error fails nothing after it
+        self.expressions = Expressions(
+            self.contexts,
+            lambda: (
+                "failure" if any(r.conclusion == "failure" for r in self.records) else "success"
+            ),
+        )
+        self.base_env = {
+            **env,
+            "GITHUB_WORKSPACE": str(workspace),
+            "RUNNER_TEMP": str(temp),
+            "RUNNER_OS": "Linux",
+            "RUNNER_ARCH": "X64",
+        }
+        if action_path is not None:
+            self.base_env["GITHUB_ACTION_PATH"] = str(action_path)
+
+    def run(self, steps: list[dict[str, Any]], default_shell: str | None) -> None:
+        for n, step in enumerate(steps):
+            name = step.get("id") or step.get("uses") or f"step {n}: {step.get('run', '')[:30]}"
+            key = step.get("id", f"_{n}")
+            if not self.expressions.condition(step.get("if")):
+                self.records.append(Step(name, "skipped"))
+                self.steps_context[key] = {
+                    "outputs": {},
+                    "outcome": "skipped",
+                    "conclusion": "skipped",
+                }
+                continue
+            step_env = {
+                k: self.expressions.template(_text(v)) for k, v in step.get("env", {}).items()
+            }
+            if "uses" in step:
+                record = _uses(
+                    step, self.expressions, {**self.base_env, **step_env}, self.fakes, name
+                )
+            else:
+                shell = step.get("shell", default_shell)
+                step = {**step, "shell": shell, "run": self.expressions.template(step["run"])}
+                env = {**self.base_env, **step_env}
+                record = _run(step, env, self.workspace, self.temp, name, n)
+            if record.outcome == "failure" and step.get("continue-on-error"):
+                record.conclusion = "success"
+            self.records.append(record)
+            self.steps_context[key] = {
+                "outputs": record.outputs,
+                "outcome": record.outcome,
+                "conclusion": record.conclusion,
+            }
 
 
 def _uses(
