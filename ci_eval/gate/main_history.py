@@ -356,7 +356,6 @@ def update_baseline(results: RunResults, settings: RunSettings) -> str:
             baseline_store.write(real, data)
         except OSError as exc:
             raise InputError(f"cannot write: {exc.strerror or exc}", path=str(path)) from None
-    total = sum(len(s.cases) for s in data.sets.values())
     parts = [f"{plural(report.recorded, 'case')} recorded ({report.new} new)"]
     if report.kept:
         parts.append(f"{len(report.kept)} not measured this time kept their history")
@@ -364,7 +363,13 @@ def update_baseline(results: RunResults, settings: RunSettings) -> str:
         parts.append(f"{len(report.dropped)} no longer in the eval sets dropped")
     if report.renamed:  # the same content under a new id: named, as a rename is news
         parts.append("renamed, history kept: " + ", ".join(report.renamed))
-    return (
-        f"baseline written to {path}: {plural(total, 'case')}, last "
-        f"{plural(data.window, 'run')} each; " + ", ".join(parts)
-    )
+    return f"baseline written to {path}: {_kept(data)}; " + ", ".join(parts)
+
+
+def _kept(data: Baseline) -> str:
+    """The cases and the runs they hold, as they are: "3 cases with 1–6 runs each, keeping
+    each case's last 20" (never "last 20 runs each" for cases that have fewer)."""
+    held = [len(c.push) for s in data.sets.values() for c in s.cases.values()]
+    low, high = min(held, default=0), max(held, default=0)
+    runs = plural(high, "run") if low == high else f"{low}–{high} runs"
+    return f"{plural(len(held), 'case')} with {runs} each, keeping each case's last {data.window}"

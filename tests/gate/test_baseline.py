@@ -257,3 +257,31 @@ def test_old_or_differently_configured_baselines_warn(
     proc = ci_eval("compare", str(recorded["first"]), "--baseline", str(old))
     assert "days old (more than 30)" in proc.stderr
     assert "another metric configuration" in proc.stderr
+
+
+def test_the_update_says_the_runs_the_cases_hold_not_the_window(tmp_path: Path) -> None:
+    agent = ["--agent", "command", "--agent-command", COMMAND]
+    ci_eval("run", EVALS, *agent, "--results", str(tmp_path / "one.json"))
+    ci_eval("run", EVALS, *agent, "--num-runs", "5", "--case", "weather_basic:paris_weather",
+            "--results", str(tmp_path / "paris.json"))  # fmt: skip
+    base = tmp_path / "baseline.json"
+    first = ci_eval("baseline", "update", str(tmp_path / "one.json"), "--baseline", str(base))
+    assert first.stdout.startswith(
+        f"baseline written to {base}: 3 cases with 1 run each, keeping each case's last 20; "
+    )
+    then = ci_eval("baseline", "update", str(tmp_path / "paris.json"), "--baseline", str(base))
+    assert then.stdout.startswith(
+        f"baseline written to {base}: 3 cases with 1–6 runs each, keeping each case's last 20; "
+    )
+
+
+def test_the_update_says_the_window_where_it_cut_the_runs(tmp_path: Path) -> None:
+    agent = ["--agent", "command", "--agent-command", COMMAND]
+    ci_eval("run", EVALS, *agent, "--num-runs", "4", "--results", str(tmp_path / "four.json"))
+    base = tmp_path / "baseline.json"
+    done = ci_eval(
+        "baseline", "update", str(tmp_path / "four.json"), "--baseline", str(base), "--window", "3"
+    )
+    assert done.stdout.startswith(
+        f"baseline written to {base}: 3 cases with 3 runs each, keeping each case's last 3; "
+    )

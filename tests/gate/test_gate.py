@@ -345,7 +345,7 @@ def test_update_then_compare_through_the_cli(tmp_path: Path, monkeypatch: Any) -
         run = _write(tmp_path / f"main{i}.json", results({"c": [1.0, 1.0, 1.0]}, started=f"m{i}"))
         proc = cli("baseline", "update", str(run), "--window", "30")
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert "last 30 runs each" in proc.stdout
+        assert f"1 case with {3 * (i + 1)} runs each, keeping each case's last 30" in proc.stdout
     pr = _write(tmp_path / "pr.json", results({"c": [0.0, 0.0, 0.0]}, started="pr"))
     proc = cli("compare", str(pr), "--junit", "junit.xml", "--summary", "summary.md")
     assert proc.returncode == 1
