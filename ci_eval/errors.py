@@ -13,6 +13,8 @@ class InputError(Exception):
     editors and CI log parsers can jump to the place.
     """
 
+    exit_code = EXIT_INPUT
+
     def __init__(
         self,
         message: str,
@@ -41,6 +43,14 @@ class InputError(Exception):
         if self.json_path:
             head += f"{self.json_path}: "
         return head + _one_line(self.message)
+
+
+class Unreachable(InputError):
+    """Something the run needs did not answer before the first case (the agent's server): an
+    infrastructure error, exit 3 as every unreachable agent is, said in one line and stopped
+    where an input error is (so it is one)."""
+
+    exit_code = EXIT_INFRA
 
 
 class NotAnEvalSet(InputError):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ci_eval import preflight
 from ci_eval.connectors import adk_missing_message, build_connector
-from ci_eval.connectors.base import AgentError, Connector
-from ci_eval.errors import InputError, ValidationFailed
+from ci_eval.connectors.base import AgentError, AgentUnreachable, Connector
+from ci_eval.errors import InputError, Unreachable, ValidationFailed
 from ci_eval.gate import changed as changed_cases
 from ci_eval.gate import confirm
 from ci_eval.gate.changed import Selection
@@ -398,7 +398,8 @@ def _connect(job: _Job) -> Connector:
             connector.verify(c for s in sets for c in s.eval_set.eval_cases)
         except AgentError as exc:
             connector.close()
-            raise InputError(str(exc)) from None
+            failed = Unreachable if isinstance(exc, AgentUnreachable) else InputError
+            raise failed(str(exc)) from None
     job.notices = _first_notices(job, connector)
     if settings.agent.replay_pick == "all" and plan.num_runs == 1:
         # one run per recording: every recording of a case is scored

@@ -15,7 +15,7 @@ import typer
 
 from ci_eval import __version__
 from ci_eval.cli.help import context_settings
-from ci_eval.errors import EXIT_INPUT, EXIT_OK, InputError, ValidationFailed
+from ci_eval.errors import EXIT_OK, InputError, ValidationFailed
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -105,14 +105,15 @@ def say(line: str, err: bool = False) -> None:
 
 
 def fail(error: InputError, *, each_problem: bool = True, to_log: bool = False) -> NoReturn:
-    """End the command with exit 2: each problem of a file on its own line (on standard
+    """End the command with exit 2 (3 for an agent that did not answer,
+    :class:`ci_eval.errors.Unreachable`): each problem of a file on its own line (on standard
     output with ``to_log``: the action's log), else one line."""
     if isinstance(error, ValidationFailed) and each_problem:
         for problem in error.problems:
             say(str(problem), err=not to_log)
     else:
         say(f"ci-eval: {error}", err=True)
-    raise typer.Exit(EXIT_INPUT)
+    raise typer.Exit(error.exit_code)
 
 
 def report(

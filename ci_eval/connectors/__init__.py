@@ -39,13 +39,45 @@ def _need(agent: AgentSettings, key: str) -> str:
     return value
 
 
+def _url(agent: AgentSettings) -> str:
+    """The agent's URL, refused before any call unless it is http(s) with a host and a port
+    that can be (a typo is the user's to fix: exit 2, not an unreachable agent's 3)."""
+    url = _need(agent, "url")
+    wrong = url_problem(url)
+    if wrong:
+        raise InputError(f"{agent.name('url')} {url}: {wrong}, e.g. {EXAMPLE_URL}")
+    return url
+
+
+EXAMPLE_URL = "http://127.0.0.1:8000"
+
+
+def url_problem(url: str) -> str | None:
+    """What keeps ``url`` from being an agent's address (``--agent-url``, ``--control-url``),
+    or None."""
+    from urllib.parse import urlsplit
+
+    if any(c.isspace() for c in url):
+        return "it has a space"
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https"):
+        return "expected an http:// or https:// URL"
+    if not parts.hostname:
+        return "the URL names no host"
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or past 65535
+        port = 0
+    return "the port must be a number from 1 to 65535" if port == 0 else None
+
+
 def _adk_http(
     agent: AgentSettings, timeout: float, retries: int, child_env: Mapping[str, str] | None
 ) -> Connector:
     from ci_eval.connectors.adk_http import AdkHttpConnector
 
     return AdkHttpConnector(
-        _need(agent, "url"),
+        _url(agent),
         _http_settings(agent, timeout, retries),
         agent.app_name,
         agent.user_id,
@@ -92,7 +124,7 @@ def _http(
 ) -> Connector:
     from ci_eval.connectors.http import HttpConnector
 
-    return HttpConnector(_need(agent, "url"), _http_settings(agent, timeout, retries))
+    return HttpConnector(_url(agent), _http_settings(agent, timeout, retries))
 
 
 def _command(

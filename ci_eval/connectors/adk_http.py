@@ -7,7 +7,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 from urllib.parse import quote
 
-from ci_eval.connectors.base import ActualTurn, AgentError, Features, events_to_turn
+from ci_eval.connectors.base import (
+    ActualTurn,
+    AgentError,
+    AgentUnreachable,
+    Features,
+    events_to_turn,
+)
 from ci_eval.connectors.http import post
 from ci_eval.model import Content, EvalCase
 from ci_eval.net.client import make_session
@@ -91,19 +97,27 @@ class AdkHttpConnector(Features):
 
 def list_apps(base_url: str, http: HttpSettings) -> list[str]:
     """The apps an api_server serves (``GET /list-apps``); AgentError, one line saying what to
-    check, when nothing answers there or something else does."""
-    from ci_eval.net.http import make_requests_session
+    check, when something else answers there or the URL is not one (a usage error), and
+    AgentUnreachable when nothing answers (as an ``http`` agent that never answers is: an
+    infrastructure error)."""
+    from requests.exceptions import InvalidSchema, InvalidURL, MissingSchema, URLRequired
+
+    from ci_eval.net.http import failure_reason, make_requests_session
 
     url = f"{base_url}/list-apps"
     shown = redact.text(url)
     session = make_requests_session(http)
     try:
         response = session.get(url, timeout=(min(http.timeout, 10.0), http.timeout))
-    except Exception as exc:  # connection refused, DNS, TLS: the URL or the server
-        why = type(exc).__name__
+    except (InvalidSchema, InvalidURL, MissingSchema, URLRequired) as exc:
         raise AgentError(
-            f"cannot reach an ADK api_server at {redact.text(base_url)} ({why}): is it "
-            "running, and is --agent-url its address?"
+            f"--agent-url {redact.text(base_url)}: not a URL an ADK api_server can have "
+            f"({type(exc).__name__}), e.g. http://127.0.0.1:8000"
+        ) from None
+    except Exception as exc:  # connection refused, DNS, TLS: the URL or the server
+        raise AgentUnreachable(
+            f"cannot reach an ADK api_server at {redact.text(base_url)} "
+            f"({failure_reason(exc)}): is it running, and is --agent-url its address?"
         ) from None
     finally:
         session.close()

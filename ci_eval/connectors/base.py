@@ -37,6 +37,11 @@ class AgentError(Exception):
         self.retries = retries
 
 
+class AgentUnreachable(AgentError):
+    """Nothing answered at the agent's address (refused, no such host, timed out): the
+    infrastructure's failure, not the user's input."""
+
+
 @dataclass
 class ActualTurn:
     """What the agent did in one user turn, as ADK's eval service records it."""

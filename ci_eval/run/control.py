@@ -31,10 +31,20 @@ AUTO = "auto"  # --control auto: only when the suite-wide test alone fires (gate
 
 def check(settings: RunSettings) -> None:
     """The control's settings, before any agent call (``auto`` runs only where it can)."""
-    if not settings.control or settings.control == AUTO:
+    if not settings.control:
         return
     names = settings.names
     kind = settings.agent.kind
+    if kind in URL_KINDS and settings.control_url:
+        from ci_eval.connectors import EXAMPLE_URL, url_problem
+
+        wrong = url_problem(settings.control_url)
+        if wrong:
+            raise InputError(
+                f"{names.name('control_url')} {settings.control_url}: {wrong}, e.g. {EXAMPLE_URL}"
+            )
+    if settings.control == AUTO:
+        return
     if kind in URL_KINDS and not settings.control_url:
         raise InputError(
             f"{names.name('control')} with the {kind} agent needs {names.name('control_url')}: "

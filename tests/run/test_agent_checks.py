@@ -1,6 +1,7 @@
 """The agent is checked before the first case: a mistake in how it is named is one usage error
 (exit 2, one line saying what to do), never the same ERROR on every case. An in-process ADK
-agent is imported; an api_server is asked for its apps (``GET /list-apps``)."""
+agent is imported; an api_server is asked for its apps (``GET /list-apps``). An agent that does
+not answer is an infrastructure error, exit 3 whatever its kind."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.adk_server import free_port
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli
 from tests.loopback import Loopback, QuietHandler
@@ -142,11 +144,48 @@ def test_no_app_name_with_one_app_served_uses_it(tmp_path: Path) -> None:
     assert "/apps/weather/users/u/sessions" in case["error"], case["error"]
 
 
-def test_an_adk_http_url_where_nothing_listens_is_one_usage_error(tmp_path: Path) -> None:
+def test_an_adk_http_agent_where_nothing_listens_is_one_line_and_exit_3(tmp_path: Path) -> None:
     _evals(tmp_path)
-    line = _run_http(tmp_path, "http://127.0.0.1:9", "--app-name", "weather")
-    assert "cannot reach an ADK api_server at http://127.0.0.1:9" in line
-    assert "is --agent-url its address?" in line
+    url = f"http://127.0.0.1:{free_port()}"
+    proc = run_cli(
+        "run", "s.evalset.json", "--agent", "adk-http", "--agent-url", url, "--app-name", "w",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"ci-eval: cannot reach an ADK api_server at {url} (connection refused): is it "
+        "running, and is --agent-url its address?"
+    ]
+
+
+def test_an_http_agent_where_nothing_listens_exits_3_too(tmp_path: Path) -> None:
+    _evals(tmp_path)
+    url = f"http://127.0.0.1:{free_port()}"
+    proc = run_cli(
+        "run", "s.evalset.json", "--agent", "http", "--agent-url", url, "--retries", "0",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert f"POST {url}: cannot connect (connection refused)" in proc.stdout
+
+
+@pytest.mark.parametrize("kind", ["adk-http", "http"])
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("127.0.0.1:8000", "expected an http:// or https:// URL"),
+        ("ftp://127.0.0.1", "expected an http:// or https:// URL"),
+        ("http://", "the URL names no host"),
+        ("http://127.0.0.1:80000", "the port must be a number from 1 to 65535"),
+        ("http://127.0.0.1 :8000", "it has a space"),
+    ],
+)
+def test_a_malformed_agent_url_is_one_usage_error_for_every_url_kind(
+    tmp_path: Path, kind: str, url: str, said: str
+) -> None:
+    _evals(tmp_path)
+    proc = run_cli("run", "s.evalset.json", "--agent", kind, "--agent-url", url, cwd=tmp_path)
+    assert _usage_error(proc) == f"ci-eval: --agent-url {url}: {said}, e.g. http://127.0.0.1:8000"
 
 
 def test_an_adk_http_url_answering_something_else_is_one_usage_error(tmp_path: Path) -> None:

@@ -112,6 +112,16 @@ def test_an_http_agent_needs_the_controls_url(repo: Path) -> None:
     assert "--control with the http agent needs --control-url" in done.stderr
 
 
+def test_a_malformed_control_url_is_a_usage_error_before_any_agent_call(repo: Path) -> None:
+    done = run_cli("run", EVALS, "--agent", "http", "--agent-url", "http://127.0.0.1:9",
+                   "--control", "main", "--control-url", "127.0.0.1:8001", cwd=repo)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "ci-eval: --control-url 127.0.0.1:8001: expected an http:// or https:// URL, "
+        "e.g. http://127.0.0.1:8000"
+    ]
+
+
 def test_the_control_base_needs_a_pull_request_before_any_agent_call(repo: Path) -> None:
     run_cli("run", EVALS, "--agent", "command", "--agent-command", AGENT,
             "--results", "main.json", cwd=repo)  # fmt: skip
