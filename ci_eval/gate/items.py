@@ -152,13 +152,13 @@ def clip(text: str, limit: int) -> str:
     return text[: max(0, limit - len(tail))] + tail
 
 
-def short_id(key: str, limit: int = ID_LIMIT) -> str:
-    """A case id short enough for the verdict line: its start and its end, which tell ids
-    apart more often than their middles."""
-    if len(key) <= limit:
+def short_id(key: str, limit: int | None = ID_LIMIT) -> str:
+    """A case id of at most ``limit`` characters (None: whole), cut at its end: the set and the
+    id's start read as they are, and "…" says there is more (a cut in the middle made
+    "momo_ledger…acy_boundary" of an id no one could then find)."""
+    if limit is None or len(key) <= limit:
         return key
-    half = (limit - 1) // 2
-    return f"{key[:half]}…{key[-(limit - 1 - half) :]}"
+    return f"{key[: limit - 1]}…"
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,9 @@ class Verdict:
 # --- the line --------------------------------------------------------------------------------
 
 
-def _clauses(blocking: list[Item], quiet: list[Item], names: int, id_limit: int) -> tuple[str, str]:
+def _clauses(
+    blocking: list[Item], quiet: list[Item], names: int, id_limit: int | None
+) -> tuple[str, str]:
     """The blocking clause (counts, with up to ``names`` case ids) and the not-blocking one."""
     parts = []
     left = names
@@ -128,7 +130,7 @@ def _clauses(blocking: list[Item], quiet: list[Item], names: int, id_limit: int)
     return "; ".join(parts), (f"{tally} did not block" if tally else "")
 
 
-def _clause(kind: Kind, of_kind: list[Item], left: int, id_limit: int) -> tuple[str, int]:
+def _clause(kind: Kind, of_kind: list[Item], left: int, id_limit: int | None) -> tuple[str, int]:
     """One kind's count, with up to ``left`` of its case ids; and how many ids are left."""
     text = count(len(of_kind), kind)
     if kind is Kind.NOTHING:
@@ -148,14 +150,17 @@ CHANGED = "gate settings changed by this pull request (not applied)"
 def _line(
     passed: bool, head: str, blocking: list[Item], quiet: list[Item], notices: list[str]
 ) -> str:
-    """At most LINE_LIMIT characters: fewer and shorter names first, then shorter notices."""
+    """At most LINE_LIMIT characters: fewer names first, each whole, then one name cut at its
+    end, then shorter notices."""
     decision = "gate passed" if passed else "gate failed"
     # a notice's detail (after its colon) is said in full in every report's own section; what
     # the pull request changed of the bar keeps its detail longest, then the names of what
     # blocks, then the other notices' details
     brief = [n.partition(": ")[0] for n in notices]
     changes = [n if n.startswith(CHANGED) else b for n, b in zip(notices, brief, strict=True)]
-    tries = ((NAMES_SHOWN, ID_LIMIT), (NAMES_SHOWN, 24), (1, 24), (0, 0))
+    # (names shown, characters of each; None: whole): whole ids, fewer of them, before one
+    # is cut
+    tries = ((NAMES_SHOWN, None), (2, None), (1, None), (1, ID_LIMIT), (1, 24), (0, None))
     attempts = [(notices, tries[0])] + [(changes, t) for t in tries] + [(brief, t) for t in tries]
     for said, (names, id_limit) in attempts:
         what, did_not = _clauses(blocking, quiet, names, id_limit)

@@ -5,7 +5,9 @@ with its condition. So the rules cannot move by accident (issue #48)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +16,9 @@ from ci_eval.gate.compare import Judgement, compare
 from ci_eval.gate.items import Kind
 from ci_eval.gate.verdict import verdict
 from ci_eval.settings.gate import GateSettings
+from tests.conftest import SAMPLES
 from tests.gate.test_gate import history, judged, results, results_with
+from tests.helpers import run_cli
 
 PASS, FAIL = 1.0, 0.0
 
@@ -686,18 +690,55 @@ def test_the_verdict_shows_every_icon_its_items_have() -> None:
     )
 
 
-def test_the_verdict_line_shortens_case_ids_to_24_characters_before_naming_fewer() -> None:
-    """Three 62-character ids and a notice of 65: at 40 characters an id the line would pass
-    200 characters, at 24 it fits with all three named."""
-    from ci_eval.gate.items import short_id
+def _regressed(*ids: str) -> str:
+    """The verdict line of cases that passed 20 runs on main and failed 3 of 3 now."""
+    now = results({c: [FAIL] * 3 for c in ids})
+    now.comparison = compare(now, history({c: [PASS] * 20 for c in ids}))
+    return verdict(now).line
 
+
+def test_the_verdict_line_names_fewer_case_ids_whole_before_it_cuts_one() -> None:
+    """Three 62-character ids and a notice of 65: the three do not fit whole in 200
+    characters; the first is named whole and the others counted, none cut."""
     ids = [f"{chr(97 + i)}{'_' * 58}{i}" for i in range(3)]
     now = results({c: [FAIL] * 3 for c in ids})
     now.comparison = compare(now, history({c: [PASS] * 20 for c in ids}))
     now.settings.stopped = "the first cases failed alike, so no more cases started " + "w" * 10
     line = verdict(now).line
-    assert len(line) <= 200
-    assert all(short_id(f"s:{c}", 24) in line for c in ids)
+    assert len(line) <= 200 and "…" not in line
+    assert f"3 regressions (s:{ids[0]} +2 more)" in line
+
+
+def test_ids_that_fill_the_line_to_200_characters_are_named_whole() -> None:
+    line = _regressed("a" * 82, "b" * 83)
+    assert line == f"gate failed: 2 regressions (s:{'a' * 82}, s:{'b' * 83})"
+    assert len(line) == 200
+
+
+def test_one_character_past_200_names_one_whole_id_fewer() -> None:
+    line = _regressed("a" * 82, "b" * 84)
+    assert line == f"gate failed: 2 regressions (s:{'a' * 82} +1 more)"
+
+
+def test_the_runs_verdict_names_a_long_case_id_whole(tmp_path: Path) -> None:
+    """Through the CLI: a 73-character set:id, past the 40 an id was once cut to in the middle."""
+    long_id = "momo_ledger_balance_after_refund_rounding_accuracy_boundary"
+    evals = tmp_path / "weather.evalset.json"
+    evals.write_text(
+        (SAMPLES / "evals/weather_basic.evalset.json")
+        .read_text()
+        .replace('"berlin_expected_to_fail"', f'"{long_id}"')
+    )
+    agent = f"{sys.executable} {SAMPLES / 'agents/weather_agent/command_agent.py'}"
+    done = run_cli("run", str(evals), "--agent", "command", "--agent-command", agent)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"gate failed: 1 failed case (weather_basic:{long_id});" in done.stdout.splitlines()[-1]
+
+
+def test_an_id_too_long_for_the_line_is_cut_at_its_end() -> None:
+    case = "momo_ledger_" + "x" * 200 + "_accuracy_boundary"
+    line = _regressed(case)
+    assert line == f"gate failed: 1 regression (s:{case[:37]}…)"  # 40 characters with "s:"
 
 
 # --- confirmed breaks that carry a suite-wide drop are named (issue #50) ----------------------
