@@ -31,7 +31,7 @@ from ci_eval.gate.set_lines import pass_rates
 from ci_eval.io import reaper
 from ci_eval.io.jsonfast import paused_gc
 from ci_eval.load.discover import discover
-from ci_eval.load.evalsets import Failed, LoadedEvalSet, load_all
+from ci_eval.load.evalsets import Failed, LoadedEvalSet, load_all, skipped_line
 from ci_eval.metrics import adk_code, adk_judges, lookup
 from ci_eval.metrics.judge import Judge
 from ci_eval.metrics.pr_code import PullRequestCode, not_run_reasons
@@ -71,6 +71,12 @@ class RunOutcome:
 
 def load_eval_sets(settings: RunSettings) -> list[LoadedEvalSet]:
     """All eval sets under the settings' paths; any invalid one is an input error (exit 2)."""
+    return load_eval_sets_said(settings)[0]
+
+
+def load_eval_sets_said(settings: RunSettings) -> tuple[list[LoadedEvalSet], str | None]:
+    """:func:`load_eval_sets`, and the line that names the JSON files skipped as no eval set
+    of any dialect (None: none was)."""
     candidates = discover(
         [Path(p) for p in settings.paths],
         settings.include or None,
@@ -91,7 +97,7 @@ def load_eval_sets(settings: RunSettings) -> list[LoadedEvalSet]:
     sets = [o for o in outcomes if isinstance(o, LoadedEvalSet)]
     if not sets:
         raise InputError("no eval sets found under " + ", ".join(settings.paths or ["."]))
-    return sets
+    return sets, skipped_line(outcomes)
 
 
 def check_case_filters(
@@ -281,6 +287,7 @@ class _Job:
     selection: Selection | None
     control_sha: str | None
     notices: list[str] = field(default_factory=list)
+    skipped: str | None = None  # the JSON files discovery skipped, named in one line
 
 
 def run(
@@ -336,7 +343,7 @@ def _prepare(settings: RunSettings, env: Mapping[str, str]) -> _Job:
     if settings.agent.kind == "adk" and settings.agent.module and not adk_missing_message(env):
         workers.prestart_agent(settings.agent.module)  # its imports overlap the loading below
     with paused_gc():
-        sets = load_eval_sets(settings)
+        sets, skipped = load_eval_sets_said(settings)
         # what is loaded lives to the end: out of the cyclic collector's sight, which would
         # otherwise rescan it again and again, at a cost that grows with the run; frozen
         # before the collector is back, whose first pass would walk all of it once more
@@ -379,6 +386,7 @@ def _prepare(settings: RunSettings, env: Mapping[str, str]) -> _Job:
         loaded, selection, control_sha,
     )  # fmt: skip
     job.notices = list(cached_said) + ([not_auto] if not_auto else [])  # after the connector's
+    job.skipped = skipped
     return job
 
 
@@ -408,10 +416,11 @@ def _connect(job: _Job) -> Connector:
 
 
 def _first_notices(job: _Job, connector: Connector) -> list[str]:
-    """What is said before any case runs, in its order: the eval sets', the connector's, the
-    process reaper's, the plan's, the response cache's and the metrics'."""
+    """What is said before any case runs, in its order: the files skipped, the eval sets', the
+    connector's, the process reaper's, the plan's, the response cache's and the metrics'."""
     settings, sets, plan = job.settings, job.sets, job.plan
-    notices = [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
+    notices = [job.skipped] if job.skipped else []
+    notices += [f"warning: {w}" for loaded_set in sets for w in loaded_set.warnings]
     kept_root = connector.warning
     if kept_root and redact.current().secrets:  # root with nothing to read is no news
         notices.append(f"warning: {kept_root} (set {settings.agent.name('user')})")

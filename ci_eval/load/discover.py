@@ -9,7 +9,9 @@ being scanned; ``**`` crosses directories, and a pattern without ``/`` matches t
 any depth. An explicit ``--include`` replaces both. Files named explicitly are always taken.
 Virtual environments, VCS folders, ``node_modules`` and ADK's own ``.adk/eval_history`` are
 never entered. JSON files that are not candidates are reported (``Ignored``) so that a set that
-was not looked at is never silent.
+was not looked at is never silent. A candidate is an error when it is not an eval set only if it
+is named explicitly or with an eval-set name (``*.evalset.json``, ``*.test.json``) or some
+dialect recognises it (a broken set); other JSON is skipped, and the run says which in one line.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ DEFAULT_INCLUDE: tuple[str, ...] = (
     "eval_set*.json",  # agentevals
     "evalset*.json",  # agentevals UI exports
 )
+# the names only an eval set has: such a file that is not one is an error. agentevals' prefixes
+# also start other files' names (eval_set_results.json, evalset_notes.json), so a file they
+# find is recognised by its content, as in an eval folder
+CLAIMING_NAMES: tuple[str, ...] = ("*.evalset.json", "*.test.json")
 SKIP_DIRS = frozenset(
     {
         ".git",
@@ -61,9 +67,9 @@ class Candidate:
     rel: str  # repo-relative (to the working directory) posix path, for reports
     explicit: bool  # named on the command line rather than found by a pattern
     root: Path  # the directory the search started from (sidecars are not looked for above it)
-    # named on the command line or with an eval-set file name (*.evalset.json …): such a file
-    # that is not an eval set is an error; other JSON a broad --include or an eval folder
-    # finds is skipped with its reason
+    # named on the command line or with an eval-set file name (CLAIMING_NAMES): such a file
+    # that is not an eval set is an error; other JSON a pattern or an eval folder finds is an
+    # error only when some dialect recognises it, else skipped with its reason
     claimed: bool = True
 
 
@@ -108,7 +114,7 @@ def _normalise(patterns: tuple[str, ...] | list[str]) -> list[str]:
     return [p if "/" in p else f"**/{p}" for p in patterns]
 
 
-_DEFAULT_NORMALISED = _normalise(DEFAULT_INCLUDE)
+_CLAIMING_NORMALISED = _normalise(CLAIMING_NAMES)
 
 
 def _skip_dir(dirpath: str, name: str) -> bool:
@@ -172,7 +178,7 @@ def discover_all(
                         ignored.setdefault(key, Ignored(display_path(file, base), "--exclude"))
                     continue
                 if _globmatch(rel, includes):
-                    claimed = _globmatch(rel, _DEFAULT_NORMALISED)
+                    claimed = _globmatch(rel, _CLAIMING_NORMALISED)
                 elif in_eval and name.endswith(".json"):
                     claimed = False  # recognised by content, skipped with a reason if not a set
                 else:

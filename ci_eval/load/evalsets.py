@@ -294,33 +294,38 @@ def find_eval_config(file: Path) -> Path | None:
         current = current.parent
 
 
-# Keys some dialect's sniffer needs: JSON in an eval folder with none of them is skipped
-# without being parsed (a large unrelated file costs a byte scan, not a parse).
-_MARKERS = (
-    b'"eval_cases"',
-    b'"evalCases"',
-    b'"evalSetId"',
-    b'"query"',
-    b'"data"',
-    b'"goal_details"',
-    b'"story"',
-    b'"metricName"',
-    b'"metric_name"',
-    *(f'"{k}"'.encode() for k in sorted(criteria.ADK_CONFIG_KEYS)),
+# The keys some dialect's sniffer (or a sidecar's) needs: a file found by its content with
+# none of them is no eval set of any dialect. A large one is skipped without being parsed (an
+# unrelated file costs a byte scan, not a parse), and one that is not JSON ci-eval reads (JSON
+# lines, comments, NaN, another encoding) is skipped rather than refused.
+SIGNATURE_KEYS = frozenset(
+    {
+        "eval_cases",
+        "evalCases",
+        "evalSetId",
+        "query",
+        "data",
+        "goal_details",
+        "story",
+        "metricName",
+        "metric_name",
+        *criteria.ADK_CONFIG_KEYS,
+    }
 )
+_MARKERS = tuple(f'"{k}"'.encode() for k in sorted(SIGNATURE_KEYS))
 
 
 # Below this size a file is parsed, so that its reason can say what it looks like.
 _SCAN_ONLY_ABOVE = 256 * 1024
 
 
-def _lacks_markers(path: Path) -> bool:
-    """A large regular file none of whose bytes spell a key any eval-set format uses. Read in
-    chunks, so that an unrelated dump bigger than the loader's size limit is skipped, not
-    refused."""
+def _lacks_markers(path: Path, above: int = _SCAN_ONLY_ABOVE) -> bool:
+    """A regular file larger than ``above`` none of whose bytes spell a key any eval-set
+    format uses. Read in chunks, so that an unrelated dump bigger than the loader's size limit
+    is skipped, not refused."""
     try:
         info = path.stat()
-        if not stat.S_ISREG(info.st_mode) or info.st_size <= _SCAN_ONLY_ABOVE:
+        if not stat.S_ISREG(info.st_mode) or info.st_size <= above:
             return False
         overlap = max(len(m) for m in _MARKERS)
         tail = b""
@@ -368,11 +373,15 @@ def _load_candidate(
     rel = candidate.rel
     doc: JsonDocument | None = None
     try:
-        text = read_json_text(candidate.path, rel)
-        parsed = _streamed(text, rel)
+        try:
+            text = read_json_text(candidate.path, rel)
+            parsed = _streamed(text, rel)
+            doc = parse_json(text, rel) if parsed is None else None
+        except InputError as exc:
+            raise _unreadable(candidate, exc) from None
+        del text
         if parsed is None:
-            doc = parse_json(text, rel)
-            del text
+            assert doc is not None
             parsed = parse_document(doc, rel, by_content=not candidate.claimed)
         if isinstance(parsed, LoadedSidecar):
             return parsed
@@ -404,6 +413,18 @@ def _load_candidate(
         )
 
 
+def _unreadable(candidate: Candidate, error: InputError) -> InputError:
+    """Why a file could not be read as JSON: found by its content, with no key any eval-set
+    format uses, it is no eval set of any dialect (JSON lines, a dataset with comments), not a
+    broken one."""
+    if candidate.claimed or not _lacks_markers(candidate.path, above=-1):
+        return error
+    return NotAnEvalSet(
+        f"not an eval set ({error.message}; it has no key any eval-set format uses)",
+        path=candidate.rel,
+    )
+
+
 def _noted(error: InputError, doc: JsonDocument | None) -> InputError:
     """Say that lone surrogates were replaced: two ids that differ only there now collide."""
     if doc is not None and doc.scrubbed:
@@ -412,6 +433,21 @@ def _noted(error: InputError, doc: JsonDocument | None) -> InputError:
             problem.message += f" ({SCRUBBED_NOTE})"
         error.message = problems[0].message
     return error
+
+
+def skipped_line(outcomes: list[FileOutcome], limit: int = 5) -> str | None:
+    """The one line a run says of the JSON it found and skipped (a dataset in ``tests/eval/``,
+    an agent spec, a results file), naming them; None when there were none."""
+    skipped = [o.path for o in outcomes if isinstance(o, Skipped)]
+    if not skipped:
+        return None
+    n = len(skipped)
+    what = "JSON file that is not an eval set" if n == 1 else "JSON files that are not eval sets"
+    return (
+        f"skipped {n} {what} of any dialect: {listed(skipped, limit)} "
+        "(`ci-eval validate -v` says why; a file named in [run] paths or on the command line "
+        "is read as an eval set)"
+    )
 
 
 def load_all(
