@@ -1,11 +1,14 @@
-"""The short human summary ci-eval prints: the baseline; per eval set its counts, metric means
-and each listed case (with the run and turn); then, set apart, what blocks and what did not
+"""The short human summary ci-eval prints: the baseline; how to give a user simulator, once,
+when cases were skipped for want of one; per eval set its counts, metric means and each listed
+case (with the run and turn); then, set apart, what blocks and what did not
 (the verdict's lists), what changed against main, the totals and the verdict line.
 Pure: the CLI prints the lines, and makes them inert (``ci_eval.text.inert``) as it does."""
 
 from __future__ import annotations
 
-from ci_eval.gate.items import Item, Kind, outcomes
+from dataclasses import replace
+
+from ci_eval.gate.items import WHY_LIMIT, Item, Kind, clip, outcomes
 from ci_eval.gate.verdict import Verdict, verdict
 from ci_eval.model.describe import (
     error_reason,
@@ -16,6 +19,7 @@ from ci_eval.model.describe import (
 from ci_eval.model.status import Status
 from ci_eval.report.usage_view import usage_view
 from ci_eval.results.file import CaseRecord, RunResults, SetRecord
+from ci_eval.simulate import NEEDS_SIMULATOR, NO_SIMULATOR, SIMULATOR_HOW
 from ci_eval.text.plural import plural
 
 COUNTED = (Status.PASSED, Status.FAILED, Status.ERROR, Status.NOT_EVALUATED, Status.SKIPPED)
@@ -44,6 +48,31 @@ def _case(s: SetRecord, c: CaseRecord) -> str:
     return f"{c.eval_id} ({where})"
 
 
+def said_above(results: RunResults) -> tuple[list[str], dict[str, str]]:
+    """The line said once above the sets for the cases skipped for want of a user simulator
+    (an Orchestrate repository's every case), how to give one; and, by case key, their reasons
+    with that part left to it. JUnit and the results file keep each reason whole."""
+    short = {
+        f"{s.eval_set_id}:{c.eval_id}": clip(
+            c.skipped.replace(NO_SIMULATOR, f"{NEEDS_SIMULATOR} (see above)"), WHY_LIMIT
+        )
+        for s in results.sets
+        for c in s.cases
+        if c.status == Status.SKIPPED and c.skipped and NO_SIMULATOR in c.skipped
+    }
+    if not short:
+        return [], {}
+    n = len(short)
+    need, were = ("needs", "was") if n == 1 else ("need", "were")
+    return [
+        f"{plural(n, 'case')} {need} a user simulator and {were} skipped: {SIMULATOR_HOW}"
+    ], short
+
+
+def _shortened(item: Item, short: dict[str, str]) -> Item:
+    return replace(item, said=short[item.key]) if item.key in short else item
+
+
 def summary_lines(results: RunResults) -> list[str]:
     """The baseline first; per eval set its counts and each listed case; then, set apart, what
     blocks and what did not; then what changed against main, the totals and the verdict."""
@@ -57,6 +86,8 @@ def summary_lines(results: RunResults) -> list[str]:
             f"{comparison.baseline_date or 'undated'}): main's history of "
             f"{plural(len(comparison.cases), 'case')} this run has"
         )
+    above, short = said_above(results)
+    lines += above
     items = decision.by_case()  # a case's own item before what it spent
     totals = dict.fromkeys(COUNTED, 0)
     for s, line in zip(results.sets, decision.sets, strict=True):
@@ -72,7 +103,7 @@ def summary_lines(results: RunResults) -> list[str]:
                     scores.setdefault(m.name, []).append(m.score)
             item = items.get((s.eval_set_id, c.eval_id))
             if item is not None:
-                case_lines.append(_case_line(s, c, item))
+                case_lines.append(_case_line(s, c, _shortened(item, short)))
         means = [
             f"{spec.name} {fmt(sum(values) / len(values))}"
             for spec in s.applied_metrics
@@ -88,7 +119,7 @@ def summary_lines(results: RunResults) -> list[str]:
         lines += case_lines
         for status, n in counts.items():
             totals[status] += n
-    lines += _verdict_block(decision)
+    lines += _verdict_block(decision, short)
     cases = sum(len(s.cases) for s in results.sets)
     total = (
         f"{totals[Status.PASSED]} passed, {totals[Status.FAILED]} failed, "
@@ -142,8 +173,9 @@ def _case_line(s: SetRecord, c: CaseRecord, item: Item) -> str:
     return f"  {item.label}{blocks} {_case(s, c)}: {why}"
 
 
-def _verdict_block(decision: Verdict) -> list[str]:
-    """What blocks and what did not, set apart from the last set, then what changed."""
+def _verdict_block(decision: Verdict, short: dict[str, str]) -> list[str]:
+    """What blocks and what did not, set apart from the last set, then what changed;
+    ``short``: by case key, a skip reason said in part above."""
     lines = [""]
     if decision.bar_changes:
         lines.append("CHANGED BY THIS PULL REQUEST, NOT APPLIED (the merge base's values hold):")
@@ -158,7 +190,7 @@ def _verdict_block(decision: Verdict) -> list[str]:
         lines.append(f"{head}: {decision.tally(blocking)}")
         for item in items:
             what = f" {item.key}" if item.key else ""
-            lines.append(f"  {item.label}{what}: {item.text()}")
+            lines.append(f"  {item.label}{what}: {_shortened(item, short).text()}")
     if decision.improved:
         lines.append(f"IMPROVED ({len(decision.improved)}):")
         lines += [f"  {i.key}: {i.text()}" for i in decision.improved]

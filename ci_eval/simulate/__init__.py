@@ -28,10 +28,13 @@ from ci_eval.simulate.base import Event, NextTurn, SimulatorError, Status, UserS
 if TYPE_CHECKING:
     from ci_eval.net.llm import ChatClient
 
-NO_SIMULATOR = (
-    "needs a user simulator: set [simulator] base_url and model (or [judge]) in ci-eval.toml, "
+NEEDS_SIMULATOR = "needs a user simulator"
+# how to give one: said once per run in the terminal, in full in JUnit and the results file
+SIMULATOR_HOW = (
+    "set [simulator] base_url and model (or [judge]) in ci-eval.toml, "
     "or --simulator-url and --simulator-model (an OpenAI-compatible endpoint)"
 )
+NO_SIMULATOR = f"{NEEDS_SIMULATOR}: {SIMULATOR_HOW}"
 
 
 def scenario_of(case: EvalCase, dialect: str) -> dict[str, Any] | None:
@@ -108,7 +111,9 @@ def build_simulator(
 
 
 __all__ = [
+    "NEEDS_SIMULATOR",
     "NO_SIMULATOR",
+    "SIMULATOR_HOW",
     "Event",
     "NextTurn",
     "SimulatorError",
