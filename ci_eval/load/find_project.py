@@ -64,6 +64,7 @@ class AgentFound:
 @dataclass(frozen=True)
 class SetFound:
     path: str  # relative to the root, posix
+    # the set's id; its path when the id is only its path (see named_by_path), said once
     eval_set_id: str
     dialect: str
     cases: int
@@ -268,6 +269,13 @@ def _config_of(loaded: LoadedEvalSet, root: Path) -> str:
     return _rel(safe_resolve(Path(source)), safe_resolve(root))
 
 
+def named_by_path(eval_set_id: str, path: str) -> str:
+    """The id init names a set by: a set whose id is its path (a legacy ``.test.json``'s) or
+    its path without ``.json`` (every Orchestrate file's) is named by its path alone, which
+    init then says once, not twice ("data.json (data: 1 case, …)")."""
+    return path if eval_set_id in (path, path.removesuffix(".json")) else eval_set_id
+
+
 def find_project(root: Path) -> ProjectFound:
     """Everything ``init`` reports and writes for the repository at ``root``."""
     root = safe_resolve(root)
@@ -285,10 +293,11 @@ def find_project(root: Path) -> ProjectFound:
     for outcome in outcomes:
         if isinstance(outcome, LoadedEvalSet):
             cases = outcome.eval_set.eval_cases
+            path = _rel(root / outcome.path, root)
             project.sets.append(
                 SetFound(
-                    path=_rel(root / outcome.path, root),
-                    eval_set_id=outcome.eval_set.eval_set_id,
+                    path=path,
+                    eval_set_id=named_by_path(outcome.eval_set.eval_set_id, path),
                     dialect=outcome.dialect,
                     cases=len(cases),
                     config=_config_of(outcome, root),
