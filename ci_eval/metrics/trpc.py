@@ -14,6 +14,7 @@ from ci_eval.metrics.trpc_criteria import (
     Mismatch,
     json_match,
     rouge_match,
+    shown,
     text_match,
 )
 from ci_eval.model import IntermediateData, Invocation
@@ -59,15 +60,52 @@ def _strategy(
 def _tool_matches(crit: dict[str, Any], actual: dict[str, Any], expected: dict[str, Any]) -> None:
     strategy = _strategy(crit, actual, expected)
     if strategy.get("name") is not None:
-        try:
-            text_match(actual["name"], expected["name"], strategy["name"])
-        except Mismatch as exc:
-            raise Mismatch(f"name mismatch: {exc}") from None
+        text_match(actual["name"], expected["name"], strategy["name"], "name")
     if strategy.get("arguments") is not None:
         json_match(actual["arguments"], expected["arguments"], strategy["arguments"], "arguments")
-    result = strategy.get("result", strategy.get("response"))  # gen 2 called it "response"
-    if result is not None:
-        json_match(actual["result"], expected["result"], result, "result")
+    key = "result" if "result" in strategy else "response"  # gen 2 called it "response"
+    if strategy.get(key) is not None:
+        try:
+            json_match(actual["result"], expected["result"], strategy[key], key)
+        except Mismatch as exc:
+            if actual["result"] is None and expected["result"] is not None:
+                raise Mismatch(f"{exc} (the agent sent no tool result)") from None
+            raise
+
+
+def _call(k: int, tool: dict[str, Any]) -> str:
+    """``call 2 get_weather``: an expected call by its place in the turn and its name."""
+    return f"call {k + 1} {tool['name']}".rstrip()
+
+
+def _names_match(crit: dict[str, Any], actual: dict[str, Any], expected: dict[str, Any]) -> bool:
+    rule = _strategy(crit, actual, expected).get("name")
+    try:
+        text_match(actual["name"], expected["name"], rule, "name")
+    except Mismatch:
+        return False
+    return True
+
+
+def _why_unmatched(
+    crit: dict[str, Any], candidates: list[tuple[int, dict[str, Any]]], want: dict[str, Any], k: int
+) -> str:
+    """Why the expected call ``k`` matched none of ``candidates`` (the agent's calls with their
+    places): the first field that differs from the call that comes closest — the one in its
+    place, else the first of its name — else that no call has its name."""
+    if not candidates:
+        return "no call of the agent's left to match it in order"
+    named = [(j, got) for j, got in candidates if _names_match(crit, got, want)]
+    pool = named or candidates
+    j, got = next(((j, got) for j, got in pool if j == k), pool[0])
+    if not named and len(candidates) > 1:
+        called = ", ".join(got["name"] or "(no name)" for _, got in candidates)
+        return f"name differs: expected {shown(want['name'])}, got only {called}"
+    try:
+        _tool_matches(crit, got, want)
+    except Mismatch as exc:
+        return str(exc) + ("" if j == k else f" (against the agent's call {j + 1})")
+    return "no call of the agent's matched it"  # not reached: a match would have been taken
 
 
 def _full_matching(edges: list[list[int]], right: int) -> list[int]:
@@ -92,32 +130,35 @@ def trajectory_match(
     if not actual and not expected:
         return
     gen2 = "orderInsensitive" in crit
+    called = f" ({', '.join(t['name'] or '(no name)' for t in actual)})" if actual else ""
     if crit.get("subsetMatching"):
         if len(actual) < len(expected):
             raise Mismatch(
-                f"number of tool calls mismatch: actual({len(actual)}) < expected({len(expected)})"
+                f"number of tool calls differs: expected at least {len(expected)}, "
+                f"got {len(actual)}{called}"
             )
     elif len(actual) != len(expected):
         raise Mismatch(
-            f"number of tool calls mismatch: actual({len(actual)}) != expected({len(expected)})"
+            f"number of tool calls differs: expected {len(expected)}, got {len(actual)}{called}"
         )
     ordered = (
         not crit.get("orderInsensitive", False) if gen2 else bool(crit.get("orderSensitive", False))
     )
     if ordered:
         i = -1
-        for want in expected:
-            last: Mismatch | None = Mismatch(f"tool {want['name']} mismatch")
+        for k, want in enumerate(expected):
+            start, found = i + 1, False
             while i + 1 < len(actual):
                 i += 1
                 try:
                     _tool_matches(crit, actual[i], want)
-                    last = None
+                    found = True
                     break
-                except Mismatch as exc:
-                    last = exc
-            if last is not None:
-                raise Mismatch(f"tool id {want['id']} with name {want['name']} mismatch: {last}")
+                except Mismatch:
+                    pass
+            if not found:
+                left = list(enumerate(actual))[start:]
+                raise Mismatch(f"{_call(k, want)}: {_why_unmatched(crit, left, want, k)}")
         return
     edges = []
     for want in expected:
@@ -131,8 +172,18 @@ def trajectory_match(
         edges.append(row)
     unmatched = _full_matching(edges, len(actual))
     if unmatched:
-        names = ", ".join(f"{expected[i]['name']} (id {expected[i]['id']})" for i in unmatched)
-        raise Mismatch(f"unmatched expected tools: {names}")
+        why = []
+        for k in unmatched:
+            if edges[k]:
+                taken = ", ".join(str(j + 1) for j in edges[k])
+                why.append(
+                    f"{_call(k, expected[k])}: the agent's calls that match it ({taken}) "
+                    "are matched to other expected calls"
+                )
+            else:
+                reason = _why_unmatched(crit, list(enumerate(actual)), expected[k], k)
+                why.append(f"{_call(k, expected[k])}: {reason}")
+        raise Mismatch("; ".join(why))
 
 
 def _per_invocation(
@@ -155,7 +206,23 @@ def _per_invocation(
     details: dict[str, Any] = {}
     if any(reasons):
         details["reasons"] = reasons
+        details["reason"] = _turns(reasons)
     return sum(s or 0 for s in scores) / len(scores), scores, details
+
+
+TURNS_SAID = 3  # failing turns one reason names; the results file's details have every one
+
+
+def _turns(reasons: list[str | None]) -> str:
+    """``turn 1, call 2 get_weather: result differs: …; turn 3: …``: the failing turns, each
+    with why (the metric's reason, shown beside its score in every report)."""
+    failing = [(n, r) for n, r in enumerate(reasons, 1) if r]
+    said = [
+        f"turn {n}, {r}" if r.startswith("call ") else f"turn {n}: {r}"
+        for n, r in failing[:TURNS_SAID]
+    ]
+    more = len(failing) - TURNS_SAID
+    return "; ".join(said) + (f"; {more} more failing turns" if more > 0 else "")
 
 
 def tool_trajectory(
@@ -187,7 +254,10 @@ def final_response_match(
     if got is None and want is None:
         return
     if got is None:
-        raise Mismatch("actual or expected final response is nil")
+        raise Mismatch(
+            f"final response differs: expected {shown(want)}, got nothing "
+            "(the agent sent no final response)"
+        )
     if want is None:
         # reference-free checks (a length bound with matchStrategy "skip") run against the
         # actual alone: trpc-agent-go's recorded caseaggregation results score them so
@@ -195,17 +265,22 @@ def final_response_match(
     problems = []
     if crit.get("json") is not None and not crit["json"].get("ignore"):
         try:
-            json_match(_parse(got, "actual"), _parse(want, "expected"), crit["json"], "json")
+            json_match(
+                _parse(got, "the agent's final response"),
+                _parse(want, "the expected final response"),
+                crit["json"],
+                "final response json",
+            )
         except Mismatch as exc:
-            problems.append(f"json mismatch: {exc}")
+            problems.append(str(exc))
     if crit.get("text") is not None:
         try:
-            text_match(got, want, crit["text"])
+            text_match(got, want, crit["text"], "final response text")
         except Mismatch as exc:
-            problems.append(f"text mismatch: {exc}")
+            problems.append(str(exc))
     if crit.get("rouge") is not None:
         try:
-            rouge_match(got, want, crit["rouge"], notes)
+            rouge_match(got, want, crit["rouge"], notes, "final response rouge")
         except Mismatch as exc:
             problems.append(str(exc))
     if problems:
@@ -216,7 +291,7 @@ def _parse(content: str, which: str) -> Any:
     try:
         return json.JSONDecoder().raw_decode(content.lstrip())[0]
     except json.JSONDecodeError as exc:
-        raise Mismatch(f"parse {which} final response as json: {exc.msg}") from None
+        raise Mismatch(f"final response json: {which} is not JSON ({exc.msg})") from None
 
 
 def final_response(

@@ -1,9 +1,12 @@
 """trpc-agent-go's criteria for one value against another (evaluation/metric/criterion): text
 (exact / contains / regex, case-insensitive), JSON (numbers within a tolerance, ignore and only
-trees) and ROUGE. Each raises ``Mismatch`` with trpc's reason, or returns."""
+trees) and ROUGE. Each returns, or raises ``Mismatch`` naming the field that differs and both
+sides (``arguments.city differs: expected "SH", got "BJ"``) where trpc's reason names less; what
+matches is trpc's rule for rule."""
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from typing import Any
 
@@ -15,31 +18,64 @@ from ci_eval.metrics.rouge import UnicodeAwareTokenizer
 DEFAULT_TOLERANCE = 1e-6
 
 
+VALUE_LIMIT = 80  # characters of one side of a difference in a reason
+
+
 class Mismatch(Exception):
-    """Why a trpc criterion did not match (trpc's error text, kept as the reason)."""
+    """Why a trpc criterion did not match: the field, what was expected and what came."""
+
+
+def shown(value: Any) -> str:
+    """A value as a reason shows it: JSON, cut at ``VALUE_LIMIT``; None is "nothing"."""
+    if value is None:
+        return "nothing"
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= VALUE_LIMIT else text[: VALUE_LIMIT - 1] + "…"
+
+
+def differs(where: str, actual: Any, expected: Any, how: str = "") -> Mismatch:
+    """``where differs: expected E, got A`` (and how they were compared, when it says more)."""
+    tail = f" ({how})" if how else ""
+    return Mismatch(f"{where} differs: expected {shown(expected)}, got {shown(actual)}{tail}")
 
 
 # --- text --------------------------------------------------------------------------------
 
 
-def text_match(actual: str, expected: str, crit: dict[str, Any] | None) -> None:
+_TEXT_RULE = {
+    "exact": "exact match",
+    "contains": "must contain the expected text",
+    "regex": "must match the expected RE2 pattern",
+}
+
+
+def text_match(actual: str, expected: str, crit: dict[str, Any] | None, what: str = "text") -> None:
+    """``what`` names the field in the reason: ``name``, ``final response text``."""
     if crit is None or crit.get("ignore"):
         return
     length = crit.get("length")
     if length and not length.get("ignore"):
         low, high = length.get("min"), length.get("max")
         if low is None and high is None:
-            raise Mismatch("length criterion must configure min or max")
+            raise Mismatch(f"{what}: the length criterion must configure min or max")
         if low is not None and len(actual) < low:
-            raise Mismatch(f"length mismatch: actual length {len(actual)} is less than min {low}")
+            raise Mismatch(
+                f"{what} is too short: {len(actual)} characters, min {low} (got {shown(actual)})"
+            )
         if high is not None and len(actual) > high:
             raise Mismatch(
-                f"length mismatch: actual length {len(actual)} is greater than max {high}"
+                f"{what} is too long: {len(actual)} characters, max {high} (got {shown(actual)})"
             )
     strategy = crit.get("matchStrategy") or "exact"
     if strategy == "skip":
         return
-    if crit.get("caseInsensitive"):
+    folded = bool(crit.get("caseInsensitive"))
+    shown_actual, shown_expected = actual, expected
+    if folded:
         actual, expected = actual.lower(), expected.lower()
     if strategy == "exact":
         ok = actual == expected
@@ -49,11 +85,12 @@ def text_match(actual: str, expected: str, crit: dict[str, Any] | None) -> None:
         try:  # Go's regexp is RE2: the same syntax, the same meaning, linear time
             ok = re2.search(expected, actual) is not None
         except re2.error as exc:
-            raise Mismatch(f"invalid regex {expected}: {exc}") from None
+            raise Mismatch(f"{what}: invalid regex {expected}: {exc}") from None
     else:
-        raise Mismatch(f"invalid match strategy {strategy}")
+        raise Mismatch(f"{what}: invalid match strategy {strategy}")
     if not ok:
-        raise Mismatch(f"source {actual!r} and target {expected!r} do not match ({strategy})")
+        how = _TEXT_RULE[strategy] + (", case-insensitive" if folded else "")
+        raise differs(what, shown_actual, shown_expected, how)
 
 
 # --- JSON --------------------------------------------------------------------------------
@@ -69,19 +106,18 @@ def _exact(actual: Any, expected: Any, tol: float, where: str) -> None:
     if actual is None and expected is None:
         return
     if actual is None or expected is None:
-        raise Mismatch(f"{where}: actual {actual!r} and expected {expected!r} do not match")
+        raise differs(where, actual, expected)
     if isinstance(actual, dict) or isinstance(expected, dict):
         if not (isinstance(actual, dict) and isinstance(expected, dict)):
-            raise Mismatch(f"{where}: one is an object and the other is not")
+            raise differs(where, actual, expected, "one is an object, the other is not")
         _object(actual, expected, None, tol, where, ignore=False)
         return
     if isinstance(actual, list) or isinstance(expected, list):
         if not (isinstance(actual, list) and isinstance(expected, list)):
-            raise Mismatch(f"{where}: one is an array and the other is not")
+            raise differs(where, actual, expected, "one is an array, the other is not")
         if len(actual) != len(expected):
-            raise Mismatch(
-                f"{where}: array length mismatch: actual({len(actual)}) != "
-                f"expected({len(expected)})"
+            raise differs(
+                where, actual, expected, f"{len(expected)} items expected, {len(actual)} came"
             )
         for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
             _exact(a, e, tol, f"{where}[{i}]")
@@ -89,10 +125,13 @@ def _exact(actual: Any, expected: Any, tol: float, where: str) -> None:
     a_num, e_num = _number(actual), _number(expected)
     if a_num is not None and e_num is not None:
         if not abs(a_num - e_num) <= tol:
-            raise Mismatch(f"{where}: {actual!r} != {expected!r} (tolerance {tol:g})")
+            # the tolerance said where one was configured: trpc's default says nothing new
+            raise differs(
+                where, actual, expected, "" if tol == DEFAULT_TOLERANCE else f"tolerance {tol:g}"
+            )
         return
     if type(actual) is not type(expected) or actual != expected:
-        raise Mismatch(f"{where}: actual {actual!r} and expected {expected!r} do not match")
+        raise differs(where, actual, expected)
 
 
 def _ignored(tree: dict[str, Any] | None, key: str) -> bool:
@@ -109,10 +148,12 @@ def _object(
 ) -> None:
     for key in actual:
         if not (ignore and _ignored(tree, key)) and key not in expected:
-            raise Mismatch(f"{where}: key {key} in actual but not in expected")
+            raise Mismatch(f"{where}.{key} differs: expected no such key, got {shown(actual[key])}")
     for key in expected:
         if not (ignore and _ignored(tree, key)) and key not in actual:
-            raise Mismatch(f"{where}: key {key} in expected but not in actual")
+            raise Mismatch(
+                f"{where}.{key} differs: expected {shown(expected[key])}, got no such key"
+            )
     for key in actual:
         if ignore and _ignored(tree, key):
             continue
@@ -129,9 +170,9 @@ def _ignore_tree(
     if actual is None and expected is None:
         return
     if actual is None or expected is None:
-        raise Mismatch(f"{where}: actual {actual!r} and expected {expected!r} do not match")
+        raise differs(where, actual, expected)
     if isinstance(actual, dict) != isinstance(expected, dict):
-        raise Mismatch(f"{where}: one is an object and the other is not")
+        raise differs(where, actual, expected, "one is an object, the other is not")
     if isinstance(actual, dict):
         _object(actual, expected, tree, tol, where)
     else:
@@ -142,21 +183,27 @@ def _only_tree(actual: Any, expected: Any, tree: dict[str, Any], tol: float, whe
     if actual is None and expected is None:
         return
     if actual is None or expected is None:
-        raise Mismatch(f"{where}: actual {actual!r} and expected {expected!r} do not match")
+        raise differs(where, actual, expected)
     if not isinstance(actual, dict) or not isinstance(expected, dict):
         if isinstance(actual, dict) or isinstance(expected, dict):
-            raise Mismatch(f"{where}: one is an object and the other is not")
+            raise differs(where, actual, expected, "one is an object, the other is not")
         _exact(actual, expected, tol, where)
         return
     for key, sel in tree.items():
         if sel is False:
             continue
         if not isinstance(sel, bool | dict):
-            raise Mismatch(f"onlyTree[{key}] must be a bool or an object")
+            raise Mismatch(f"{where}: onlyTree[{key}] must be a bool or an object")
         if key not in actual:
-            raise Mismatch(f"{where}: key {key} in onlyTree but not in actual")
+            raise Mismatch(
+                f"{where}.{key} differs: expected {shown(expected.get(key))}, got no such key "
+                "(onlyTree names it)"
+            )
         if key not in expected:
-            raise Mismatch(f"{where}: key {key} in onlyTree but not in expected")
+            raise Mismatch(
+                f"{where}.{key} differs: expected no such key, got {shown(actual[key])} "
+                "(onlyTree names it)"
+            )
         if sel is True:
             _exact(actual[key], expected[key], tol, f"{where}.{key}")
         else:
@@ -164,15 +211,16 @@ def _only_tree(actual: Any, expected: Any, tree: dict[str, Any], tol: float, whe
 
 
 def json_match(actual: Any, expected: Any, crit: dict[str, Any] | None, what: str) -> None:
+    """``what`` names the field in the reason (``arguments``, ``result``), its keys after it."""
     if crit is None or crit.get("ignore"):
         return
     if crit.get("onlyTree") and crit.get("ignoreTree"):
-        raise Mismatch("onlyTree and ignoreTree cannot be set at the same time")
+        raise Mismatch(f"{what}: onlyTree and ignoreTree cannot be set at the same time")
     strategy = crit.get("matchStrategy") or "exact"
     if strategy == "skip":
         return
     if strategy != "exact":
-        raise Mismatch(f"invalid match strategy {strategy}")
+        raise Mismatch(f"{what}: invalid match strategy {strategy}")
     tol = crit.get("numberTolerance")
     tol = DEFAULT_TOLERANCE if tol is None else float(tol)
     if crit.get("onlyTree"):
@@ -197,15 +245,18 @@ def _rouge_scorer(
     )
 
 
-def rouge_match(actual: str, expected: str, crit: dict[str, Any], notes: set[str]) -> None:
+def rouge_match(
+    actual: str, expected: str, crit: dict[str, Any], notes: set[str], what: str
+) -> None:
+    """``what`` names the field in the reason: ``final response rouge``."""
     if crit.get("ignore"):
         return
     rouge_type = crit.get("rougeType")
     if not rouge_type:
-        raise Mismatch("rouge criterion requires rougeType")
+        raise Mismatch(f"{what}: the rouge criterion requires rougeType")
     measure = crit.get("measure") or "f1"
     if measure not in ("f1", "precision", "recall"):
-        raise Mismatch(f"unsupported rouge measure: {measure}")
+        raise Mismatch(f"{what}: unsupported rouge measure: {measure}")
     tokenizer = crit.get("tokenizerName")
     if tokenizer:
         notes.add(
@@ -221,12 +272,17 @@ def rouge_match(actual: str, expected: str, crit: dict[str, Any], notes: set[str
         )
         score = scorer.score(expected, actual)[rouge_type]
     except ValueError as exc:
-        raise Mismatch(f"rouge: {exc}") from None
+        raise Mismatch(f"{what}: {exc}") from None
     wanted = crit.get("threshold") or {}
     values = {"precision": score.precision, "recall": score.recall, "f1": score.fmeasure}
-    if any(values[k] < float(wanted.get(k, 0) or 0) for k in values):
+    short = [
+        f"{k} {values[k]:.3f} < {float(wanted[k]):g}"
+        for k in values
+        if values[k] < float(wanted.get(k, 0) or 0)
+    ]
+    if short:
         raise Mismatch(
-            f"rouge mismatch: {rouge_type} {measure}={values[measure]:.6f} "
-            f"precision={score.precision:.6f} recall={score.recall:.6f} "
-            f"f1={score.fmeasure:.6f}"
+            f"{what} ({rouge_type}) below its threshold: {', '.join(short)} "
+            f"(precision {score.precision:.3f}, recall {score.recall:.3f}, "
+            f"f1 {score.fmeasure:.3f}; got {shown(actual)})"
         )

@@ -124,11 +124,31 @@ def evaluate(
         votes.append([s.score for s in samples])
     details: dict[str, Any] = {"num_samples": setup.samples, "judge": setup.note}
     details["reasons"] = [s.reason for s in chosen]
+    low = judged_low(chosen, setup.threshold)
+    if low:
+        details["reason"] = low
     if setup.samples > 1:
         details["sample_scores"] = votes
     if any(s.rubric_scores for s in chosen):
         details["rubric_scores"] = [s.rubric_scores for s in chosen]
     return parse.average([s.score for s in chosen]), [s.score for s in chosen], details
+
+
+JUDGE_REASON_LIMIT = 160  # characters of a judge's reason a metric's reason quotes
+
+
+def judged_low(chosen: list[parse.Sample], threshold: float) -> str:
+    """``turn 2: judged 0 (the judge's reason)`` for each turn scored below the threshold: the
+    metric's reason, said beside its score (the details keep every reason whole)."""
+    said = []
+    for n, sample in enumerate(chosen, 1):
+        if sample.score >= threshold:
+            continue
+        why = " ".join(sample.reason.split())
+        if len(why) > JUDGE_REASON_LIMIT:
+            why = why[: JUDGE_REASON_LIMIT - 1] + "…"
+        said.append(f"turn {n}: judged {sample.score:.3g}" + (f" ({why})" if why else ""))
+    return "; ".join(said)
 
 
 def last(invs: list[Invocation]) -> Invocation:

@@ -65,10 +65,17 @@ class InvocationDiff:
     expected_response: str
     actual_response: str | None
     error: str | None = None
+    # the calls' names and arguments as values: arguments in another key order are the same
+    # call, though their text differs
+    same_calls: bool | None = None
 
     @property
     def calls_differ(self) -> bool:
-        return self.actual_calls is not None and self.actual_calls != self.expected_calls
+        if self.actual_calls is None:
+            return False
+        if self.same_calls is not None:
+            return not self.same_calls
+        return self.actual_calls != self.expected_calls
 
 
 def _response(inv: Invocation | None) -> str | None:
@@ -80,15 +87,22 @@ def _response(inv: Invocation | None) -> str | None:
 def _diff(n: int, record: InvocationRecord) -> InvocationDiff:
     # each read of a compacted record's invocation rebuilds it: read each once
     expected, actual = record.expected, record.actual
+    wanted = expected.tool_calls()
+    got = None if actual is None else actual.tool_calls()
     return InvocationDiff(
         n,
         expected.user_content.text(),
-        [fmt_call(c) for c in expected.tool_calls()],
-        None if actual is None else [fmt_call(c) for c in actual.tool_calls()],
+        [fmt_call(c) for c in wanted],
+        None if got is None else [fmt_call(c) for c in got],
         _response(expected),
         _response(actual),
         record.error,
+        None if got is None else _calls(got) == _calls(wanted),
     )
+
+
+def _calls(calls: list[FunctionCall]) -> list[tuple[str | None, Any]]:
+    return [(c.name, c.args or {}) for c in calls]
 
 
 def invocation_diffs(run: RunRecord) -> list[InvocationDiff]:
@@ -116,11 +130,13 @@ def _against(
 ) -> str:
     """A failing metric against its threshold: ``score < threshold``, or the other side when
     the metric's own verdict failed it there (an ADK custom metric's cost over its limit;
-    adk-rs's turn below the threshold, said by its reason)."""
+    adk-rs's turn below the threshold); then the metric's reason, where it gives one (a trpc
+    criterion's field that differs)."""
     if score is not None and threshold is not None and score >= threshold:
         side = f"{name} {fmt(score)} {'>' if score > threshold else '='} {fmt(threshold)}"
-        return f"{side} ({reason})" if reason else side
-    return f"{name} {fmt(score)} < {fmt(threshold)}"
+    else:
+        side = f"{name} {fmt(score)} < {fmt(threshold)}"
+    return f"{side} ({reason})" if reason else side
 
 
 def with_run(case: CaseRecord, run: RunRecord, text: str) -> str:
@@ -147,7 +163,9 @@ def run_reason(run: RunRecord) -> str:
         return run.error
     errors = [f"{m.name}: {m.reason}" for m in run.metrics if m.status == Status.ERROR]
     failing = [
-        _against(m.name, m.score, m.threshold) for m in run.metrics if m.status == Status.FAILED
+        _against(m.name, m.score, m.threshold, m.reason)
+        for m in run.metrics
+        if m.status == Status.FAILED
     ]
     return "; ".join(errors + failing) or "passed"
 

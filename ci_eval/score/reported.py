@@ -34,8 +34,14 @@ def from_report(specs: list[MetricSpec], reported: dict[str, Any]) -> list[Metri
         threshold = thresholds.get(name, details.get("threshold"))
         per_invocation = details.get("per_invocation")
         reason = details.get("reason") if isinstance(details.get("reason"), str) else None
-        if entry["status"] == "FAILED" and reason is None:
-            reason = "FAILED in the replayed report"
+        score = entry["score"]
+        at_or_over = (
+            isinstance(score, int | float)
+            and isinstance(threshold, int | float)
+            and score >= threshold
+        )
+        if entry["status"] == "FAILED" and reason is None and at_or_over:
+            reason = "FAILED in the replayed report"  # the score alone does not say why
         out.append(
             MetricResult(
                 name,
