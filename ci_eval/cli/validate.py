@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ci_eval.dialects import defaults_label
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.load.discover import DEFAULT_INCLUDE, Ignored, discover_all
 from ci_eval.load.evalsets import (
@@ -20,7 +21,7 @@ from ci_eval.load.evalsets import (
     load_all,
 )
 from ci_eval.metrics.pr_code import PullRequestCode
-from ci_eval.model.metric_spec import MetricConfig
+from ci_eval.model.metric_spec import MetricConfig, defaults_dialect
 from ci_eval.settings.parse import parse_metric_table
 from ci_eval.simulate import scenario_of
 from ci_eval.text.plural import plural
@@ -39,7 +40,11 @@ def simulated(outcome: LoadedEvalSet) -> int:
 def set_line(outcome: LoadedEvalSet) -> str:
     es = outcome.eval_set
     metrics = outcome.metrics
-    source = " (ADK defaults)" if metrics.source == "default" else f" from {metrics.source}"
+    source = (
+        f" ({defaults_label(outcome.dialect, defaults_dialect(outcome.dialect, es))})"
+        if metrics.source == "default"
+        else f" from {metrics.source}"
+    )
     sim = simulated(outcome)
     return (
         f"{outcome.path}: ok: {outcome.dialect}, {_n(len(es.eval_cases), 'case')}"

@@ -36,6 +36,19 @@ def sniff(data: Any) -> Dialect | None:
     return next((d for d in DIALECTS if d.sniff(data)), None)
 
 
+def defaults_label(name: str, defaults: str) -> str:
+    """Whose default metrics a set of dialect ``name`` takes without a sidecar, as ``validate``
+    labels them: its tool's (``watsonx Orchestrate defaults``, ``adk-rs defaults``; a
+    dialect naming no tool takes ADK's), or what the dialect says applies instead (trpc-agent-go
+    has none). ``defaults`` is the set's defaults dialect (``watsonx-quick``: IBM's quick eval)."""
+    dialect = next((d for d in DIALECTS if d.name == name), None)
+    instead = getattr(dialect, "defaults", None)
+    if isinstance(instead, str):
+        return instead
+    tool = getattr(dialect, "tool", None) or "ADK"
+    return f"{tool} quick-eval defaults" if defaults == "watsonx-quick" else f"{tool} defaults"
+
+
 register(AdkDialect())
 register(AdkRsDialect())
 register(AdkCamelDialect())
@@ -50,6 +63,7 @@ __all__ = [
     "Dialect",
     "LoadContext",
     "Writer",
+    "defaults_label",
     "looks_like",
     "register",
     "sniff",

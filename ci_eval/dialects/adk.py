@@ -37,6 +37,7 @@ def _agentevals_hint(err: Any) -> str:
 
 class AdkDialect:
     name = "adk"
+    tool = "ADK"  # the tool whose files these are, as messages name it
 
     def sniff(self, data: Any) -> bool:
         return (
@@ -256,6 +257,7 @@ class AdkCamelDialect:
     snake_case at the top level; the nested camelCase keys it accepts as aliases."""
 
     name = "adk-camel"
+    tool = "ADK"
 
     def sniff(self, data: Any) -> bool:
         if not isinstance(data, dict) or "evalCases" not in data or "eval_cases" in data:

@@ -81,6 +81,7 @@ class AdkLegacyTestDialect:
     """``[{"query", "expected_tool_use", "reference"}, …]``: the whole file is one case."""
 
     name = "adk-legacy"
+    tool = "ADK"
 
     def sniff(self, data: Any) -> bool:
         return (
@@ -108,6 +109,7 @@ class AdkLegacyEvalSetDialect:
     """``[{"name", "data": [turns], "initial_session"}, …]``: one case per element."""
 
     name = "adk-legacy-evalset"
+    tool = "ADK"
 
     def sniff(self, data: Any) -> bool:
         return (

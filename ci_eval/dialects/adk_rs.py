@@ -81,6 +81,7 @@ class _Set(_Serde):
 
 class AdkRsDialect:
     name = "adk-rs"
+    tool = "adk-rs"
 
     def sniff(self, data: Any) -> bool:
         return (

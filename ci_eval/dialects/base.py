@@ -36,6 +36,9 @@ class Dialect(Protocol):
     """Recognises its files from content (``sniff``) and loads them into the canonical model."""
 
     name: str
+    # Optional: ``tool``, the name of the tool whose files these are ("trpc-agent-go"), and
+    # ``defaults``, what applies without a sidecar where it is not that tool's own defaults;
+    # see ``defaults_label``.
 
     def sniff(self, data: Any) -> bool: ...
 

@@ -118,6 +118,10 @@ def _is_gen2(inv: dict[str, Any]) -> bool:
 
 class TrpcDialect:
     name = "trpc"
+    tool = "trpc-agent-go"
+    # whose metrics a set takes without a sidecar: trpc-agent-go scores none without the set's
+    # .metrics.json (its local metric manager lists none), so ci-eval applies ADK's defaults
+    defaults = "ADK defaults: trpc-agent-go scores no metric without a .metrics.json"
 
     def sniff(self, data: Any) -> bool:
         return isinstance(data, dict) and ("evalCases" in data or "evalSetId" in data)

@@ -54,6 +54,7 @@ class _TestCase(BaseModel):
 
 class WatsonxDialect:
     name = "watsonx"
+    tool = "watsonx Orchestrate"
 
     def sniff(self, data: Any) -> bool:
         return isinstance(data, dict) and (
