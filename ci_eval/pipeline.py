@@ -150,7 +150,11 @@ def make_judge(settings: RunSettings, env: Mapping[str, str] | None = None) -> J
     if not config.base_url and not config.model:
         return None
     if not config.base_url or not config.model:
-        raise InputError("the judge needs both a base URL and a model")
+        raise InputError(
+            "the judge needs both a base URL and a model ([judge] base_url and model, or "
+            f"{settings.names.name('judge.base_url')} and {settings.names.name('judge.model')}; "
+            "an ADK eval config's judge_model_options.judge_model gives the model)"
+        )
     return Judge(
         config,
         api_key(env, config.api_key_env, "the judge's"),
@@ -351,6 +355,9 @@ def _prepare(settings: RunSettings, env: Mapping[str, str]) -> _Job:
     plan = preflight.run(settings)  # settings and output paths: before any agent call
     check_case_filters(sets, plan.cases, settings.names.name("cases"))
     control_run.check(settings)
+    # the judge's model from an eval config where no setting names one (the simulator, whose
+    # default is the judge's, takes it too)
+    settings, judge_said = preflight.judge_model_of_configs(settings, sets)
     options = score_options(settings, plan, env, sets)
     simulator = build_simulator(settings.simulator, settings.judge, env)
     # the judge's and the simulator's clients: their answers cached (--cache), their usage counted
@@ -385,7 +392,8 @@ def _prepare(settings: RunSettings, env: Mapping[str, str]) -> _Job:
         settings, env, sets, plan, options, simulator, judge_llm, simulator_llm, cache, ceiling,
         loaded, selection, control_sha,
     )  # fmt: skip
-    job.notices = list(cached_said) + ([not_auto] if not_auto else [])  # after the connector's
+    job.notices = [judge_said] if judge_said else []
+    job.notices += list(cached_said) + ([not_auto] if not_auto else [])  # after the connector's
     job.skipped = skipped
     return job
 

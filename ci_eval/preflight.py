@@ -5,6 +5,7 @@ costs one line and exit 2, not a finished run whose results cannot be written.""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from collections.abc import Iterable
@@ -185,3 +186,33 @@ def metrics_needing_elsewhere(sets: list[LoadedEvalSet], plan: Plan) -> list[str
             seen.add(s.metrics.source)
             lines += needs_elsewhere(s.metrics, s.metrics.source)
     return lines
+
+
+def judge_model_of_configs(
+    settings: RunSettings, sets: Iterable[LoadedEvalSet]
+) -> tuple[RunSettings, str | None]:
+    """The settings with the judge's model an ADK eval config names (``judge_model_options.
+    judge_model``, as in test_config.json), where a judge is asked for (a base URL) and neither
+    [judge] nor the command line names a model; and the line that says so. [judge]'s model,
+    when given, is the judge's, whatever a config names, and nothing is said. One model serves
+    a run (one judge scores every set): where configs name several, the first set's is used
+    and the line names the others."""
+    judge = settings.judge
+    if judge.model or not judge.base_url:
+        return settings, None
+    named: dict[str, str] = {}  # model → the first config that names it
+    for s in sets:
+        for model in s.metrics.judge_models():
+            named.setdefault(model, s.metrics.source)
+    if not named:
+        return settings, None
+    (model, source), *others = named.items()
+    resolved = dataclasses.replace(settings, judge=dataclasses.replace(judge, model=model))
+    flag = settings.names.name("judge.model")
+    unset = "[judge] model" + (f" or {flag}" if flag != "[judge] model" else "")
+    said = f"judge model {model} from {source} (no {unset} given)"
+    if others:
+        said += "; one judge model serves a run, so not " + ", ".join(
+            f"{other} from {where}" for other, where in others
+        )
+    return resolved.freeze(), said

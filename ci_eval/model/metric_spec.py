@@ -50,6 +50,19 @@ class MetricConfig:
     def describe(self) -> str:
         return ", ".join(m.describe() for m in self.metrics) or "none"
 
+    def judge_models(self) -> list[str]:
+        """The judge models an ADK config's criteria name (``judge_model_options.judge_model``,
+        as the file writes it: ADK's default is not counted), each once, in order."""
+        if self.dialect != "adk":
+            return []
+        named: list[str] = []
+        for spec in self.metrics:
+            options = spec.criterion.get("judge_model_options")
+            model = options.get("judge_model") if isinstance(options, dict) else None
+            if isinstance(model, str) and model.strip() and model.strip() not in named:
+                named.append(model.strip())
+        return named
+
 
 def default_config(dialect: str = "adk") -> MetricConfig:
     """What applies without a sidecar: ADK's defaults, in the dialect's own terms where its tool

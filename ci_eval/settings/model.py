@@ -355,7 +355,8 @@ class RunSettings(Frozen):
     names: Names = field(default_factory=Names, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.agent.names = self.names
+        if self.agent.names is not self.names:  # a copy (dataclasses.replace) shares both
+            self.agent.names = self.names
 
     def baseline_file(self) -> str:
         """The baseline in the working tree: as a flag names it (from the cwd), as ci-eval.toml
