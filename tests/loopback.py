@@ -3,7 +3,9 @@ whole JSON reply, and a server on a free loopback port served from a daemon thre
 
 from __future__ import annotations
 
+import sys
 import threading
+import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
@@ -26,13 +28,31 @@ class QuietHandler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+class QuietServer(ThreadingHTTPServer):
+    """A threading server whose handlers never write to ``sys.stderr``. A handler may outlive
+    its test (a ``slow 7`` turn the client gave up on at 5 s wakes after the server stopped):
+    socketserver would print its broken pipe to ``sys.stderr``, which by then may be a later
+    test's in-process run's redirected stream (``tests.helpers.run_cli``), one that asserts
+    the lines it holds. A client that left is what such a test wanted: nothing said; any other
+    handler error goes to the process's own stderr (pytest shows it), never a run's."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):  # broken pipe, reset, aborted
+            return
+        stream = sys.__stderr__
+        if stream is not None:
+            print(f"stand-in server: a request from {client_address} failed:", file=stream)
+            traceback.print_exc(file=stream)
+
+
 class Loopback:
     """A server for ``handler`` on 127.0.0.1 and a free port, serving between ``start()`` (or
     ``with``) and ``stop()``."""
 
     def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.server.daemon_threads = True
+        self.server = QuietServer(("127.0.0.1", 0), handler)
         self.port = self.server.server_address[1]
         # shutdown() waits for the loop's next poll: at the default 0.5 s, a quarter of a second
         # per server on average, for every test that starts one

@@ -44,7 +44,13 @@ def _usage_error(proc: object) -> str:
 @pytest.fixture
 def adk_project(tmp_path: Path) -> Path:
     pytest.importorskip("google.adk")
-    shutil.copytree(SAMPLES / "agents/weather_agent", tmp_path / "weather_agent")
+    # the agent's source only: the samples' __pycache__ is written by other tests' processes
+    # meanwhile (a file listed, then renamed away, fails the copy)
+    shutil.copytree(
+        SAMPLES / "agents/weather_agent",
+        tmp_path / "weather_agent",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     _evals(tmp_path)
     return tmp_path
 

@@ -15,6 +15,7 @@ from ci_eval.net.client import MAX_ANSWER, make_session
 from ci_eval.net.http import HttpError, HttpSettings, post_json
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli
+from tests.loopback import QuietServer
 
 BOMB = gzip.compress(b"0" * (MAX_ANSWER + 2**20), compresslevel=9)  # ~65 KB on the wire
 
@@ -35,10 +36,12 @@ class _Bomb(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def bomb_url() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Bomb)
+    # the client leaves mid-answer: QuietServer keeps that broken pipe off sys.stderr
+    server = QuietServer(("127.0.0.1", 0), _Bomb)
     threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/run"
     server.shutdown()
+    server.server_close()
 
 
 @pytest.mark.parametrize("proxied", [False, True])
