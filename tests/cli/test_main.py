@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ci_eval.cli import main
+from ci_eval.io import reaper
 from ci_eval.metrics import REGISTRY
 from ci_eval.text import redact
 from tests.conftest import REPO, SAMPLES
@@ -110,6 +111,10 @@ def test_the_processs_own_run_leaves_what_it_built_frozen_for_the_exit(
     # main() without argv is the process's run (console script, python -m ci_eval): the
     # interpreter exits next, and its last collection must not walk what the run built
     monkeypatch.setattr(sys, "argv", ["ci-eval", "--version"])
+    # ... and it kills every child the process has left, and adopts orphans from then on: here
+    # that would be the test process's own children, the session's adk api_server among them
+    monkeypatch.setattr(reaper, "become_subreaper", lambda: False)
+    monkeypatch.setattr(reaper, "kill_adopted", lambda: 0)
     try:
         assert main() == 0
         assert gc.get_freeze_count() > 0
