@@ -122,14 +122,7 @@ def project(tmp_path: Path) -> Iterator[Path]:
     (agent / "weather.evalset.json").write_text(json.dumps(EVAL_SET, indent=2))
     (agent / "test_config.json").write_text(json.dumps(CONFIG))
     git(root, "init", "-q")
-    yield root
-    _forget_agent()  # the next test's copy is another folder
-
-
-def _forget_agent() -> None:
-    """The agent as this process imported it: a run in process must import it afresh."""
-    for name in [m for m in sys.modules if m == "my_agent" or m.startswith("my_agent.")]:
-        del sys.modules[name]
+    yield root  # the agent runs in a worker process: nothing of it stays in this one
 
 
 def _files(root: Path) -> dict[str, str]:
@@ -241,7 +234,6 @@ def test_run_after_init_works_from_the_root(initialised: Path) -> None:
 
 def test_run_after_init_gives_the_same_verdict_from_a_subfolder(initialised: Path) -> None:
     root = run_cli("run", cwd=initialised)
-    _forget_agent()  # as a fresh process, from the subfolder
     sub = run_cli("run", cwd=initialised / "my_agent")
     assert (sub.returncode, _verdict(sub.stdout)) == (root.returncode, _verdict(root.stdout))
 
