@@ -21,9 +21,10 @@ first user message), in the order the files were given; run n replays the n-th o
 
 from __future__ import annotations
 
+import itertools
 import marshal
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -34,6 +35,7 @@ from pydantic import TypeAdapter, ValidationError
 from ci_eval.connectors import adk_rs_report, recorded, traces
 from ci_eval.connectors import usage as reported
 from ci_eval.connectors.base import UNREADABLE, ActualTurn, AgentError, Features
+from ci_eval.connectors.trace_shapes import spans_of_lines
 from ci_eval.dialects import trpc
 from ci_eval.errors import InputError
 from ci_eval.io.jsonfast import NotStreamable, parse_streaming, paused_gc
@@ -263,6 +265,52 @@ def _loc(loc: Sequence[Any]) -> str:
     return "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in loc)
 
 
+def _read_traced(
+    sessions: list[traces.TracedSession],
+    path: str,
+    traced: list[tuple[traces.TracedSession, Recording]] | None,
+) -> tuple[dict[str, Any], dict[tuple[str, str], list[Recording]]]:
+    """A trace file's sessions, each a recording of whichever case it matches (``traced``)."""
+    if not sessions:
+        raise InputError("a trace file with no ADK call_llm spans to replay", path=path)
+    for session in sessions:
+        try:
+            _RUN.validate_python(session.invocations)
+            recording = Recording.from_raw(session.invocations)
+        except ValidationError as exc:
+            why = exc.errors()[0]
+            recording = Recording.broken(
+                f"{path} session {session.session_id!r}: invocations{_loc(why['loc'])}: "
+                f"{why['msg']}"
+            )
+        if traced is not None:
+            traced.append((session, recording))
+    return {}, {}
+
+
+def _json_lines(text: str, path: str) -> list[tuple[int, Any]] | None:
+    """A file of JSON lines whose first line is a trace document or an OTLP span (a
+    collector's file exporter appends one export per line), each line parsed; None when the
+    file is not one (the caller's parse error stands)."""
+    numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if len(numbered) < 2:
+        return None
+    try:
+        head = parse_json(numbered[0][1], path, positions_wanted=False).data
+    except InputError:
+        return None
+    spanlike = isinstance(head, dict) and ("spanId" in head or "span_id" in head)
+    if not (spanlike or traces.is_trace_file(head)):
+        return None
+    lines = [(numbered[0][0], head)]
+    for number, line in numbered[1:]:
+        try:
+            lines.append((number, parse_json(line, path, positions_wanted=False).data))
+        except InputError as exc:
+            raise InputError(exc.message, path=path, line=number) from None
+    return lines
+
+
 def _read_recorded(
     file: Path, traced: list[tuple[traces.TracedSession, Recording]] | None = None
 ) -> tuple[dict[str, Any], dict[tuple[str, str], list[Recording]]]:
@@ -277,28 +325,22 @@ def _read_recorded(
         doc = JsonDocument(data=data, text=text, path=shown)
     except NotStreamable:
         # recorded results are big and their errors name no line: the fast parser
-        doc = parse_json(text, shown, positions_wanted=False)
+        try:
+            doc = parse_json(text, shown, positions_wanted=False)
+        except InputError:
+            lines = _json_lines(text, shown)
+            if lines is None:
+                raise
+            del text
+            return _read_traced(
+                traces.sessions_of(spans_of_lines(lines, shown), shown), shown, traced
+            )
         data = _unwrap(doc)
     del text
+    if traces.is_trace_file(data):
+        return _read_traced(traces.read_sessions(data, doc.path), doc.path, traced)
     if not isinstance(data, dict):
         raise InputError("not a result file (expected an object)", path=doc.path)
-    if traces.is_trace_file(data):
-        sessions = traces.read_sessions(data, doc.path)
-        if not sessions:
-            raise InputError("a trace file with no ADK call_llm spans to replay", path=doc.path)
-        for session in sessions:
-            try:
-                _RUN.validate_python(session.invocations)
-                recording = Recording.from_raw(session.invocations)
-            except ValidationError as exc:
-                why = exc.errors()[0]
-                recording = Recording.broken(
-                    f"{doc.path} session {session.session_id!r}: invocations{_loc(why['loc'])}: "
-                    f"{why['msg']}"
-                )
-            if traced is not None:
-                traced.append((session, recording))
-        return data, {}
     try:
         if "eval_case_results" in data:
             found = _adk_runs(data, doc.path)
@@ -397,6 +439,7 @@ class ReplayConnector(Features):
     # the sessions of trace files, matched to cases as they open
     traced: list[tuple[traces.TracedSession, Recording]] = field(default_factory=list)
     _index: traces.SessionIndex | None = field(default=None, init=False, repr=False)
+    _lone: str | None = field(default=None, init=False, repr=False)  # see verify
 
     def __post_init__(self) -> None:
         self.recordings = load_recordings(self.paths, self.pick, self.traced)
@@ -423,7 +466,20 @@ class ReplayConnector(Features):
             first = case.conversation_scenario.starting_prompt
         if self._index is None:
             return []
-        return [self.traced[i][1] for i in self._index.find(session_id, first)]
+        found = self._index.find(session_id, first, case.eval_id)
+        if not found and self._lone == case.eval_id:
+            found = [0]
+        return [self.traced[i][1] for i in found]
+
+    def verify(self, cases: Iterable[EvalCase]) -> None:
+        """One eval case and one traced session: they are paired whatever their first user
+        messages say (agentevals 0.11's ``single_case``: the pairing is the user's, nothing is
+        guessed)."""
+        if len(self.traced) != 1 or self.recordings:
+            return
+        every = list(itertools.islice(cases, 2))
+        if len(every) == 1 and self.traced[0][0].case_id in (None, every[0].eval_id):
+            self._lone = every[0].eval_id
 
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _ReplaySession:
         runs = self.recordings.get((eval_set_id, case.eval_id)) or self._traced_runs(case)

@@ -28,11 +28,16 @@ Pure: JSON values in, JSON values of ADK invocations out.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ci_eval.connectors.trace_shapes import Span, shape_of, spans_of
+from ci_eval.connectors.trace_shapes import error as _error
 from ci_eval.errors import InputError
 from ci_eval.io.jsonpos import parse_json
+
+__all__ = ["SessionIndex", "Span", "TracedSession", "is_trace_file", "matches", "read_sessions"]
 
 INVOCATION_ID = "gcp.vertex.agent.invocation_id"
 SESSION_ID = "gcp.vertex.agent.session_id"
@@ -46,22 +51,12 @@ TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
 TOOL_CALL_RESULT = "gen_ai.tool.call.result"
 CONVERSATION_ID = "gen_ai.conversation.id"
 
-# a trace file is read whole; these bound what agent text can make of it
-MAX_SPANS = 200_000
 MAX_ANCESTORS = 1_000
 
 
-@dataclass
-class Span:
-    """One span, whichever format it came in."""
-
-    span_id: str
-    parent_id: str | None
-    name: str
-    start: int  # only compared within one file
-    order: int  # its place in the file: ties in start time keep it
-    attributes: dict[str, Any]
-    where: str  # its JSON path, for errors
+# the eval case a traced conversation is of, when its producer says so (agentevals 0.11,
+# ``genai/matching.py``): on the conversation's resource or on one of its spans
+EVAL_CASE_ID = "agentevals.eval.case.id"
 
 
 @dataclass
@@ -70,6 +65,7 @@ class TracedSession:
 
     session_id: str
     invocations: list[dict[str, Any]] = field(default_factory=list)
+    case_id: str | None = None  # the eval case it names (EVAL_CASE_ID), if any
 
     def first_user_text(self) -> str | None:
         if not self.invocations:
@@ -79,143 +75,9 @@ class TracedSession:
 
 
 def is_trace_file(data: Any) -> bool:
-    """Jaeger's ``{"data": [{"traceID", "spans"}]}`` or OTLP's ``{"resourceSpans": […]}``."""
-    if not isinstance(data, dict):
-        return False
-    if "resourceSpans" in data or "resource_spans" in data:
-        return True
-    traces = data.get("data")
-    return (
-        isinstance(traces, list)
-        and bool(traces)
-        and isinstance(traces[0], dict)
-        and "spans" in traces[0]
-    )
-
-
-def _error(message: str, path: str, where: str) -> InputError:
-    return InputError(message, path=path, json_path=where)
-
-
-def _list(value: Any, path: str, where: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _error("expected a list", path, where)
-    return value
-
-
-def _object(value: Any, path: str, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _error("expected an object", path, where)
-    return value
-
-
-def _jaeger_spans(data: dict[str, Any], path: str) -> list[Span]:
-    spans: list[Span] = []
-    for t, trace in enumerate(_list(data.get("data"), path, "$.data")):
-        trace = _object(trace, path, f"$.data[{t}]")
-        for s, raw in enumerate(_list(trace.get("spans"), path, f"$.data[{t}].spans")):
-            where = f"$.data[{t}].spans[{s}]"
-            raw = _object(raw, path, where)
-            parent = raw.get("parentSpanID")
-            for r, ref in enumerate(_list(raw.get("references"), path, f"{where}.references")):
-                ref = _object(ref, path, f"{where}.references[{r}]")
-                if ref.get("refType") == "CHILD_OF":
-                    parent = ref.get("spanID")
-            attributes: dict[str, Any] = {}
-            for g, tag in enumerate(_list(raw.get("tags"), path, f"{where}.tags")):
-                tag = _object(tag, path, f"{where}.tags[{g}]")
-                if isinstance(tag.get("key"), str):
-                    attributes[tag["key"]] = tag.get("value")
-            spans.append(
-                _span(
-                    raw,
-                    "spanID",
-                    "operationName",
-                    "startTime",
-                    parent,
-                    attributes,
-                    len(spans),
-                    path,
-                    where,
-                )
-            )
-    return spans
-
-
-def _otlp_value(value: Any) -> Any:
-    """An OTLP ``AnyValue`` as a plain value (strings are what this module reads)."""
-    if not isinstance(value, dict):
-        return None
-    kinds = ("string", "int", "double", "bool")  # in this order: a string first
-    for key in (f"{kind}{suffix}" for kind in kinds for suffix in ("Value", "_value")):
-        if key in value:
-            return value[key]
-    return None
-
-
-def _otlp_spans(data: dict[str, Any], path: str) -> list[Span]:
-    spans: list[Span] = []
-    top = "resourceSpans" if "resourceSpans" in data else "resource_spans"
-    for r, resource in enumerate(_list(data.get(top), path, f"$.{top}")):
-        resource = _object(resource, path, f"$.{top}[{r}]")
-        scope_key = "scopeSpans" if "scopeSpans" in resource else "scope_spans"
-        scopes = _list(resource.get(scope_key), path, f"$.{top}[{r}].{scope_key}")
-        for c, scope in enumerate(scopes):
-            scope = _object(scope, path, f"$.{top}[{r}].{scope_key}[{c}]")
-            raws = _list(scope.get("spans"), path, f"$.{top}[{r}].{scope_key}[{c}].spans")
-            for s, raw in enumerate(raws):
-                where = f"$.{top}[{r}].{scope_key}[{c}].spans[{s}]"
-                raw = _object(raw, path, where)
-                attributes: dict[str, Any] = {}
-                for a, attr in enumerate(_list(raw.get("attributes"), path, f"{where}.attributes")):
-                    attr = _object(attr, path, f"{where}.attributes[{a}]")
-                    if isinstance(attr.get("key"), str):
-                        attributes[attr["key"]] = _otlp_value(attr.get("value"))
-                parent = raw.get("parentSpanId") or raw.get("parent_span_id") or None
-                spans.append(
-                    _span(
-                        raw,
-                        "spanId",
-                        "name",
-                        "startTimeUnixNano",
-                        parent,
-                        attributes,
-                        len(spans),
-                        path,
-                        where,
-                    )
-                )
-    return spans
-
-
-def _span(
-    raw: dict[str, Any],
-    id_key: str,
-    name_key: str,
-    start_key: str,
-    parent: Any,
-    attributes: dict[str, Any],
-    order: int,
-    path: str,
-    where: str,
-) -> Span:
-    if order >= MAX_SPANS:
-        raise _error(f"more than {MAX_SPANS} spans", path, where)
-    span_id, name = raw.get(id_key), raw.get(name_key)
-    if not isinstance(span_id, str) or not span_id:
-        raise _error(f"{id_key}: expected a non-empty string", path, where)
-    if not isinstance(name, str):
-        raise _error(f"{name_key}: expected a string", path, where)
-    start = raw.get(start_key, 0)
-    try:  # OTLP writes its 64-bit times as strings
-        start = int(start)
-    except (TypeError, ValueError):
-        raise _error(f"{start_key}: expected a number", path, where) from None
-    return Span(
-        span_id, parent if isinstance(parent, str) else None, name, start, order, attributes, where
-    )
+    """A trace file of one of the shapes :mod:`trace_shapes` reads (Jaeger, OTLP JSON and its
+    variants, bare spans)."""
+    return shape_of(data) is not None
 
 
 def _json_attribute(span: Span, key: str, path: str) -> Any:
@@ -288,14 +150,15 @@ def _invocation_of(spans: dict[str, Span], span: Span, owner: dict[str, str]) ->
     return None
 
 
-def read_sessions(data: dict[str, Any], path: str) -> list[TracedSession]:
-    """The ADK sessions a Jaeger or OTLP JSON trace file records, each invocation as ADK's
-    ``Invocation`` JSON; sessions in the order their first invocation started."""
-    found = (
-        _otlp_spans(data, path)
-        if "resourceSpans" in data or "resource_spans" in data
-        else _jaeger_spans(data, path)
-    )
+def read_sessions(data: Any, path: str) -> list[TracedSession]:
+    """The ADK sessions a trace file records (any of :mod:`trace_shapes`' shapes), each
+    invocation as ADK's ``Invocation`` JSON; sessions in the order their first invocation
+    started."""
+    return sessions_of(spans_of(data, path), path)
+
+
+def sessions_of(found: list[Span], path: str) -> list[TracedSession]:
+    """The sessions of a file's spans: ADK's legacy schema (``call_llm`` spans)."""
     by_id = {span.span_id: span for span in found}
     ordered = sorted(found, key=lambda s: (s.start, s.order))
     llm_calls: dict[str, list[Span]] = {}
@@ -351,6 +214,7 @@ def read_sessions(data: dict[str, Any], path: str) -> list[TracedSession]:
                 ]
         final_parts = _text_parts(llm_response(calls[-1]))
         session = sessions.setdefault(session_of[invocation], TracedSession(session_of[invocation]))
+        session.case_id = session.case_id or _case_id(by_id, calls[0])
         session.invocations.append(
             {
                 "invocation_id": invocation,
@@ -362,14 +226,39 @@ def read_sessions(data: dict[str, Any], path: str) -> list[TracedSession]:
     return list(sessions.values())
 
 
+def _case_id(spans: dict[str, Span], span: Span) -> str | None:
+    """The eval case the span, an ancestor or their resource names (EVAL_CASE_ID)."""
+    current: Span | None = span
+    for _ in range(MAX_ANCESTORS):
+        if current is None:
+            return None
+        for attributes in (current.attributes, current.resource):
+            value = attributes.get(EVAL_CASE_ID)
+            if value not in (None, ""):
+                return str(value)
+        current = spans.get(current.parent_id) if current.parent_id else None
+    return None
+
+
+_SPACES = re.compile(r"\s+")
+
+
 def normalized(text: str | None) -> str | None:
-    """A user message as agentevals compares them to pick a case."""
-    return text.strip().lower() if text is not None else None
+    """A user message as agentevals 0.11 compares them to pick a case (``normalize_text``:
+    white space collapsed, stripped, case-folded)."""
+    return _SPACES.sub(" ", text).strip().casefold() if text is not None else None
 
 
-def matches(session: TracedSession, session_id: str | None, first_user_text: str | None) -> bool:
-    """Whether a traced session is a recording of the case with this session id and first
-    user message."""
+def matches(
+    session: TracedSession,
+    session_id: str | None,
+    first_user_text: str | None,
+    case_id: str | None = None,
+) -> bool:
+    """Whether a traced session is a recording of the case with this id, session id and first
+    user message. A session that names its case is that case's, and only its."""
+    if session.case_id is not None:
+        return session.case_id == case_id
     if session_id and session.session_id:
         return session.session_id == session_id
     return first_user_text is not None and normalized(session.first_user_text()) == normalized(
@@ -384,10 +273,14 @@ class SessionIndex:
     recordings, in the same order, as :func:`matches` over the list."""
 
     def __init__(self, sessions: list[TracedSession]) -> None:
+        self.by_case: dict[str, list[int]] = {}  # the sessions that name their case
         self.by_id: dict[str, list[int]] = {}
-        self.by_text: dict[str, list[int]] = {}  # every session
-        self.unnamed_by_text: dict[str, list[int]] = {}  # the sessions without an id
+        self.by_text: dict[str, list[int]] = {}  # every other session
+        self.unnamed_by_text: dict[str, list[int]] = {}  # those without an id
         for i, session in enumerate(sessions):
+            if session.case_id is not None:
+                self.by_case.setdefault(session.case_id, []).append(i)
+                continue
             if session.session_id:
                 self.by_id.setdefault(session.session_id, []).append(i)
             text = normalized(session.first_user_text())
@@ -397,8 +290,14 @@ class SessionIndex:
             if not session.session_id:
                 self.unnamed_by_text.setdefault(text, []).append(i)
 
-    def find(self, session_id: str | None, first_user_text: str | None) -> list[int]:
+    def find(
+        self, session_id: str | None, first_user_text: str | None, case_id: str | None = None
+    ) -> list[int]:
         """The positions of the sessions that match, in order."""
+        named = self.by_case.get(case_id, []) if case_id is not None else []
+        return sorted(named + self._find(session_id, first_user_text))
+
+    def _find(self, session_id: str | None, first_user_text: str | None) -> list[int]:
         text = normalized(first_user_text)
         if not session_id:
             return list(self.by_text.get(text, [])) if text is not None else []

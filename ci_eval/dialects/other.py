@@ -18,12 +18,12 @@ def looks_like(data: Any) -> str | None:
         return "an eval result file (.evalset_result.json)"
     if "schema_version" in keys and "sets" in keys:
         return "a ci-eval results file"
-    if keys & {"resourceSpans", "resource_spans"} or (
+    if keys & {"resourceSpans", "resource_spans", "batches", "resourceLogs"} or (
         isinstance(data, dict)
         and isinstance(data.get("data"), list)
         and any(isinstance(t, dict) and "spans" in t for t in data["data"][:1])
     ):  # what connectors/traces.py replays
-        return "an OpenTelemetry trace file (Jaeger or OTLP JSON): give it to --replay"
+        return "an OpenTelemetry trace file (Jaeger, OTLP or Tempo JSON): give it to --replay"
     if {"id", "events"} <= keys and keys & {"app_name", "appName"}:
         return "an ADK session file"
     if "spec_version" in keys and keys & {"tools", "kind", "llm", "instructions"}:

@@ -154,6 +154,6 @@ def test_validate_does_not_reject_a_trace_file_beside_the_eval_sets(tmp_path: Pa
     assert "1 other JSON not read" in proc.stdout + proc.stderr
     # named directly, it is not an eval set, and the message says where it belongs
     proc = run_cli("validate", str(tmp_path / "traces.json"), cwd=tmp_path)
-    assert "OpenTelemetry trace file (Jaeger or OTLP JSON): give it to --replay" in (
+    assert "OpenTelemetry trace file (Jaeger, OTLP or Tempo JSON): give it to --replay" in (
         proc.stdout + proc.stderr
     )
