@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+# agentevals-cli 0.11.0 in a venv of its own, for the parity tests (the `agentevals` fixture)
+pytest_plugins = ["tests.agentevals_tool"]
+
 # byte code is written whatever the machine's environment says (PYTHONDONTWRITEBYTECODE): else
 # every test process, and every ci-eval and agent process the tests start, compiles ci-eval and
 # the tests afresh
