@@ -90,6 +90,9 @@ TOO_MUCH = (
 # a replayed file's recording of a run that cannot be read (a field of the wrong type): the
 # case's run errors with this and where, the other cases are replayed; the run exits 2
 UNREADABLE = "unreadable recording: "
+# a replayed invocation's extension: why what it recorded cannot be scored (a trace that
+# captured no message content); every metric but the informational ones is then NOT_EVALUATED
+NOT_CAPTURED = "ci_eval.not_captured"
 
 
 @dataclass

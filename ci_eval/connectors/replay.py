@@ -34,7 +34,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ci_eval.connectors import adk_rs_report, recorded, traces
 from ci_eval.connectors import usage as reported
-from ci_eval.connectors.base import UNREADABLE, ActualTurn, AgentError, Features
+from ci_eval.connectors.base import NOT_CAPTURED, UNREADABLE, ActualTurn, AgentError, Features
 from ci_eval.connectors.trace_shapes import spans_of_lines
 from ci_eval.dialects import trpc
 from ci_eval.errors import InputError
@@ -102,8 +102,18 @@ class Recording(Sequence[Invocation]):
         return recording
 
     @classmethod
-    def from_raw(cls, raw: list[Any], usage: list[Usage | None] | None = None) -> Recording:
-        """A recording of the JSON values ``raw``, each already validated as an Invocation."""
+    def from_raw(
+        cls, raw: list[Any], usage: list[Usage | None] | None = None, marked: Sequence[Any] = ()
+    ) -> Recording:
+        """A recording of the JSON values ``raw``, each already validated as an Invocation;
+        with ``marked`` (a trace's), validated here, each held as its model with its
+        :data:`NOT_CAPTURED` extension where it is marked."""
+        if any(marked):
+            invocations = _RUN.validate_python(raw)
+            for inv, why in zip(invocations, marked, strict=True):
+                if why:
+                    inv.extensions[NOT_CAPTURED] = why
+            return cls(invocations)
         recording = cls([])
         recording._count, recording._invocations = len(raw), None
         recording._raw = marshal.dumps(raw)
@@ -274,9 +284,10 @@ def _read_traced(
     if not sessions:
         raise InputError("a trace file with no ADK call_llm spans to replay", path=path)
     for session in sessions:
+        uncaptured = [inv.pop(NOT_CAPTURED, None) for inv in session.invocations]
         try:
             _RUN.validate_python(session.invocations)
-            recording = Recording.from_raw(session.invocations)
+            recording = Recording.from_raw(session.invocations, marked=uncaptured)
         except ValidationError as exc:
             why = exc.errors()[0]
             recording = Recording.broken(

@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ci_eval.connectors import trace_genai
 from ci_eval.connectors.trace_shapes import Span, shape_of, spans_of
 from ci_eval.connectors.trace_shapes import error as _error
 from ci_eval.errors import InputError
@@ -158,7 +159,11 @@ def read_sessions(data: Any, path: str) -> list[TracedSession]:
 
 
 def sessions_of(found: list[Span], path: str) -> list[TracedSession]:
-    """The sessions of a file's spans: ADK's legacy schema (``call_llm`` spans)."""
+    """The sessions of a file's spans: ADK's legacy schema (``call_llm`` spans), else the GenAI
+    semantic conventions' (see trace_genai)."""
+    if not any(span.name == "call_llm" for span in found):
+        genai = trace_genai.genai_sessions(found, path)
+        return [TracedSession(c.session_id, c.invocations, c.case_id) for c in genai]
     by_id = {span.span_id: span for span in found}
     ordered = sorted(found, key=lambda s: (s.start, s.order))
     llm_calls: dict[str, list[Span]] = {}

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ci_eval.connectors.base import NOT_CAPTURED
 from ci_eval.metrics import INFORMATIONAL_DEFAULTS, lookup, not_computed_reason
 from ci_eval.metrics.base import Metric, MetricFailure, NotApplicable, ScoreContext
 from ci_eval.model import Invocation
@@ -78,6 +79,11 @@ def metrics_for(set_record: SetRecord, options: ScoreOptions) -> tuple[list[Metr
     return [*own, *extra], dialect
 
 
+def _not_captured(actual: list[Invocation]) -> str | None:
+    """Why the actual invocations' content was not recorded, when one says so (a trace's)."""
+    return next((str(w) for inv in actual if (w := inv.extensions.get(NOT_CAPTURED))), None)
+
+
 def score_run(
     specs: list[MetricSpec],
     dialect: str,
@@ -106,6 +112,14 @@ def score_run(
             out.append(
                 MetricResult(
                     spec.name, Status.NOT_EVALUATED, threshold=threshold, reason=NO_EXPECTED
+                )
+            )
+            continue
+        uncaptured = None if metric.informational else _not_captured(actual)
+        if uncaptured is not None:  # a trace without its content: nothing to score it on
+            out.append(
+                MetricResult(
+                    spec.name, Status.NOT_EVALUATED, threshold=threshold, reason=uncaptured
                 )
             )
             continue
