@@ -282,7 +282,11 @@ def _read_traced(
 ) -> tuple[dict[str, Any], dict[tuple[str, str], list[Recording]]]:
     """A trace file's sessions, each a recording of whichever case it matches (``traced``)."""
     if not sessions:
-        raise InputError("a trace file with no ADK call_llm spans to replay", path=path)
+        raise InputError(
+            "a trace file with no agent turns to replay (no ADK call_llm spans, no GenAI "
+            "invoke_agent / chat spans)",
+            path=path,
+        )
     for session in sessions:
         uncaptured = [inv.pop(NOT_CAPTURED, None) for inv in session.invocations]
         try:
@@ -482,6 +486,19 @@ class ReplayConnector(Features):
             found = [0]
         return [self.traced[i][1] for i in found]
 
+    def _unmatched(self) -> str:
+        """Why no traced session is this case's, when the trace cannot say: its sessions
+        hold no user message to pair them by (recorded without message content)."""
+        silent = sum(1 for session, _ in self.traced if not session.first_user_text())
+        if not silent or silent < len(self.traced):
+            return ""
+        return (
+            f": the trace's {silent} session{'s' * (silent != 1)} hold no user message to pair "
+            "a case by (recorded without message content): give each case its "
+            "session_input.session_id, or record with "
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY"
+        )
+
     def verify(self, cases: Iterable[EvalCase]) -> None:
         """One eval case and one traced session: they are paired whatever their first user
         messages say (agentevals 0.11's ``single_case``: the pairing is the user's, nothing is
@@ -497,6 +514,7 @@ class ReplayConnector(Features):
         if not runs:
             raise AgentError(
                 self.checks.missing(self.paths, self.recordings, eval_set_id, case.eval_id)
+                + self._unmatched()
             )
         if self.pick == "all" and run > len(runs):
             raise AgentError(

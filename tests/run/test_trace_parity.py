@@ -4,7 +4,14 @@ metric, score within 1e-9, status) is agentevals' row, at agentevals' default th
 at ci-eval's defaults (ADK's: tool trajectory 1.0, response match 0.8) and at 0.2.
 
 agentevals runs from a venv of its own (tests/agentevals_tool.py); without it the tests skip.
-The traces are agentevals' own samples (tests/data/traces/agentevals/README.md)."""
+The traces are agentevals' own samples (tests/data/traces/agentevals/README.md) and traces real
+instrumented agents wrote: google-adk 2.13's default telemetry with and without message content
+(tests/data/traces/adk-2.13) and the OpenAI Agents SDK's (tests/data/traces/openai-agents).
+
+A trace without message content pairs with no case in agentevals (no user text to match), so its
+rows name no case; ci-eval pairs them by ``session_input.session_id`` and says why each metric is
+not evaluated. Those rows are compared without their case: the same metrics, scores and
+statuses."""
 
 from __future__ import annotations
 
@@ -16,9 +23,20 @@ import pytest
 from tests.agentevals_tool import MetricRow, agentevals_runs, ci_eval_rows
 
 REPO = Path(__file__).resolve().parents[2]
-SAMPLES = REPO / "tests/data/traces/agentevals"
-TRACES = ["helm.json", "helm_2.json", "helm_3.json", "k8s.json", "tempo_export_with_batches.json"]
-EVALSETS = ["eval_set_helm.json", "evalset_helm_3_2026-02-23.json", "evalset_k8s_2026-02-20.json"]
+DATA = REPO / "tests/data/traces"
+_SAMPLE_TRACES = ["helm.json", "helm_2.json", "helm_3.json", "k8s.json"]
+_SAMPLE_TRACES.append("tempo_export_with_batches.json")
+_SAMPLE_SETS = ["eval_set_helm.json", "evalset_helm_3_2026-02-23.json"]
+_SAMPLE_SETS.append("evalset_k8s_2026-02-20.json")
+# (trace, eval set), relative to DATA: agentevals' samples each against each of its eval sets,
+# then the traces real agents wrote against theirs
+PAIRS = [(f"agentevals/{t}", f"agentevals/{e}") for t in _SAMPLE_TRACES for e in _SAMPLE_SETS]
+PAIRS += [
+    ("adk-2.13/content.otlp.json", "adk-2.13/weather.evalset.json"),
+    ("adk-2.13/no-content.otlp.json", "adk-2.13/no-content.evalset.json"),
+    ("openai-agents/traces.json", "openai-agents/weather.evalset.json"),
+]
+UNPAIRED = {("adk-2.13/no-content.otlp.json", "adk-2.13/no-content.evalset.json")}
 TRAJECTORY, RESPONSE = "tool_trajectory_avg_score", "response_match_score"
 
 # each setting: agentevals' runs (its -t applies to every metric of a run, so one run a
@@ -46,13 +64,12 @@ CASES = [
         trace,
         evalset,
         setting,
-        id=f"{Path(trace).stem}-{Path(evalset).stem}-{setting}",
+        id=f"{Path(trace).parent.name}-{Path(trace).stem}-{Path(evalset).stem}-{setting}",
         marks=[pytest.mark.xfail(strict=True, reason=NOT_YET[trace, evalset])]
         if (trace, evalset) in NOT_YET
         else [],
     )
-    for trace in TRACES
-    for evalset in EVALSETS
+    for trace, evalset in PAIRS
     for setting in SETTINGS
 ]
 
@@ -64,12 +81,11 @@ def agentevals_scores(
     """agentevals' rows of every pair at every setting, from one interpreter (its imports cost
     seconds a run)."""
     keys, jobs = [], []
-    for trace in TRACES:
-        for evalset in EVALSETS:
-            for setting, (runs, _) in SETTINGS.items():
-                for options in runs:
-                    keys.append((trace, evalset, setting))
-                    jobs.append((SAMPLES / trace, SAMPLES / evalset, options))
+    for trace, evalset in PAIRS:
+        for setting, (runs, _) in SETTINGS.items():
+            for options in runs:
+                keys.append((trace, evalset, setting))
+                jobs.append((DATA / trace, DATA / evalset, options))
     runs = agentevals_runs(agentevals, jobs, tmp_path_factory.mktemp("agentevals"))
     scores: dict[tuple[str, str, str], list[MetricRow]] = {}
     for key, run in zip(keys, runs, strict=True):
@@ -98,7 +114,10 @@ def test_each_metric_row_is_agentevals_row(
 ) -> None:
     theirs = _sorted(agentevals_scores[trace, evalset, setting])
     assert theirs, "agentevals scored nothing"
-    ours = _sorted(ci_eval_rows(SAMPLES / trace, SAMPLES / evalset, SETTINGS[setting][1], tmp_path))
+    ours = _sorted(ci_eval_rows(DATA / trace, DATA / evalset, SETTINGS[setting][1], tmp_path))
+    if (trace, evalset) in UNPAIRED:
+        assert {r.case for r in theirs} == {None}
+        ours = _sorted([r._replace(case=None) for r in ours])
     assert [(r.case, r.metric, r.status) for r in ours] == [
         (r.case, r.metric, r.status) for r in theirs
     ], (ours, theirs)
