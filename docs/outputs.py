@@ -292,6 +292,88 @@ def trace_mode() -> str:
         return "\n".join(line for line in run.stdout.splitlines() if ": trace mode: " in line)
 
 
+TRACES = REPO / "tests/data/traces"
+
+
+def _trace_run(root: Path, evalset: str, trace: str, *metrics: str, expect: int) -> str:
+    """`ci-eval run EVALSET --agent replay --replay TRACE` from ``root``: the command, then what
+    it printed."""
+    args = ["run", evalset, "--agent", "replay", "--replay", trace]
+    for metric in metrics:
+        args += ["--metric", metric]
+    run = ci_eval(*args, cwd=root, env=_in(root), expect=expect)
+    return f"{run.command}\n{run.terminal}".rstrip("\n")
+
+
+@produces("traces-adk-genai", "traces-no-content", "traces-openai-agents", "traces-tempo",
+          "traces-json-lines")  # fmt: skip
+def traces_shapes() -> dict[str, str]:
+    """docs/traces.md: one trace of each kind replayed: google-adk 2.13's default telemetry with
+    and without message content, the OpenAI Agents SDK's GenAI spans, a Tempo export, and the
+    ADK trace as JSON lines of bare spans (a collector's file exporter appends so)."""
+    metrics = ("tool_trajectory_avg_score", "response_match_score")
+    with workspace(samples=False) as root:
+        shutil.copytree(TRACES, root / "traces")
+        spans = [
+            span
+            for rs in json.loads((root / "traces/adk-2.13/content.otlp.json").read_text())[
+                "resourceSpans"
+            ]
+            for ss in rs["scopeSpans"]
+            for span in ss["spans"]
+        ]
+        write(root / "traces/adk-2.13/content.jsonl", "".join(json.dumps(s) + "\n" for s in spans))
+        adk = "traces/adk-2.13"
+        return {
+            "traces-adk-genai": _trace_run(
+                root, f"{adk}/weather.evalset.json", f"{adk}/content.otlp.json", *metrics, expect=1
+            ),
+            "traces-no-content": _trace_run(
+                root,
+                f"{adk}/no-content.evalset.json",
+                f"{adk}/no-content.otlp.json",
+                *metrics,
+                expect=1,
+            ),
+            "traces-openai-agents": _trace_run(
+                root,
+                "traces/openai-agents/weather.evalset.json",
+                "traces/openai-agents/traces.json",
+                *(f"{m}=0.5" for m in metrics),
+                expect=1,
+            ),
+            "traces-tempo": _trace_run(
+                root,
+                "traces/agentevals/eval_set_helm.json",
+                "traces/agentevals/tempo_export_with_batches.json",
+                *metrics,
+                expect=1,
+            ),
+            "traces-json-lines": _trace_run(
+                root, f"{adk}/weather.evalset.json", f"{adk}/content.jsonl", *metrics, expect=1
+            ),
+        }
+
+
+@produces("traces-bad")
+def traces_bad() -> str:
+    """docs/traces.md: a malformed span is one line naming the file and its JSON path (a line of
+    a JSON-lines file by its number)."""
+    with workspace(samples=False) as root:
+        shutil.copytree(TRACES, root / "traces")
+        tempo = json.loads((root / "traces/agentevals/tempo_export_with_batches.json").read_text())
+        del tempo["batches"][-1]["instrumentationLibrarySpans"][0]["spans"][0]["spanId"]
+        write(root / "trace.json", tempo)
+        good = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "a1", "name": "x"}
+        write(root / "trace.jsonl", json.dumps(good) + "\n" + json.dumps({**good, "spanId": ""}))
+        out = []
+        for trace in ("trace.json", "trace.jsonl"):
+            args = ["run", "traces/agentevals/eval_set_helm.json", "--agent", "replay"]
+            run = ci_eval(*args, "--replay", trace, cwd=root, env=_in(root), expect=2)
+            out += run.lines("ci-eval: ", "stderr")
+        return "\n".join(out)
+
+
 @produces("starter-pack")
 def starter_pack() -> str:
     """docs/reference.md, Discovery: `validate` and `validate -v` in an agent-starter-pack

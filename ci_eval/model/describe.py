@@ -180,12 +180,23 @@ def error_reason(case: CaseRecord) -> str:
     return "error"
 
 
+def by_reason(named: list[tuple[str, str]], joint: str = ": ") -> list[str]:
+    """``(name, reason)`` pairs, the metrics that share a reason said once: ``a, b: reason``
+    (a trace without content: every metric for the same reason)."""
+    grouped: dict[str, list[str]] = {}
+    for name, reason in named:
+        grouped.setdefault(reason, []).append(name)
+    return [f"{', '.join(names)}{joint}{reason}" for reason, names in grouped.items()]
+
+
 def not_evaluated_reason(case: CaseRecord) -> str:
     reasons = [
-        (m.informational, f"{m.name}: {m.reason}")
+        (m.informational, m.name, m.reason)
         for m in case.metrics
         if m.status == Status.NOT_EVALUATED and m.reason
     ]
     # an informational metric never decides a case: its reason only when no other is given
-    said = [why for informational, why in reasons if not informational] or [w for _, w in reasons]
-    return "; ".join(said) or "no metric could be evaluated"
+    said = [(n, why) for informational, n, why in reasons if not informational] or [
+        (n, why) for _, n, why in reasons
+    ]
+    return "; ".join(by_reason(said)) or "no metric could be evaluated"

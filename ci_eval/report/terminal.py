@@ -11,6 +11,7 @@ from dataclasses import replace
 from ci_eval.gate.items import WHY_LIMIT, Item, Kind, clip, outcomes
 from ci_eval.gate.verdict import Verdict, verdict
 from ci_eval.model.describe import (
+    by_reason,
     error_reason,
     failing_metrics,
     fmt,
@@ -158,11 +159,14 @@ def _case_line(s: SetRecord, c: CaseRecord, item: Item) -> str:
         if True in runs:  # failed as a whole, passed some runs
             why += f" (passed {runs.count(True)} of {plural(len(runs), 'run')})"
     elif item.kind is Kind.NOT_EVALUATED:
-        missing = [
-            f"{m.name} not computed: {m.reason or 'no reason given'}"
-            for m in c.metrics
-            if m.status == Status.NOT_EVALUATED and not m.informational
-        ]
+        missing = by_reason(
+            [
+                (m.name, m.reason or "no reason given")
+                for m in c.metrics
+                if m.status == Status.NOT_EVALUATED and not m.informational
+            ],
+            joint=" not computed: ",
+        )
         why = "; ".join(missing) or not_evaluated_reason(c)
     elif item.kind is Kind.FLAKY:
         why = item.change
