@@ -21,7 +21,6 @@ first user message), in the order the files were given; run n replays the n-th o
 
 from __future__ import annotations
 
-import itertools
 import marshal
 import math
 from collections.abc import Iterable, Iterator, Sequence
@@ -288,19 +287,23 @@ def _read_traced(
             path=path,
         )
     for session in sessions:
-        uncaptured = [inv.pop(NOT_CAPTURED, None) for inv in session.invocations]
-        try:
-            _RUN.validate_python(session.invocations)
-            recording = Recording.from_raw(session.invocations, marked=uncaptured)
-        except ValidationError as exc:
-            why = exc.errors()[0]
-            recording = Recording.broken(
-                f"{path} session {session.session_id!r}: invocations{_loc(why['loc'])}: "
-                f"{why['msg']}"
-            )
+        session.path = path
+        session.marked = [inv.pop(NOT_CAPTURED, None) for inv in session.invocations]
         if traced is not None:
-            traced.append((session, recording))
+            traced.append((session, _traced_recording(session)))
     return {}, {}
+
+
+def _traced_recording(session: traces.TracedSession) -> Recording:
+    try:
+        _RUN.validate_python(session.invocations)
+        return Recording.from_raw(session.invocations, marked=session.marked)
+    except ValidationError as exc:
+        why = exc.errors()[0]
+        return Recording.broken(
+            f"{session.path} session {session.session_id!r}: invocations{_loc(why['loc'])}: "
+            f"{why['msg']}"
+        )
 
 
 def _json_lines(text: str, path: str) -> list[tuple[int, Any]] | None:
@@ -500,14 +503,31 @@ class ReplayConnector(Features):
         )
 
     def verify(self, cases: Iterable[EvalCase]) -> None:
-        """One eval case and one traced session: they are paired whatever their first user
-        messages say (agentevals 0.11's ``single_case``: the pairing is the user's, nothing is
-        guessed)."""
+        """Before the first case: with no multi-turn case, traces are sessions of their own
+        (``_by_trace``); one eval case and one traced session are paired whatever their first
+        user messages say (agentevals 0.11's ``single_case``: the pairing is the user's,
+        nothing is guessed)."""
+        every = list(cases)
+        if self.traced and not any(
+            len(case.invocations()) > 1 or case.conversation_scenario is not None for case in every
+        ):
+            self._by_trace()
         if len(self.traced) != 1 or self.recordings:
             return
-        every = list(itertools.islice(cases, 2))
         if len(every) == 1 and self.traced[0][0].case_id in (None, every[0].eval_id):
             self._lone = every[0].eval_id
+
+    def _by_trace(self) -> None:
+        """No case has more than one turn: each trace is a session of its own, as agentevals
+        0.11 evaluates traces (its ``group_by`` auto), so a conversation's turns pair with
+        single-turn cases one by one."""
+        sessions = [session for session, _ in self.traced]
+        split = traces.by_trace(sessions)
+        if len(split) == len(sessions):
+            return
+        kept = {id(session): recording for session, recording in self.traced}
+        self.traced = [(s, kept.get(id(s)) or _traced_recording(s)) for s in split]
+        self._index = traces.SessionIndex(split)
 
     def open(self, eval_set_id: str, case: EvalCase, run: int) -> _ReplaySession:
         runs = self.recordings.get((eval_set_id, case.eval_id)) or self._traced_runs(case)

@@ -48,6 +48,7 @@ from typing import Any
 from ci_eval.connectors import genai_messages as gm
 from ci_eval.connectors.base import NOT_CAPTURED
 from ci_eval.connectors.genai_messages import Message
+from ci_eval.connectors.trace_grouping import conversation_key
 from ci_eval.connectors.trace_shapes import Span
 from ci_eval.connectors.trace_shapes import error as _error
 
@@ -59,9 +60,6 @@ TOOL_NAME = "gen_ai.tool.name"
 TOOL_CALL_ID = "gen_ai.tool.call.id"
 TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
 TOOL_CALL_RESULT = "gen_ai.tool.call.result"
-CONVERSATION_ID = "gen_ai.conversation.id"
-SESSION_ID = "session.id"
-SESSION_NAME = "agentevals.session_name"
 REQUEST_MODEL = "gen_ai.request.model"
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 ADK_SCOPE_PREFIX = "gcp.vertex.agent."
@@ -95,6 +93,8 @@ class Conversation:
     session_id: str  # its gen_ai.conversation.id / session.id / session name; "" for a trace
     invocations: list[dict[str, Any]] = field(default_factory=list)
     case_id: str | None = None
+    turn_traces: list[str] = field(default_factory=list)  # each invocation's trace
+    named: bool = False  # grouped by agentevals.session_name, which always groups
 
 
 # --- a span's view --------------------------------------------------------------------------
@@ -510,26 +510,6 @@ def _invocation(turn: _Turn) -> dict[str, Any]:
 # --- conversations --------------------------------------------------------------------------
 
 
-def _conversation_key(spans: list[Span]) -> tuple[str, str] | None:
-    """agentevals' ``conversation_key``: the first identity present, spans in start order."""
-    ordered = sorted(spans, key=lambda s: (s.start, s.span_id))
-    for span in ordered:
-        if (name := _key_text(span.resource.get(SESSION_NAME))) is not None:
-            return "name", name
-    for key in (CONVERSATION_ID, SESSION_ID):
-        for attributes in [s.attributes for s in ordered] + [s.resource for s in ordered]:
-            if (value := _key_text(attributes.get(key))) is not None:
-                return key, value
-    return None
-
-
-def _key_text(value: Any) -> str | None:
-    if value is None or isinstance(value, dict | list):
-        return None
-    text = str(value).strip()[:256]
-    return text or None
-
-
 def genai_sessions(spans: list[Span], path: str) -> list[Conversation]:
     """The traced sessions of a file's GenAI semantic-convention spans: one per conversation
     (see the module's docstring), its invocations in start order; sessions in the order their
@@ -552,14 +532,19 @@ def genai_sessions(spans: list[Span], path: str) -> list[Conversation]:
     trace_of = {s.span_id: t for t, members in traces.items() for s in members}
     for turn in sorted(_walk(views, children, roots), key=_Turn.key):
         trace = trace_of[turn.anchor.span.span_id]
-        key = _conversation_key(traces[trace])
+        key = conversation_key(traces[trace])
         group, session_id = (f"{key[0]}:{key[1]}", key[1]) if key else (f"trace:{trace}", "")
         found = groups.setdefault(group, (session_id, [], {}))
         found[1].append(turn)
         found[2][trace] = None
     sessions = []
-    for session_id, members, group_traces in groups.values():
-        session = Conversation(session_id, [_invocation(turn) for turn in members])
+    for group, (session_id, members, group_traces) in groups.items():
+        session = Conversation(
+            session_id,
+            [_invocation(turn) for turn in members],
+            turn_traces=[trace_of[turn.anchor.span.span_id] for turn in members],
+            named=group.startswith("name:"),
+        )
         session.case_id = next(
             (
                 str(value)

@@ -67,6 +67,10 @@ class TracedSession:
     session_id: str
     invocations: list[dict[str, Any]] = field(default_factory=list)
     case_id: str | None = None  # the eval case it names (EVAL_CASE_ID), if any
+    turn_traces: list[str] = field(default_factory=list)  # each invocation's trace id
+    named: bool = False  # grouped by agentevals.session_name: never split (see by_trace)
+    marked: list[Any] = field(default_factory=list)  # each invocation's mark (replay's)
+    path: str = ""  # the file it was read from
 
     def first_user_text(self) -> str | None:
         if not self.invocations:
@@ -163,7 +167,10 @@ def sessions_of(found: list[Span], path: str) -> list[TracedSession]:
     semantic conventions' (see trace_genai)."""
     if not any(span.name == "call_llm" for span in found):
         genai = trace_genai.genai_sessions(found, path)
-        return [TracedSession(c.session_id, c.invocations, c.case_id) for c in genai]
+        return [
+            TracedSession(c.session_id, c.invocations, c.case_id, c.turn_traces, c.named)
+            for c in genai
+        ]
     by_id = {span.span_id: span for span in found}
     ordered = sorted(found, key=lambda s: (s.start, s.order))
     llm_calls: dict[str, list[Span]] = {}
@@ -220,6 +227,7 @@ def sessions_of(found: list[Span], path: str) -> list[TracedSession]:
         final_parts = _text_parts(llm_response(calls[-1]))
         session = sessions.setdefault(session_of[invocation], TracedSession(session_of[invocation]))
         session.case_id = session.case_id or _case_id(by_id, calls[0])
+        session.turn_traces.append(calls[0].trace_id)
         session.invocations.append(
             {
                 "invocation_id": invocation,
@@ -246,6 +254,33 @@ def _case_id(spans: dict[str, Span], span: Span) -> str | None:
 
 
 _SPACES = re.compile(r"\s+")
+
+
+def by_trace(sessions: list[TracedSession]) -> list[TracedSession]:
+    """The sessions split into one per trace, as agentevals 0.11 groups traces (``group_by``
+    auto) when no eval case has more than one turn and no trace names a session
+    (``agentevals.session_name``): each trace is then evaluated on its own. A session none of
+    whose turns names a trace stays whole."""
+    if any(session.named for session in sessions):
+        return sessions
+    split: list[TracedSession] = []
+    for session in sessions:
+        traces = session.turn_traces
+        if len(traces) != len(session.invocations) or len(set(traces)) <= 1 or "" in traces:
+            split.append(session)
+            continue
+        marked = session.marked or [None] * len(traces)
+        for trace in dict.fromkeys(traces):
+            at = [i for i, t in enumerate(traces) if t == trace]
+            part = TracedSession(session.session_id, [session.invocations[i] for i in at])
+            part.case_id, part.turn_traces, part.path = (
+                session.case_id,
+                [trace] * len(at),
+                session.path,
+            )
+            part.marked = [marked[i] for i in at]
+            split.append(part)
+    return split
 
 
 def normalized(text: str | None) -> str | None:

@@ -230,3 +230,45 @@ def test_a_tempo_span_without_its_id_names_its_json_path(tmp_path: Path) -> None
     assert code == 2, out
     expected = "$.batches[0].instrumentationLibrarySpans[0].spans[1]: spanId: expected a non-empty"
     assert expected in out
+
+
+def _two_turns() -> dict[str, Any]:
+    """One session's two invocations, each its own trace (as ADK starts one an invocation):
+    Paris, then London."""
+    data = _otlp()
+    london = _otlp("What is the weather in London?")
+    for span in _spans(london):
+        span["traceId"] = "1bf7651916cd43dd8448eb211c80319c"
+        span["spanId"] = "b" + span["spanId"][1:]
+        if span.get("parentSpanId"):
+            span["parentSpanId"] = "b" + span["parentSpanId"][1:]
+        span["startTimeUnixNano"] = str(100_000 + int(span["startTimeUnixNano"]))
+        for attribute in span["attributes"]:
+            if attribute["key"] == "gcp.vertex.agent.invocation_id":
+                attribute["value"]["stringValue"] = "e-2"
+    data["resourceSpans"][0]["scopeSpans"][0]["spans"] += _spans(london)
+    return data
+
+
+def _london_case() -> dict[str, Any]:
+    london = {"role": "user", "parts": [{"text": "What is the weather in London?"}]}
+    return {**CASE, "eval_id": "london", "conversation": [{**CASE["conversation"][0],
+            "user_content": london}]}  # fmt: skip
+
+
+def test_with_single_turn_cases_each_trace_of_a_session_pairs_on_its_own(tmp_path: Path) -> None:
+    """As agentevals' group_by auto: no multi-turn case, so each trace is evaluated alone and
+    the session's second turn pairs with the case that starts with it."""
+    _evals(tmp_path, CASE, _london_case())
+    _, cases, out = _replay(tmp_path, json.dumps(_two_turns()))
+    assert cases["paris"]["status"] == "PASSED", out
+    assert cases["london"]["status"] != "ERROR", out  # paired (its answer is Paris's: fails)
+
+
+def test_with_a_multi_turn_case_a_sessions_traces_stay_one_conversation(tmp_path: Path) -> None:
+    both = {**CASE, "eval_id": "both", "conversation": [
+        CASE["conversation"][0], _london_case()["conversation"][0]]}  # fmt: skip
+    _evals(tmp_path, both, _london_case())
+    _, cases, out = _replay(tmp_path, json.dumps(_two_turns()))
+    assert cases["both"]["status"] != "ERROR", out  # its two turns are the session's
+    assert cases["london"]["status"] == "ERROR", out  # no conversation starts with London
