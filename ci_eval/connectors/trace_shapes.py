@@ -138,6 +138,8 @@ def value_of(value: Any, depth: int = 0) -> Any:
     """An OTLP ``AnyValue`` (camelCase or protobuf names) as a plain value."""
     if not isinstance(value, dict) or depth > MAX_VALUE_DEPTH:
         return None
+    if "stringValue" in value:  # nearly every attribute a trace holds
+        return value["stringValue"]
     for kind in ("string", "bool", "int", "double", "bytes"):
         for key in (f"{kind}Value", f"{kind}_value"):
             if key in value:
@@ -182,9 +184,11 @@ def attributes_of(raw: Any, path: str, where: str) -> dict[str, Any]:
         _flattened(raw, "", out, 0)
         return out
     for a, attr in enumerate(as_list(raw, path, where)):
-        attr = as_object(attr, path, f"{where}[{a}]")
-        if isinstance(attr.get("key"), str):
-            out[attr["key"]] = value_of(attr.get("value"))
+        if not isinstance(attr, dict):  # the JSON path only when it is said
+            raise error("expected an object", path, f"{where}[{a}]")
+        key = attr.get("key")
+        if isinstance(key, str):
+            out[key] = value_of(attr.get("value"))
     return out
 
 
