@@ -79,7 +79,7 @@ def to_jaeger(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
     }
 
 
-def _otlp_value(value: Any) -> dict[str, Any]:
+def otlp_value(value: Any) -> dict[str, Any]:
     if isinstance(value, bool):
         return {"boolValue": value}
     if isinstance(value, int):
@@ -87,7 +87,7 @@ def _otlp_value(value: Any) -> dict[str, Any]:
     if isinstance(value, float):
         return {"doubleValue": value}
     if isinstance(value, tuple | list):
-        return {"arrayValue": {"values": [_otlp_value(v) for v in value]}}
+        return {"arrayValue": {"values": [otlp_value(v) for v in value]}}
     return {"stringValue": str(value)}
 
 
@@ -102,7 +102,7 @@ def to_otlp(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
             "startTimeUnixNano": str(span.start_time or 0),
             "endTimeUnixNano": str(span.end_time or 0),
             "attributes": [
-                {"key": k, "value": _otlp_value(v)} for k, v in (span.attributes or {}).items()
+                {"key": k, "value": otlp_value(v)} for k, v in (span.attributes or {}).items()
             ],
         }
         if span.parent is not None:

@@ -39,20 +39,10 @@ EPOCH_NS = 1_767_225_600_000_000_000  # 2026-01-01T00:00:00Z
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-def _value(value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, tuple | list):
-        return {"arrayValue": {"values": [_value(v) for v in value]}}
-    return {"stringValue": str(value)}
-
-
 def _attributes(attributes: Any) -> list[dict[str, Any]]:
-    return [{"key": k, "value": _value(v)} for k, v in (attributes or {}).items()]
+    from tests.traced_agent import otlp_value  # an attribute's value, as the other traces'
+
+    return [{"key": k, "value": otlp_value(v)} for k, v in (attributes or {}).items()]
 
 
 def to_otlp(spans: Sequence[Any]) -> dict[str, Any]:
