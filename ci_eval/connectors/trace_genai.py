@@ -11,11 +11,13 @@ follows the conventions:
   ``execute_tool``: a tool), never its name; ADK's merged tool span is ignored;
 - a turn (an invocation) is anchored on an agent span with no agent or tool above it (an agent
   inside a tool or agent is a delegate of that turn), or on a root span whose model calls no
-  agent covers; an agent span with no model call, tool and messages is no turn;
+  agent covers; an agent span with no model call, tool and messages is no turn, unless it
+  failed (status error, or an ``error.type``);
 - the messages of a span are ``gen_ai.input.messages`` / ``gen_ai.output.messages`` — the
   attribute, else the ``gen_ai.client.inference.operation.details`` event (span event, then log
   record), else the deprecated per-message events (``gen_ai.user.message``, ``gen_ai.choice``…),
-  else ADK's ``gcp.vertex.agent.llm_request`` / ``llm_response`` on ADK spans;
+  else ADK's ``gcp.vertex.agent.llm_request`` / ``llm_response`` on ADK spans, else
+  OpenLLMetry's indexed ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*`` (genai_indexed.py);
 - the user's message: the anchor's input messages, else the first model call's, their trailing
   user messages with text; the final response: the anchor's output messages, else the output of
   the last of the turn's own model calls (not a delegate's under a tool) that has text; the
@@ -31,8 +33,8 @@ follows the conventions:
 
 Where agentevals is tolerant and ci-eval is not: a messages attribute that is not JSON, or not a
 list of messages, is an input error naming its span's JSON path (agentevals skips it). Not
-read: OpenLLMetry's indexed ``gen_ai.prompt.N.*`` attributes, and the joining of provider-only
-traces' tool rounds into one turn (agentevals' ``_join_continuations``).
+read: the joining of provider-only traces' tool rounds into one turn (agentevals'
+``_join_continuations``).
 
 A turn with no message content anywhere (content capture off, ADK's default) keeps its tool
 names but has no text: its invocation is marked :data:`NOT_CAPTURED`, and the metrics that
@@ -45,11 +47,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ci_eval.connectors import genai_indexed as gi
 from ci_eval.connectors import genai_messages as gm
 from ci_eval.connectors.base import NOT_CAPTURED
 from ci_eval.connectors.genai_messages import Message
 from ci_eval.connectors.trace_grouping import conversation_key
-from ci_eval.connectors.trace_shapes import Span
+from ci_eval.connectors.trace_shapes import STATUS_ERROR, Span
 from ci_eval.connectors.trace_shapes import error as _error
 
 OPERATION = "gen_ai.operation.name"
@@ -61,6 +64,7 @@ TOOL_CALL_ID = "gen_ai.tool.call.id"
 TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
 TOOL_CALL_RESULT = "gen_ai.tool.call.result"
 REQUEST_MODEL = "gen_ai.request.model"
+ERROR_TYPE = "error.type"
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 ADK_SCOPE_PREFIX = "gcp.vertex.agent."
 ADK_TOOL_ARGS = "gcp.vertex.agent.tool_call_args"
@@ -181,6 +185,8 @@ def _view(span: Span, path: str) -> _View:
         )
         if result is None and legacy_result is not None and not placeholder:
             result = legacy_result
+    inputs = inputs or gi.indexed_messages(attrs, gi.PROMPT)
+    outputs = outputs or gi.indexed_messages(attrs, gi.COMPLETION)
     return _View(span, _kind(span), inputs, outputs, gm.parsed(arguments), gm.parsed(result))
 
 
@@ -189,6 +195,12 @@ def _view(span: Span, path: str) -> _View:
 
 def _string(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _failed(span: Span) -> bool:
+    """Its status is error or it records an ``error.type`` (a failed agent span is a turn)."""
+    error_type = span.attributes.get(ERROR_TYPE)
+    return span.status_code == STATUS_ERROR or isinstance(error_type, str | int | float)
 
 
 @dataclass
@@ -246,7 +258,7 @@ def _walk(views: dict[str, _View], children: dict[str, list[str]], roots: list[s
         kinds = {v.kind for v in found}
         view = views[anchor]
         if anchor in anchors:
-            if kinds & {INFERENCE, TOOL} or view.inputs or view.outputs:
+            if kinds & {INFERENCE, TOOL} or view.inputs or view.outputs or _failed(view.span):
                 turns.append(_Turn(view, found))
         elif INFERENCE in kinds:
             turns.append(_Turn(view, found))
@@ -502,7 +514,7 @@ def _invocation(turn: _Turn) -> dict[str, Any]:
         or any(gm.has_content(c.inputs) or gm.has_content(c.outputs) for c in calls)
         or any(t["arguments"] is not None or t["result"] is not None for t in tools)
     )
-    if not captured:
+    if not captured and (calls or tools or not _failed(anchor.span)):  # a failure records none
         invocation[NOT_CAPTURED] = WHY_NOT_CAPTURED
     return invocation
 

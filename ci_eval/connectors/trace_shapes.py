@@ -54,6 +54,35 @@ class Span:
     trace_id: str = ""
     resource: dict[str, Any] = field(default_factory=dict)  # its resource's attributes
     events: list[SpanEvent] = field(default_factory=list)
+    status_code: int = 0  # OTLP's: 0 unset, 1 ok, 2 error
+
+
+STATUS_UNSET, STATUS_OK, STATUS_ERROR = 0, 1, 2
+_STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+_JAEGER_STATUS = {"UNSET": STATUS_UNSET, "OK": STATUS_OK, "ERROR": STATUS_ERROR}
+
+
+def otlp_status(raw: dict[str, Any]) -> int:
+    """``status.code`` as agentevals 0.11 decodes it: a number (or its text) or the enum's name;
+    anything else is unset."""
+    status = raw.get("status")
+    code = status.get("code") if isinstance(status, dict) else None
+    if isinstance(code, str) and code in _STATUS_NAMES:
+        return _STATUS_NAMES[code]
+    if isinstance(code, bool):
+        return STATUS_UNSET
+    for number in (int, float) if isinstance(code, str | int | float) else ():
+        try:
+            return int(number(code))
+        except (ValueError, OverflowError):
+            continue
+    return STATUS_UNSET
+
+
+def jaeger_status(tags: dict[str, Any]) -> int:
+    """Jaeger's ``otel.status_code`` tag (any case), else error when its ``error`` tag is true."""
+    status = _JAEGER_STATUS.get(str(tags.get("otel.status_code", "")).upper(), STATUS_UNSET)
+    return STATUS_ERROR if status == STATUS_UNSET and tags.get("error") is True else status
 
 
 def error(message: str, path: str, where: str) -> InputError:
@@ -112,6 +141,7 @@ def _jaeger_spans(data: Any, path: str, first: int) -> list[Span]:
                     attributes[tag["key"]] = tag.get("value")
             span = _span(raw, ("spanID",), ("operationName",), ("startTime",), parent, path, where)
             span.order, span.attributes = first + len(spans), attributes
+            span.status_code = jaeger_status(attributes)
             span.trace_id = raw.get("traceID") if isinstance(raw.get("traceID"), str) else trace_id
             _bounded(span.order, path, where)
             spans.append(span)
@@ -240,6 +270,7 @@ def _otlp_span(raw: Any, path: str, where: str) -> Span:
         where,
     )
     span.attributes = attributes_of(raw.get("attributes"), path, f"{where}.attributes")
+    span.status_code = otlp_status(raw)
     trace_id = raw.get("traceId") or raw.get("trace_id")
     span.trace_id = trace_id if isinstance(trace_id, str) else ""
     for e, event in enumerate(as_list(raw.get("events"), path, f"{where}.events")):
