@@ -37,6 +37,7 @@ PAIRS += [
     ("openai-agents/traces.json", "openai-agents/weather.evalset.json"),
     ("synthetic/openllmetry-indexed.otlp.json", "synthetic/openllmetry-indexed.evalset.json"),
     ("synthetic/failed-agent.otlp.json", "synthetic/failed-agent.evalset.json"),
+    ("synthetic/failed-agent.jaeger.json", "synthetic/failed-agent.evalset.json"),
 ]
 UNPAIRED = {("adk-2.13/no-content.otlp.json", "adk-2.13/no-content.evalset.json")}
 TRAJECTORY, RESPONSE = "tool_trajectory_avg_score", "response_match_score"

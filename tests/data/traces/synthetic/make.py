@@ -190,6 +190,49 @@ def failed() -> tuple[dict[str, Any], dict[str, Any]]:
     return _otlp("failing-agent", spans), evalset
 
 
+def _jaeger_tag(key: str, value: dict[str, Any]) -> dict[str, Any]:
+    if "boolValue" in value:
+        return {"key": key, "type": "bool", "value": value["boolValue"]}
+    if "intValue" in value:
+        return {"key": key, "type": "int64", "value": int(value["intValue"])}
+    return {"key": key, "type": "string", "value": value["stringValue"]}
+
+
+def jaeger(otlp: dict[str, Any]) -> dict[str, Any]:
+    """The OTLP trace as Jaeger's JSON: status as Jaeger's tags (``otel.status_code``), and a
+    span recording an ``error.type`` recorded with the ``error`` tag instead."""
+    spans = [s for r in otlp["resourceSpans"] for c in r["scopeSpans"] for s in c["spans"]]
+    traces: dict[str, list[dict[str, Any]]] = {}
+    for span in spans:
+        tags = [_jaeger_tag(a["key"], a["value"]) for a in span["attributes"]]
+        if any(t["key"] == "error.type" for t in tags):
+            tags = [t for t in tags if t["key"] != "error.type"]
+            tags.append({"key": "error", "type": "bool", "value": True})
+        code = span.get("status", {}).get("code")
+        if code in ("STATUS_CODE_ERROR", 2, "STATUS_CODE_OK", 1):
+            status = "ERROR" if code in ("STATUS_CODE_ERROR", 2) else "OK"
+            tags.append({"key": "otel.status_code", "type": "string", "value": status})
+        start = int(span["startTimeUnixNano"]) // 1000
+        traces.setdefault(span["traceId"], []).append(
+            {
+                "traceID": span["traceId"],
+                "spanID": span["spanId"],
+                "operationName": span["name"],
+                "references": [
+                    {"refType": "CHILD_OF", "traceID": span["traceId"], "spanID": parent}
+                    for parent in [span.get("parentSpanId")]
+                    if parent
+                ],
+                "startTime": start,
+                "duration": int(span["endTimeUnixNano"]) // 1000 - start,
+                "tags": tags,
+                "processID": "p1",
+            }
+        )
+    process = {"p1": {"serviceName": "failing-agent", "tags": []}}
+    return {"data": [{"traceID": t, "spans": s, "processes": process} for t, s in traces.items()]}
+
+
 def main() -> None:
     for name, (trace, evalset) in {
         "openllmetry-indexed": indexed(),
@@ -197,6 +240,7 @@ def main() -> None:
     }.items():
         (HERE / f"{name}.otlp.json").write_text(json.dumps(trace, indent=1) + "\n")
         (HERE / f"{name}.evalset.json").write_text(json.dumps(evalset, indent=2) + "\n")
+    (HERE / "failed-agent.jaeger.json").write_text(json.dumps(jaeger(failed()[0]), indent=1) + "\n")
 
 
 if __name__ == "__main__":
