@@ -32,9 +32,10 @@ follows the conventions:
   conversation is a traced session, its key the session id when it is an id.
 
 Where agentevals is tolerant and ci-eval is not: a messages attribute that is not JSON, or not a
-list of messages, is an input error naming its span's JSON path (agentevals skips it). Not
-read: the joining of provider-only traces' tool rounds into one turn (agentevals'
-``_join_continuations``).
+list of messages, is an input error naming its span's JSON path (agentevals skips it). A
+provider-only turn that continues the one before it after a tool call is joined to it
+(genai_join.py) only within one trace: agentevals also joins across the traces of one
+conversation when it groups by conversation.
 
 A turn with no message content anywhere (content capture off, ADK's default) keeps its tool
 names but has no text: its invocation is marked :data:`NOT_CAPTURED`, and the metrics that
@@ -48,8 +49,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ci_eval.connectors import genai_indexed as gi
+from ci_eval.connectors import genai_join as gj
 from ci_eval.connectors import genai_messages as gm
-from ci_eval.connectors.base import NOT_CAPTURED
 from ci_eval.connectors.genai_messages import Message
 from ci_eval.connectors.trace_grouping import conversation_key
 from ci_eval.connectors.trace_shapes import STATUS_ERROR, Span
@@ -453,16 +454,9 @@ def _tools(turn: _Turn, calls: list[_Call]) -> list[dict[str, Any]]:
     return out
 
 
-def _as_dict(value: Any, key: str) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return value
-    return {} if value is None else {key: value}
-
-
-def _invocation(turn: _Turn) -> dict[str, Any]:
-    """agentevals' ``_turn`` and ``to_adk_invocation``: the turn as ADK ``Invocation`` JSON."""
+def _outcome(turn: _Turn, trace: str) -> gj.Outcome:
+    """agentevals' ``_turn``: what the turn said and did."""
     calls = _calls(turn)
-    tools = _tools(turn, calls)
     anchor = turn.anchor
     if anchor.inputs:
         user = gm.user_turn(anchor.inputs) or anchor.inputs
@@ -485,38 +479,23 @@ def _invocation(turn: _Turn) -> dict[str, Any]:
     agent = _string(anchor.span.attributes.get(AGENT_NAME)) or next(
         (c.chain[0].agent_name for c in calls if c.chain[0].agent_name), None
     )
-    user_text, final_text = gm.texts(user), gm.texts(final)
-    invocation: dict[str, Any] = {
-        "invocation_id": anchor.span.span_id,
-        "user_content": {"role": "user", "parts": [{"text": user_text or ""}]},
-        "final_response": {"role": "model", "parts": [{"text": final_text}]}
-        if final_text
-        else None,
-        "intermediate_data": {
-            "tool_uses": [
-                {"id": t["id"], "name": t["name"], "args": _as_dict(t["arguments"], "value")}
-                for t in tools
-            ],
-            "tool_responses": [
-                {"id": t["id"], "name": t["name"], "response": _as_dict(t["result"], "result")}
-                for t in tools
-                if t["result"] is not None
-            ],
-            "intermediate_responses": [
-                [agent or "agent", [{"text": text}]]
-                for text in (gm.texts([m]) for m in intermediate)
-                if text
-            ],
-        },
-    }
-    captured = (
-        bool(anchor.inputs or anchor.outputs)
-        or any(gm.has_content(c.inputs) or gm.has_content(c.outputs) for c in calls)
-        or any(t["arguments"] is not None or t["result"] is not None for t in tools)
+    captured = bool(anchor.inputs or anchor.outputs) or any(
+        gm.has_content(c.inputs) or gm.has_content(c.outputs) for c in calls
     )
-    if not captured and (calls or tools or not _failed(anchor.span)):  # a failure records none
-        invocation[NOT_CAPTURED] = WHY_NOT_CAPTURED
-    return invocation
+    # a failed agent span that holds nothing is a turn, and no sign content was not captured
+    failure = not calls and not any(v.kind == TOOL for v in turn.members) and _failed(anchor.span)
+    return gj.Outcome(
+        turn,
+        calls,
+        _tools(turn, calls),
+        user,
+        final,
+        intermediate,
+        agent,
+        root=anchor.kind != AGENT,
+        captured=captured or failure,
+        trace=trace,
+    )
 
 
 # --- conversations --------------------------------------------------------------------------
@@ -551,10 +530,13 @@ def genai_sessions(spans: list[Span], path: str) -> list[Conversation]:
         found[2][trace] = None
     sessions = []
     for group, (session_id, members, group_traces) in groups.items():
+        outcomes = gj.joined(
+            [_outcome(turn, trace_of[turn.anchor.span.span_id]) for turn in members], _tools
+        )
         session = Conversation(
             session_id,
-            [_invocation(turn) for turn in members],
-            turn_traces=[trace_of[turn.anchor.span.span_id] for turn in members],
+            [gj.invocation(outcome, WHY_NOT_CAPTURED) for outcome in outcomes],
+            turn_traces=[outcome.trace for outcome in outcomes],
             named=group.startswith("name:"),
         )
         session.case_id = next(

@@ -2,7 +2,8 @@
 (``genai/overlay.py``, ``genai/extract.py``): OpenLLMetry's legacy indexed messages are read
 when a span has no ``gen_ai.input.messages`` / ``gen_ai.output.messages``, and an agent span
 that failed (status error, in OTLP or as Jaeger's tags, or an ``error.type``) is a turn though
-it holds nothing."""
+it holds nothing, and a provider-only model call answering the previous one's tool call
+continues its turn."""
 
 from __future__ import annotations
 
@@ -205,3 +206,59 @@ def test_a_failed_agent_span_in_a_jaeger_trace_is_a_turn(
     first, failed = _actual(tmp_path, _jaeger(tags), *_TWO_TURNS)
     assert first["final_response"]["parts"] == [{"text": ANSWER}]
     assert failed is not None and failed.get("final_response") is None
+
+
+# --- provider-only traces: tool rounds joined -------------------------------------------------
+
+
+def _round(span: int, inputs: list[Any], outputs: list[Any]) -> dict[str, Any]:
+    attrs = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": json.dumps(inputs),
+        "gen_ai.output.messages": json.dumps(outputs),
+    }
+    return _span(1, span, None, attrs)
+
+
+def _provider_only(answered_id: str) -> dict[str, Any]:
+    user = {"role": "user", "content": USER}
+    call = {
+        "type": "tool_call",
+        "id": "call_1",
+        "name": "get_weather",
+        "arguments": {"city": "Paris"},
+    }
+    asked = {"role": "assistant", "parts": [call]}
+    told = {
+        "role": "tool",
+        "parts": [
+            {"type": "tool_call_response", "id": answered_id, "response": {"temperature": 22}}
+        ],
+    }
+    return _otlp(
+        [
+            _round(1, [user], [asked]),
+            _round(2, [user, asked, told], [{"role": "assistant", "content": ANSWER}]),
+        ]
+    )
+
+
+def test_a_provider_only_round_answering_the_previous_rounds_tool_call_is_the_same_turn(
+    tmp_path: Path,
+) -> None:
+    (actual,) = _actual(tmp_path, _provider_only("call_1"), _turn(USER, ANSWER, PARIS))
+    assert actual["user_content"]["parts"] == [{"text": USER}]
+    assert actual["final_response"]["parts"] == [{"text": ANSWER}]
+    data = actual["intermediate_data"]
+    assert data["tool_uses"] == [{"id": "call_1", "name": "get_weather", "args": {"city": "Paris"}}]
+    assert [r["response"] for r in data["tool_responses"]] == [{"temperature": 22}]
+
+
+def test_a_provider_only_round_answering_another_tool_call_is_a_turn_of_its_own(
+    tmp_path: Path,
+) -> None:
+    first, second = _actual(
+        tmp_path, _provider_only("call_9"), _turn(USER, None, PARIS), _turn(USER, ANSWER, [])
+    )
+    assert first.get("final_response") is None
+    assert second["final_response"]["parts"] == [{"text": ANSWER}]

@@ -38,6 +38,7 @@ PAIRS += [
     ("synthetic/openllmetry-indexed.otlp.json", "synthetic/openllmetry-indexed.evalset.json"),
     ("synthetic/failed-agent.otlp.json", "synthetic/failed-agent.evalset.json"),
     ("synthetic/failed-agent.jaeger.json", "synthetic/failed-agent.evalset.json"),
+    ("synthetic/provider-only.otlp.json", "synthetic/provider-only.evalset.json"),
 ]
 UNPAIRED = {("adk-2.13/no-content.otlp.json", "adk-2.13/no-content.evalset.json")}
 TRAJECTORY, RESPONSE = "tool_trajectory_avg_score", "response_match_score"

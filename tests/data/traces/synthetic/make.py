@@ -190,6 +190,56 @@ def failed() -> tuple[dict[str, Any], dict[str, Any]]:
     return _otlp("failing-agent", spans), evalset
 
 
+# --- provider-only traces: a tool round's model calls each a root span -----------------------
+
+
+def _provider_round(trace: int, span: int, inputs: list[Any], outputs: list[Any]) -> dict[str, Any]:
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.input.messages": json.dumps(inputs),
+        "gen_ai.output.messages": json.dumps(outputs),
+    }
+    return _span(trace, span, None, "chat gpt-4o-mini", attributes)
+
+
+def _provider_trace(trace: int, city: str, answer: str, call_id: str | None) -> list[Any]:
+    user = {
+        "role": "user",
+        "parts": [{"type": "text", "content": f"What is the weather in {city}?"}],
+    }
+    call = {"type": "tool_call", "name": "get_weather", "arguments": {"city": city}}
+    response = {"type": "tool_call_response", "response": {"temperature": 22}}
+    if call_id:
+        call, response = {**call, "id": call_id}, {**response, "id": call_id}
+    asked = {"role": "assistant", "parts": [call], "finish_reason": "tool_call"}
+    told = {"role": "tool", "parts": [response]}
+    said = {"role": "assistant", "parts": [{"type": "text", "content": answer}]}
+    return [
+        _provider_round(trace, 1, [user], [asked]),
+        _provider_round(trace, 2, [user, asked, told], [said]),
+    ]
+
+
+def provider_only() -> tuple[dict[str, Any], dict[str, Any]]:
+    paris, rome = "It is sunny in Paris, 22 degrees.", "It is sunny in Rome, 22 degrees."
+    spans = _provider_trace(1, "Paris", paris, "call_1") + _provider_trace(2, "Rome", rome, None)
+    evalset = {
+        "eval_set_id": "provider_only",
+        "name": "provider_only",
+        "description": "paris matches the trace; rome expects other tool arguments.",
+        "eval_cases": [
+            _case("paris", _turn("What is the weather in Paris?", paris, _weather("Paris"), "p1")),
+            _case(
+                "rome",
+                _turn("What is the weather in Rome?", rome, _weather("Rome, Italy"), "r1"),
+            ),
+        ],
+    }
+    return _otlp("provider-only", spans), evalset
+
+
 def _jaeger_tag(key: str, value: dict[str, Any]) -> dict[str, Any]:
     if "boolValue" in value:
         return {"key": key, "type": "bool", "value": value["boolValue"]}
@@ -237,6 +287,7 @@ def main() -> None:
     for name, (trace, evalset) in {
         "openllmetry-indexed": indexed(),
         "failed-agent": failed(),
+        "provider-only": provider_only(),
     }.items():
         (HERE / f"{name}.otlp.json").write_text(json.dumps(trace, indent=1) + "\n")
         (HERE / f"{name}.evalset.json").write_text(json.dumps(evalset, indent=2) + "\n")
