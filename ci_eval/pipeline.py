@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ci_eval import preflight
 from ci_eval.connectors import adk_missing_message, build_connector
-from ci_eval.connectors.base import AgentError, AgentUnreachable, Connector
-from ci_eval.errors import InputError, Unreachable, ValidationFailed
+from ci_eval.connectors.base import AgentError, AgentUnreachable, Connector, Unanswered
+from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.gate import changed as changed_cases
 from ci_eval.gate import confirm
 from ci_eval.gate.changed import Selection
@@ -412,10 +412,13 @@ def _connect(job: _Job) -> Connector:
     if _calls_the_agent(sets, plan):
         try:
             connector.verify(c for s in sets for c in s.eval_set.eval_cases)
+        except AgentUnreachable as exc:
+            # infrastructure, not input: every case an ERROR in every report, exit 3
+            connector.close()
+            connector = Unanswered(str(exc), connector.kind, connector.describe())
         except AgentError as exc:
             connector.close()
-            failed = Unreachable if isinstance(exc, AgentUnreachable) else InputError
-            raise failed(str(exc)) from None
+            raise InputError(str(exc)) from None
     job.notices = _first_notices(job, connector)
     if settings.agent.replay_pick == "all" and plan.num_runs == 1:
         # one run per recording: every recording of a case is scored

@@ -297,3 +297,23 @@ def events_to_turn(events: list[Any], user_author: str = "user") -> ActualTurn:
     except reported.MalformedUsage as exc:
         raise AgentError(f"malformed event {exc}") from None
     return turn
+
+
+@dataclass
+class Unanswered(Features):
+    """An agent that did not answer the check before the first case: every case is an ERROR
+    with that reason, none calls it again, and every report still lists every case (exit 3, as
+    an ``http`` agent that never answers gives)."""
+
+    reason: str
+    kind: str
+    described: str
+
+    def describe(self) -> str:
+        return self.described
+
+    def open(self, eval_set_id: str, case: EvalCase, run: int) -> AgentSession:
+        raise AgentUnreachable(self.reason)
+
+    def close(self) -> None:
+        return None

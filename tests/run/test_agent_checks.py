@@ -150,18 +150,24 @@ def test_no_app_name_with_one_app_served_uses_it(tmp_path: Path) -> None:
     assert "/apps/weather/users/u/sessions" in case["error"], case["error"]
 
 
-def test_an_adk_http_agent_where_nothing_listens_is_one_line_and_exit_3(tmp_path: Path) -> None:
+def test_an_adk_http_agent_where_nothing_listens_errors_every_case_in_every_report(
+    tmp_path: Path,
+) -> None:
+    """Exit 3, as for an http agent; checked once before the first case, then each case an
+    ERROR with the reason (not asked again), and the reports written."""
     _evals(tmp_path)
     url = f"http://127.0.0.1:{free_port()}"
     proc = run_cli(
         "run", "s.evalset.json", "--agent", "adk-http", "--agent-url", url, "--app-name", "w",
-        cwd=tmp_path,
+        "--junit", "j.xml", "--results", "r.json", cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 3, proc.stdout + proc.stderr
-    assert proc.stderr.splitlines() == [
-        f"ci-eval: cannot reach an ADK api_server at {url} (connection refused): is it "
-        "running, and is --agent-url its address?"
-    ]
+    said = f"cannot reach an ADK api_server at {url} (connection refused): is it running"
+    assert f"ERROR s:paris: cannot start a session: {said}" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert [c["status"] for s in results["sets"] for c in s["cases"]] == ["ERROR"]
+    assert said in (tmp_path / "j.xml").read_text()
 
 
 def test_an_http_agent_where_nothing_listens_exits_3_too(tmp_path: Path) -> None:
