@@ -347,14 +347,14 @@ def test_agent_adk_in_the_slim_image_stops_at_once_naming_the_image(
     assert not (workspace / "ci-eval-results.json").exists()  # no case ran
 
 
-def test_agent_adk_without_google_adk_outside_the_image_says_what_to_install() -> None:
+def test_agent_adk_without_google_adk_outside_the_image_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from ci_eval.connectors import adk_missing_message
 
     assert adk_missing_message({}) is None  # the tests have google-adk
-    sys.modules["google.adk"] = None  # type: ignore[assignment]
-    try:
-        assert adk_missing_message({}) == "agent adk needs google-adk: pip install 'ci-eval[adk]'"
-        composite = adk_missing_message({"CI_EVAL_ACTION": "setup"})
-        assert composite is not None and "set the action's input `agent: adk`" in composite
-    finally:
-        del sys.modules["google.adk"]
+    # restored afterwards as it was: a google-adk this process imported stays imported
+    monkeypatch.setitem(sys.modules, "google.adk", None)
+    assert adk_missing_message({}) == "agent adk needs google-adk: pip install 'ci-eval[adk]'"
+    composite = adk_missing_message({"CI_EVAL_ACTION": "setup"})
+    assert composite is not None and "set the action's input `agent: adk`" in composite
