@@ -104,14 +104,12 @@ def _indexed_trace(trace: int, city: str, answer: str) -> list[dict[str, Any]]:
     ]
 
 
-def indexed() -> tuple[dict[str, Any], dict[str, Any]]:
-    paris, rome = "It is sunny in Paris, 22 degrees.", "It is sunny in Rome, 22 degrees."
-    trace = _otlp(
-        "openllmetry", _indexed_trace(1, "Paris", paris) + _indexed_trace(2, "Rome", rome)
-    )
-    evalset = {
-        "eval_set_id": "openllmetry_indexed",
-        "name": "openllmetry_indexed",
+def _paris_and_rome(set_id: str, paris: str, rome: str) -> dict[str, Any]:
+    """The eval set of a Paris turn and a Rome turn: paris matches the trace, rome expects
+    other tool arguments."""
+    return {
+        "eval_set_id": set_id,
+        "name": set_id,
         "description": "paris matches the trace; rome expects other tool arguments.",
         "eval_cases": [
             _case("paris", _turn("What is the weather in Paris?", paris, _weather("Paris"), "p1")),
@@ -121,6 +119,14 @@ def indexed() -> tuple[dict[str, Any], dict[str, Any]]:
             ),
         ],
     }
+
+
+def indexed() -> tuple[dict[str, Any], dict[str, Any]]:
+    paris, rome = "It is sunny in Paris, 22 degrees.", "It is sunny in Rome, 22 degrees."
+    trace = _otlp(
+        "openllmetry", _indexed_trace(1, "Paris", paris) + _indexed_trace(2, "Rome", rome)
+    )
+    evalset = _paris_and_rome("openllmetry_indexed", paris, rome)
     return trace, evalset
 
 
@@ -225,18 +231,7 @@ def _provider_trace(trace: int, city: str, answer: str, call_id: str | None) -> 
 def provider_only() -> tuple[dict[str, Any], dict[str, Any]]:
     paris, rome = "It is sunny in Paris, 22 degrees.", "It is sunny in Rome, 22 degrees."
     spans = _provider_trace(1, "Paris", paris, "call_1") + _provider_trace(2, "Rome", rome, None)
-    evalset = {
-        "eval_set_id": "provider_only",
-        "name": "provider_only",
-        "description": "paris matches the trace; rome expects other tool arguments.",
-        "eval_cases": [
-            _case("paris", _turn("What is the weather in Paris?", paris, _weather("Paris"), "p1")),
-            _case(
-                "rome",
-                _turn("What is the weather in Rome?", rome, _weather("Rome, Italy"), "r1"),
-            ),
-        ],
-    }
+    evalset = _paris_and_rome("provider_only", paris, rome)
     return _otlp("provider-only", spans), evalset
 
 
