@@ -38,6 +38,7 @@ from ci_eval.metrics.pr_code import PullRequestCode, not_run_reasons
 from ci_eval.metrics.registry import did_you_mean
 from ci_eval.model import EvalCase
 from ci_eval.model.comparison import Comparison
+from ci_eval.model.describe import trajectory_counts
 from ci_eval.model.facts import LlmUse, RunFacts
 from ci_eval.model.results import CaseRecord
 from ci_eval.net import llm, llm_cache
@@ -435,6 +436,7 @@ def _first_notices(job: _Job, connector: Connector) -> list[str]:
     kept_root = connector.warning
     if kept_root and redact.current().secrets:  # root with nothing to read is no news
         notices.append(f"warning: {kept_root} (set {settings.agent.name('user')})")
+    notices += [connector.announce] if connector.announce else []
     if settings.agent.kind in ("command", "adk"):  # agents ci-eval starts itself
         notices += [f"warning: {w}" for w in [reaper.unavailable_warning()] if w]
     notices += plan.notices
@@ -490,6 +492,8 @@ def _run_and_score(
                 scorer,
                 stop,
             )
+        if settings.agent.otlp:  # where the turns' tool calls came from, in every report
+            results.settings.trajectories = trajectory_counts(c for _, c in results.cases())
         # a replay's recordings explain some scores: an eval set edited since, another ADK
         job.notices += connector.notices(results)
     finally:

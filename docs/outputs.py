@@ -80,6 +80,8 @@ VOLATILE: tuple[tuple[re.Pattern[str], str], ...] = (
     # the usage's turn latencies "p50 0.05 s, p95 0.12 s, max 0.12 s", and so the slowest cases
     (re.compile(r"(?<=\b(?:p50|p95|max) )\d+\.\d\d(?= s\b)"), "<seconds>"),
     (re.compile(r"(?<=\*\*Slowest turns \(p95\):\*\* ).*"), "<cases>"),
+    # --otlp's free port: "listening ... at http://127.0.0.1:41234"
+    (re.compile(r"(?<=//127\.0\.0\.1:)\d+"), "<port>"),
 )
 
 
@@ -303,6 +305,25 @@ def _trace_run(root: Path, evalset: str, trace: str, *metrics: str, expect: int)
         args += ["--metric", metric]
     run = ci_eval(*args, cwd=root, env=_in(root), expect=expect)
     return f"{run.command}\n{run.terminal}".rstrip("\n")
+
+
+@produces("live-spans")
+def live_spans() -> str:
+    """README.md, Use it on your agent: the sample agent instrumented with the OpenTelemetry
+    SDK, which replies with text only, scored on its live spans (``--otlp``): the same scores
+    as the sample command agent's, which returns its calls (exit 1, the sample's failing case).
+    Its ``python`` is this interpreter, which has the SDK (the test extra)."""
+    with workspace() as root:
+        path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+        run = ci_eval(
+            *("run", "samples/evals/weather_basic.evalset.json", "--otlp"),
+            *("--agent", "command"),
+            *("--agent-command", "python samples/agents/weather_agent/spans_agent.py"),
+            cwd=root,
+            env=_in(root, PATH=path),
+            expect=1,
+        )
+        return f"{run.command}\n{run.terminal}".rstrip("\n")
 
 
 @produces("traces-adk-genai", "traces-no-content", "traces-openai-agents", "traces-tempo",

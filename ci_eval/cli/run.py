@@ -181,6 +181,41 @@ def run(
             rich_help_panel=AGENT,
         ),
     ] = None,
+    otlp: Annotated[
+        bool | None,
+        typer.Option(
+            "--otlp/--no-otlp",
+            help="Listen for the agent's OpenTelemetry spans (OTLP/HTTP, protobuf or JSON) "
+            "during the run and take a turn's tool calls from them where its reply has none; "
+            "each turn is sent W3C trace context (the traceparent header, or the request's "
+            "traceparent field for a command agent, which also gets "
+            "OTEL_EXPORTER_OTLP_ENDPOINT) [default: no].",
+            show_default=False,
+            rich_help_panel=AGENT,
+        ),
+    ] = None,
+    otlp_port: Annotated[
+        int | None,
+        typer.Option(
+            "--otlp-port",
+            metavar="PORT",
+            help="The port --otlp listens on (127.0.0.1; a server agent started before the run "
+            "exports to it) [default: 0, a free port].",
+            show_default=False,
+            rich_help_panel=AGENT,
+        ),
+    ] = None,
+    otlp_wait: Annotated[
+        float | None,
+        typer.Option(
+            "--otlp-wait",
+            metavar="SECONDS",
+            help="How long a turn waits after its reply for the agent's top span of the turn "
+            "(--otlp) [default: 2].",
+            show_default=False,
+            rich_help_panel=AGENT,
+        ),
+    ] = None,
     config: Annotated[
         Path | None,
         typer.Option(

@@ -203,7 +203,17 @@ def build_connector(
         raise InputError(
             f"unknown agent kind {agent.kind!r}; choose one of: " + ", ".join(CONNECTORS)
         )
-    return with_features(factory(agent, timeout, retries, child_env))
+    if not agent.otlp:
+        return with_features(factory(agent, timeout, retries, child_env))
+    from ci_eval.connectors.live_spans import listen
+
+    live = listen(agent, os.environ if env is None else env)
+    try:
+        inner = with_features(factory(agent, timeout, retries, live.child_env(child_env)))
+    except BaseException:
+        live.receiver.close()
+        raise
+    return live.around(inner)
 
 
 def no_agent_message(agent: AgentSettings) -> str:

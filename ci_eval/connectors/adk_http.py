@@ -139,6 +139,7 @@ class _AdkHttpSession:
     app: str
     user: str
     session_id: str
+    traceparent: str | None = None  # the next turn's W3C trace context (--otlp)
 
     def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
         c = self.connector
@@ -148,7 +149,9 @@ class _AdkHttpSession:
             "session_id": self.session_id,
             "new_message": user_content.model_dump(mode="json", exclude_none=True),
         }
-        events, retries = post(c._session, f"{c.base_url}/run", body, c.http, deadline)
+        events, retries = post(
+            c._session, f"{c.base_url}/run", body, c.http, deadline, self.traceparent
+        )
         turn = events_to_turn(events)
         turn.retries = retries
         return turn

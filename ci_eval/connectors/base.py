@@ -20,6 +20,7 @@ from ci_eval.model import (
     Invocation,
     Part,
 )
+from ci_eval.model.results import Trajectory
 from ci_eval.model.usage import Usage
 from ci_eval.net.deadline import Deadline
 from ci_eval.text import redact
@@ -61,6 +62,10 @@ class ActualTurn:
     # replay: the recorded invocation's dialect data (trpc's executionTrace, contextMessages),
     # which trpc-agent-go's judges read
     extensions: dict[str, Any] = field(default_factory=dict)
+    # with --otlp: where the tool calls came from (reply or spans), and the seconds spent
+    # after the reply waiting for the turn's spans (not the agent's time: not in its duration)
+    trajectory: Trajectory | None = None
+    waited_s: float = 0.0
 
     def to_invocation(self, expected: Invocation, duration: float) -> Invocation:
         """The actual invocation this turn makes of ``expected`` (its id and user content)."""
@@ -127,6 +132,7 @@ class Connector(Protocol):
     kind: str
     opens_ahead: bool
     warning: str | None  # said once before the run (why it runs as it does)
+    announce: str | None  # said before the run, as it is
     recordings: Mapping[tuple[str, str], Any]  # a replay's, by (eval set id, case id)
 
     def describe(self) -> str:
@@ -162,6 +168,7 @@ class Features:
 
     opens_ahead: ClassVar[bool] = False
     warning: str | None = None
+    announce: str | None = None  # said before the run, as it is (--otlp: where it listens)
     # a replay's recorded runs by (eval set id, case id): what a simulated case replays
     recordings: ClassVar[Mapping[tuple[str, str], Any]] = {}
 

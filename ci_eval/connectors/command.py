@@ -121,6 +121,7 @@ class _CommandSession:
     reader: PipeReader
     token: str  # the mark its descendants carry (reaper)
     turns: int = 0
+    traceparent: str | None = None  # the next turn's W3C trace context (--otlp)
     _buffer: bytearray = field(default_factory=bytearray)
     _scanned: int = 0  # bytes of _buffer already searched for a newline
 
@@ -131,6 +132,8 @@ class _CommandSession:
         request = contract.request(
             self.case, self.eval_set_id, self.run, self.turns, self.session_id, user_content
         )
+        if self.traceparent:
+            request["traceparent"] = self.traceparent
         assert self.process.stdin is not None
         # the watchdog kills the agent's group at the deadline (or on cancellation), which also
         # unblocks a write to an agent that does not read its stdin

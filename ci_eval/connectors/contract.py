@@ -8,7 +8,9 @@ Request (one per user turn)::
 
 and, for a trpc-agent-go case that has them, as its eval set gives them (trpc's own shapes):
 ``"context_messages"`` (the case's ``contextMessages`` then the turn's: messages the agent
-should see before this one) and ``"tool_mock"`` (the turn's ``toolMock``).
+should see before this one) and ``"tool_mock"`` (the turn's ``toolMock``). With ``--otlp``, a
+``command`` agent's request also has ``"traceparent"``: the turn's W3C trace context, under
+which its spans belong to the turn (``http`` agents get it as the ``traceparent`` header).
 
 Reply::
 

@@ -22,10 +22,13 @@ def post(
     body: Any,
     http: HttpSettings,
     deadline: Deadline | None = None,
+    traceparent: str | None = None,
 ) -> tuple[Any, int]:
-    """``post_json`` to an agent: a failed request is the agent's failure (AgentError)."""
+    """``post_json`` to an agent: a failed request is the agent's failure (AgentError). With
+    ``traceparent`` (``--otlp``), the request carries the turn's W3C trace context."""
+    headers = {"traceparent": traceparent} if traceparent else None
     try:
-        return post_json(session, url, body, http.timeout, http.retries, deadline)
+        return post_json(session, url, body, http.timeout, http.retries, deadline, headers)
     except HttpError as exc:
         raise AgentError(str(exc), exc.retries) from None
 
@@ -60,6 +63,7 @@ class _HttpSession:
     run: int
     session_id: str
     turns: int = 0
+    traceparent: str | None = None  # the next turn's W3C trace context (--otlp)
 
     def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
         from ci_eval.connectors import contract
@@ -69,7 +73,7 @@ class _HttpSession:
         body = contract.request(
             self.case, self.eval_set_id, self.run, self.turns, self.session_id, user_content
         )
-        data, retries = post(c._session, c.url, body, c.http, deadline)
+        data, retries = post(c._session, c.url, body, c.http, deadline, self.traceparent)
         turn = contract.parse_reply(data)
         turn.retries = retries
         return turn

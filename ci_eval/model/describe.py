@@ -4,6 +4,7 @@ actual tool calls and responses of its invocations. Pure functions over results.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring  # json's C escaper, as json.dumps uses
 from typing import Any
@@ -68,6 +69,11 @@ class InvocationDiff:
     # the calls' names and arguments as values: arguments in another key order are the same
     # call, though their text differs
     same_calls: bool | None = None
+    # --otlp: "spans" when the actual calls came from the agent's spans, "reply" from its
+    # reply; None without --otlp. ``spans_note``: what the spans said otherwise (a
+    # disagreement with the reply, spans that could not be read, a wait that ended first)
+    calls_from: str | None = None
+    spans_note: str | None = None
 
     @property
     def calls_differ(self) -> bool:
@@ -98,7 +104,26 @@ def _diff(n: int, record: InvocationRecord) -> InvocationDiff:
         _response(actual),
         record.error,
         None if got is None else _calls(got) == _calls(wanted),
+        *_trajectory(record),
     )
+
+
+def _trajectory(record: InvocationRecord) -> tuple[str | None, str | None]:
+    """Where the turn's calls came from and what its spans said besides (--otlp)."""
+    t = record.trajectory
+    if t is None:
+        return None, None
+    if t.disagreement:
+        note = f"the agent's spans disagree, the reply's calls are scored: {t.disagreement}"
+    elif t.unread:
+        note = f"the agent's spans could not be read: {t.unread}"
+    elif t.spans and not t.complete:
+        note = f"{t.spans} spans had come when the wait ended; the agent's top span had not"
+    elif not t.spans:
+        note = "no span came from the agent for this turn"
+    else:
+        note = None
+    return str(t.source), note
 
 
 def _calls(calls: list[FunctionCall]) -> list[tuple[str | None, Any]]:
@@ -200,3 +225,30 @@ def not_evaluated_reason(case: CaseRecord) -> str:
         (n, why) for _, n, why in reasons
     ]
     return "; ".join(by_reason(said)) or "no metric could be evaluated"
+
+
+def trajectory_counts(cases: Iterable[CaseRecord]) -> dict[str, int]:
+    """The turns of ``cases`` by where their tool calls came from (``--otlp``: spans, reply,
+    none), in that order; turns without a record of it (not answered) are not counted."""
+    counts = dict.fromkeys(("spans", "reply", "none"), 0)
+    for case in cases:
+        for run in case.runs:
+            for record in run.invocations:
+                if record.trajectory is not None:
+                    counts[str(record.trajectory.source)] += 1
+    return counts
+
+
+def trajectory_line(counts: Mapping[str, int]) -> str:
+    """``trajectory_counts`` in words: "from the agent's spans in 4 turns, from its replies in
+    1; 1 turn called no tool"."""
+
+    def turns(n: int) -> str:
+        return f"{n:,} turn{'' if n == 1 else 's'}"
+
+    line = (
+        f"from the agent's spans in {turns(counts.get('spans', 0))}, from its replies in "
+        f"{turns(counts.get('reply', 0))}"
+    )
+    none = counts.get("none", 0)
+    return line + (f"; {turns(none)} called no tool" if none else "")

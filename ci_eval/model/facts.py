@@ -86,6 +86,8 @@ class RunFacts:
     llm_cache: Annotated[Data | None, _omitted_none()] = None  # the cache read, when one was
     budget_reached: Annotated[BudgetReached | None, _omitted_none()] = None
     usage_totals: Annotated[Data | None, _omitted_none()] = None  # the usage report's sums
+    # --otlp: the turns by where their tool calls came from (spans, reply, none)
+    trajectories: Annotated[dict[str, Count] | None, _omitted_none()] = None
 
     @property
     def selected(self) -> bool:

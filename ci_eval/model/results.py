@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Annotated, Any, ClassVar
 
 import pydantic_core
@@ -79,6 +80,32 @@ class CaseMetric:
     run_fails: Items[Flag | None] = field(default_factory=list)
 
 
+class TrajectorySource(StrEnum):
+    """Where a turn's tool calls (and intermediate responses) came from."""
+
+    REPLY = "reply"  # the agent's reply (its tool_calls, its events)
+    SPANS = "spans"  # the agent's OpenTelemetry spans, received during the run (--otlp)
+    NONE = "none"  # neither the reply nor the spans hold a tool call: the turn called none
+
+
+@dataclass(frozen=True, slots=True)
+class Trajectory:
+    """How a turn's trajectory was found when the run received its agent's spans (``--otlp``):
+    the reply's, where it has tool calls (a disagreement with the spans said), else the
+    spans'. None on a turn of a run without ``--otlp``: the reply's, as always."""
+
+    __pydantic_config__ = RECORD
+
+    source: TrajectorySource
+    spans: Count = 0  # the turn's spans received by the end of its wait, kept
+    dropped: Count = 0  # its spans past the ceiling per turn, not kept
+    # the agent's top span of the turn (a child of the turn's traceparent) came within the wait;
+    # False: the spans are what had come when the wait ended
+    complete: Flag = True
+    disagreement: Text | None = None  # the spans' calls where they differ from the reply's
+    unread: Text | None = None  # why the turn's spans could not be read as a trajectory
+
+
 def invocation_json(inv: Invocation) -> str:
     """An invocation as the results file holds it: compact JSON, snake_case, no null fields,
     NaN and infinities as null; lone surrogates replaced (they cannot be written)."""
@@ -142,6 +169,9 @@ class InvocationRecord:
     # what the agent's own model calls spent in this turn, as it reported them (None: it did
     # not say); never a judge's or a simulated user's
     usage: Usage | None = None
+    # where the actual tool calls came from, when the run received the agent's spans; not
+    # written when None (a run without --otlp writes the file it wrote before)
+    trajectory: Annotated[Trajectory | None, Field(exclude_if=lambda v: v is None)] = None
 
     def __init__(
         self,
@@ -151,6 +181,7 @@ class InvocationRecord:
         retries: int = 0,
         error: str | None = None,
         usage: Usage | None = None,
+        trajectory: Trajectory | None = None,
     ) -> None:
         self.stored_expected = expected
         self.stored_actual = actual
@@ -158,6 +189,7 @@ class InvocationRecord:
         self.retries = retries
         self.error = error
         self.usage = usage
+        self.trajectory = trajectory
 
     @property
     def expected(self) -> Invocation:
@@ -199,11 +231,12 @@ class InvocationRecord:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, InvocationRecord):
             return NotImplemented
-        return (self.duration_s, self.retries, self.error, self.usage) == (
+        return (self.duration_s, self.retries, self.error, self.usage, self.trajectory) == (
             other.duration_s,
             other.retries,
             other.error,
             other.usage,
+            other.trajectory,
         ) and (self.expected, self.actual) == (other.expected, other.actual)
 
 

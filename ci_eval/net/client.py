@@ -7,6 +7,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from urllib3 import PoolManager
@@ -87,17 +88,29 @@ class Client:
             self._fast[netloc] = fast
         return (netloc, path) if fast else None
 
-    def post(self, url: str, body: Any, timeout: tuple[float, float]) -> Answer:
-        """POST ``body`` as JSON; raises Failure, or DeadlinePassed from the retry loop."""
+    def post(
+        self,
+        url: str,
+        body: Any,
+        timeout: tuple[float, float],
+        headers: Mapping[str, str] | None = None,
+    ) -> Answer:
+        """POST ``body`` as JSON, with this request's own ``headers`` over the session's (a
+        turn's ``traceparent``); raises Failure, or DeadlinePassed from the retry loop."""
         route = self._route(url)
         if route is not None:
-            answer = self._post_fast(url, route, body, timeout)
+            answer = self._post_fast(url, route, body, timeout, headers)
             if answer is not None:
                 return answer
-        return self._post_requests(url, body, timeout)
+        return self._post_requests(url, body, timeout, headers)
 
     def _post_fast(
-        self, url: str, route: tuple[str, str], body: Any, timeout: tuple[float, float]
+        self,
+        url: str,
+        route: tuple[str, str],
+        body: Any,
+        timeout: tuple[float, float],
+        extra: Mapping[str, str] | None = None,
     ) -> Answer | None:
         netloc, path = route
         try:
@@ -105,6 +118,8 @@ class Client:
         except ValueError as exc:
             raise Failure("other", str(exc), "InvalidJSONError") from None
         headers = dict(self._headers)
+        if extra:
+            headers.update(extra)
         headers["Content-Length"] = str(len(data))
         host, _, port = netloc.partition(":")
         try:
@@ -174,11 +189,19 @@ class Client:
             lambda: _text(content, encoding),
         )
 
-    def _post_requests(self, url: str, body: Any, timeout: tuple[float, float]) -> Answer:
+    def _post_requests(
+        self,
+        url: str,
+        body: Any,
+        timeout: tuple[float, float],
+        headers: Mapping[str, str] | None = None,
+    ) -> Answer:
         import requests
 
         try:
-            response = self._requests().post(url, json=body, timeout=timeout, stream=True)
+            response = self._requests().post(
+                url, json=body, timeout=timeout, stream=True, headers=dict(headers or {})
+            )
             content = _bounded(response.iter_content(CHUNK))
         except requests.exceptions.RetryError as exc:
             raise Failure("retry", str(exc), type(exc).__name__) from None

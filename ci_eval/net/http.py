@@ -20,7 +20,7 @@ import json
 import logging
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
@@ -255,7 +255,13 @@ class Poster(Protocol):
     """What :func:`post_json` sends through: :class:`ci_eval.net.client.Client`, which imports
     this module (so this one names it only by its shape)."""
 
-    def post(self, url: str, body: Any, timeout: tuple[float, float]) -> Answer: ...
+    def post(
+        self,
+        url: str,
+        body: Any,
+        timeout: tuple[float, float],
+        headers: Mapping[str, str] | None = None,
+    ) -> Answer: ...
 
 
 def post_json(
@@ -265,9 +271,11 @@ def post_json(
     timeout: float,
     retries: int,
     deadline: Deadline | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[Any, int]:
     """POST JSON and return (decoded body, retries spent), all within ``deadline`` (by default
-    ``timeout`` seconds from now, wall clock). Raises HttpError, one line."""
+    ``timeout`` seconds from now, wall clock); ``headers``: this request's own. Raises
+    HttpError, one line."""
     deadline = deadline or Deadline(timeout)
     shown = redact.text(url)  # no credentials of the URL in any message
     _call.spent = 0
@@ -275,7 +283,11 @@ def post_json(
         with within(deadline):
             if deadline.expired():
                 raise DeadlinePassed
-            response = session.post(url, body, timeouts(deadline, timeout))
+            response = (
+                session.post(url, body, timeouts(deadline, timeout), headers=headers)
+                if headers
+                else session.post(url, body, timeouts(deadline, timeout))
+            )
         if deadline.fired:
             raise DeadlinePassed
     except DeadlinePassed:

@@ -36,6 +36,7 @@ from ci_eval.model.describe import (
     run_reason,
     shorten,
     shown_run,
+    trajectory_counts,
     with_run,
 )
 from ci_eval.model.status import Status
@@ -100,11 +101,13 @@ def _run_details(case: CaseRecord, run: RunRecord | None) -> str:
             lines.append(f"  error: {run.error}")
         for d in invocation_diffs(run):
             actual_calls = None if d.actual_calls is None else ", ".join(d.actual_calls)
+            source = " — from the agent's spans" if d.calls_from == "spans" else ""
             lines += [
                 f"turn {d.number}: {shorten(d.user)}",
                 f"  expected tool calls: {shorten(', '.join(d.expected_calls)) or '(none)'}",
                 "  actual tool calls:   "
-                + ("(not run)" if actual_calls is None else shorten(actual_calls) or "(none)"),
+                + ("(not run)" if actual_calls is None else shorten(actual_calls) or "(none)")
+                + source,
                 f"  expected response: {shorten(d.expected_response) or '(none)'}",
                 "  actual response:   "
                 + (
@@ -113,6 +116,8 @@ def _run_details(case: CaseRecord, run: RunRecord | None) -> str:
                     else shorten(d.actual_response) or "(none)"
                 ),
             ]
+            if d.spans_note:
+                lines.append(f"  spans: {d.spans_note}")
             if d.error:
                 lines.append(f"  error: {d.error}")
     return "\n".join(lines)
@@ -272,8 +277,19 @@ def _usage_properties(spent: CaseUsage | None) -> list[str]:
     return props
 
 
+def _sources(case: CaseRecord) -> list[str]:
+    """``--otlp``: where the case's turns' tool calls came from, as a property."""
+    counts = trajectory_counts([case])
+    value = ", ".join(f"{source} {n}" for source, n in counts.items() if n)
+    return [_property("tool calls from", value)] if value else []
+
+
 def _case(
-    case: CaseRecord, set_id: str, item: Item | None, spent: CaseUsage | None = None
+    case: CaseRecord,
+    set_id: str,
+    item: Item | None,
+    spent: CaseUsage | None = None,
+    live: bool = False,
 ) -> tuple[str, str | None]:
     """The testcase element (at indentation level 2) and the tag of its verdict element."""
     opening = (
@@ -285,7 +301,7 @@ def _case(
         opening += f' line="{case.line}"'
     children = []
     multi = len(case.runs) > 1
-    used = _usage_properties(spent)
+    used = _usage_properties(spent) + (_sources(case) if live else [])
     if case.metrics or case.flaky or multi or used:
         props = []
         for m in case.metrics:
@@ -366,13 +382,16 @@ def junit_parts(results: RunResults) -> list[str]:
     )
     suites: list[list[str]] = []
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    live = results.settings.trajectories is not None  # --otlp: each case says its sources
     for s in results.sets:
         counts = {"tests": len(s.cases), "failures": 0, "errors": 0, "skipped": 0}
         cases = []  # each with the line break and indentation before it
         clock = _SetTime()
         for c in s.cases:
             key = (s.eval_set_id, c.eval_id)
-            element, tag = _case(c, s.eval_set_id, items.get(key), spent.get(f"{key[0]}:{key[1]}"))
+            element, tag = _case(
+                c, s.eval_set_id, items.get(key), spent.get(f"{key[0]}:{key[1]}"), live
+            )
             cases.append(_INDENT[2] + element)
             clock.add(c)
             if tag is not None:

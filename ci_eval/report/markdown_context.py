@@ -111,6 +111,8 @@ def _problem(s: SetRecord, case: CaseRecord, item: Item, clip: Clipper) -> dict[
                 if d.actual_response is None
                 else clip.block(d.actual_response),
                 "error": None if d.error is None else clip(d.error, 300),
+                "calls_from": d.calls_from,
+                "spans_note": None if d.spans_note is None else clip(d.spans_note, 400),
             }
         )
     simulated = None

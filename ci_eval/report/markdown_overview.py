@@ -23,7 +23,7 @@ from ci_eval.gate.items import (
 from ci_eval.gate.set_lines import SetLine
 from ci_eval.gate.verdict import Verdict
 from ci_eval.model.comparison import MetricChange
-from ci_eval.model.describe import fmt, run_outcome
+from ci_eval.model.describe import fmt, run_outcome, trajectory_line
 from ci_eval.model.rates import case_rate
 from ci_eval.model.status import Status
 from ci_eval.report.usage_view import usage_view
@@ -195,4 +195,10 @@ def fixed_context(results: RunResults, decision: Verdict, marker: str | None) ->
         "interrupted": results.interrupted,
         "runs": results.settings.num_runs or 1,
         "usage": usage_view(results),  # tokens, calls, latency, cost (None: not measured)
+        # --otlp: where the turns' tool calls came from (None: the replies, as always)
+        "trajectories": (
+            trajectory_line(results.settings.trajectories)
+            if results.settings.trajectories is not None
+            else None
+        ),
     }

@@ -169,7 +169,7 @@ def run_case(
                 )
                 record.invocations += _not_run(expected[n + 1 :])
                 break
-            elapsed = time.monotonic() - t0
+            elapsed = time.monotonic() - t0 - turn.waited_s
             if turn.recorded_duration_s is not None:
                 elapsed = turn.recorded_duration_s
                 recorded += elapsed
@@ -184,7 +184,9 @@ def run_case(
                 record.invocations += _not_run(expected[n + 1 :])
                 break
             record.invocations.append(
-                InvocationRecord(exp, actual, elapsed, turn.retries, usage=turn.usage)
+                InvocationRecord(
+                    exp, actual, elapsed, turn.retries, usage=turn.usage, trajectory=turn.trajectory
+                )
             )
             if ceiling is not None:
                 ceiling.agent_spent(turn.usage)

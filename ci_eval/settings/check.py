@@ -89,6 +89,31 @@ def check_gate(settings: RunSettings) -> GateSettings:
     )
 
 
+# the agents --otlp hears from: those that run apart from ci-eval and are called per turn
+OTLP_KINDS = ("command", "http", "adk-http")
+
+
+def check_otlp(settings: RunSettings) -> None:
+    """``--otlp`` and its port and wait; the port and wait are checked even when it is off."""
+    names, agent = settings.names, settings.agent
+    if not 0 <= agent.otlp_port <= 65535:
+        raise names.error(
+            "agent.otlp_port", f"must be from 0 (a free port) to 65535, not {agent.otlp_port}"
+        )
+    check_number(names, "agent.otlp_wait", agent.otlp_wait, low=0, high=60)
+    if agent.otlp and agent.kind is not None and agent.kind not in OTLP_KINDS:
+        raise names.error(
+            "agent.otlp",
+            f"hears the spans of an agent ci-eval calls per turn ({', '.join(OTLP_KINDS)}), "
+            f"not of {names.name('agent.kind')} {agent.kind}"
+            + (
+                ": a replay's recorded traces are read with --replay"
+                if agent.kind == "replay"
+                else ""
+            ),
+        )
+
+
 # what ``dialect`` may name: a dialect whose files ADK's shape cannot tell apart
 DIALECT_CHOICES = ("adk-rs",)
 SELECT_CHOICES = ("all", "changed")
@@ -138,6 +163,7 @@ def check(settings: RunSettings) -> Plan:
             "agent.replay_pick",
             f"{settings.agent.replay_pick!r}: choose one of " + ", ".join(REPLAY_PICKS),
         )
+    check_otlp(settings)
     gate = check_gate(settings)
     option = names.name("metric")
     try:

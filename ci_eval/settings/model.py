@@ -114,6 +114,10 @@ SETTINGS = (
     Setting("agent.env", "--agent-env", "agent-env", "list"),
     Setting("agent.user", "--agent-user", "agent-user"),
     Setting("agent.watch", "--watch", "watch", "list", bar=True),
+    # the agent's OpenTelemetry spans received during the run (ci_eval.connectors.live_spans)
+    Setting("agent.otlp", "--otlp", "otlp", "bool"),
+    Setting("agent.otlp_port", "--otlp-port", "otlp-port", "int", default=0),
+    Setting("agent.otlp_wait", "--otlp-wait", "otlp-wait", "float", default=2.0),
     Setting("judge.base_url", "--judge-url", bar=True),
     Setting("judge.model", "--judge-model", bar=True),
     Setting("judge.api_key_env", "--judge-key-env", bar=True),
@@ -214,6 +218,11 @@ class AgentSettings(Frozen):
     # what the agent reads, as globs from ci-eval.toml's folder (--select changed); empty: the
     # whole repository but eval files, Markdown, docs/ and .ci-eval/
     watch: list[str] = field(default_factory=list)
+    # --otlp: listen for the agent's OTLP/HTTP spans on this port (0: a free one) and give each
+    # turn this many seconds after its reply for them
+    otlp: bool = False
+    otlp_port: int = default("agent.otlp_port")  # type: ignore[assignment]
+    otlp_wait: float = default("agent.otlp_wait")  # type: ignore[assignment]
     names: Names = field(default_factory=Names, repr=False, compare=False)
 
     def name(self, key: str) -> str:

@@ -124,7 +124,7 @@ def run_simulated(
                     )
                 )
                 break
-            elapsed = time.monotonic() - t0
+            elapsed = time.monotonic() - t0 - turn.waited_s
             actual = _invocation(n, content, turn, elapsed)
             if not kept.fits(actual):
                 record.error = f"turn {n}: {TOO_MUCH}"
@@ -140,6 +140,7 @@ def run_simulated(
                     duration_s=elapsed,
                     retries=turn.retries,
                     usage=turn.usage,
+                    trajectory=turn.trajectory,
                 )
             )
             events.append(

@@ -25,6 +25,7 @@ from ci_eval.model.comparison import (
 )
 from ci_eval.model.facts import RunFacts
 from ci_eval.model.metric_spec import MetricConfig, MetricSpec
+from ci_eval.model.results import Trajectory, TrajectorySource
 from ci_eval.model.results_file import SCHEMA_VERSION, adapter, case_line, record_json
 from ci_eval.model.status import CASE_STATUSES, METRIC_STATUSES, Status
 from ci_eval.model.usage import Usage
@@ -49,6 +50,7 @@ RECORDS = (
     MetricResult,
     CaseMetric,
     Usage,
+    Trajectory,
     InvocationRecord,
     RunRecord,
     CaseRecord,
@@ -269,7 +271,11 @@ def _sample(kind: type) -> Any:
         MetricResult: MetricResult("m", Status.PASSED),
         CaseMetric: CaseMetric("m", Status.PASSED, 1, 1),
         Usage: Usage(1200, 85, 1024, 2),
-        InvocationRecord: InvocationRecord(_invocation("q", "a")),
+        Trajectory: Trajectory(TrajectorySource.SPANS, 3, disagreement="d", unread="u"),
+        # a trajectory is written where a run with --otlp recorded one
+        InvocationRecord: InvocationRecord(
+            _invocation("q", "a"), trajectory=Trajectory(TrajectorySource.SPANS, 3)
+        ),
         RunRecord: RunRecord(1),
         CaseRecord: CaseRecord("c", "f.json", 1),
         SetRecord: SetRecord("s", "f.json", "adk", MetricConfig([], "default", "adk")),
