@@ -286,3 +286,15 @@ def test_a_port_already_taken_is_a_usage_error_naming_it(tmp_path: Path) -> None
         )
     assert done.returncode == 2
     assert f"--otlp: cannot listen on 127.0.0.1:{port} (Address already in use)" in done.stderr
+
+
+def test_otlp_is_a_setting_of_ci_eval_toml(tmp_path: Path) -> None:
+    (tmp_path / "ci-eval.toml").write_text(
+        f'[agent]\nkind = "command"\ncommand = {json.dumps(SPANS_AGENT)}\n'
+        "otlp = true\notlp_wait = 5\n"
+    )
+    (tmp_path / ".git").mkdir()
+    results, err, code = _run(tmp_path, "toml")
+    assert code == 1
+    assert _sources(results) == ["spans", "none", "spans", "spans", "spans"]
+    assert "each turn waits up to 5 s after its reply" in err

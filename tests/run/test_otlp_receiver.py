@@ -309,3 +309,29 @@ def test_listening_in_the_image_binds_every_address_and_says_the_containers(
         assert env["OTEL_BSP_SCHEDULE_DELAY"] == "500"  # the agent's own setting kept
     finally:
         live.receiver.close()
+
+
+def test_spans_with_ids_of_the_wrong_shape_are_unmatched_or_refused(
+    book: SpanBook, receiver: OtlpReceiver
+) -> None:
+    turn = _turn(book)
+    short = ExportTraceServiceRequest()
+    span = short.resource_spans.add().scope_spans.add().spans.add()
+    span.trace_id, span.span_id, span.name = bytes.fromhex(turn.trace_id)[:5], b"\1" * 8, "s"
+    assert _post(receiver, short.SerializeToString()).status_code == 200
+    odd = _otlp(_span("not-hex!", "x"), _span(turn.trace_id.upper() + "00", "y"))
+    assert _post(receiver, json.dumps(odd).encode(), JSON).status_code == 200
+    no_id = _otlp(_span(turn.trace_id, ""))
+    refused = _post(receiver, json.dumps(no_id).encode(), JSON)
+    assert refused.status_code == 400
+    book.take(turn, 0)
+    assert turn.spans == []
+    lines = _lines(book, receiver)
+    assert (
+        "warning: live spans: 3 spans of traces no turn started, not used: does the agent start "
+        "its spans under the turn's traceparent?"
+    ) in lines
+    assert (
+        "warning: live spans: 1 × a malformed request (spanId: expected a non-empty string at "
+        "$.resourceSpans[0].scopeSpans[0].spans[0]), not read"
+    ) in lines
