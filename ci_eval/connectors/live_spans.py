@@ -41,7 +41,12 @@ from ci_eval.settings import AgentSettings
 DEFAULT_WAIT = 2.0  # seconds a turn waits after its reply for its spans
 MAX_WAIT = 60.0
 MAX_SPANS_PER_TURN = 1_000
+MAX_SPANS_PER_CASE = 10_000  # over a case's run, all its turns together
 MAX_BYTES_PER_TURN = 16 * 2**20  # of the requests its spans came in, shared out per span
+CEILING = (
+    f"{MAX_SPANS_PER_TURN:,} spans or {MAX_BYTES_PER_TURN >> 20} MiB per turn and "
+    f"{MAX_SPANS_PER_CASE:,} spans per case"
+)
 
 
 @dataclass
@@ -55,6 +60,7 @@ class TurnTrace:
     size: int = 0
     dropped: int = 0
     top_seen: bool = False  # the agent's span under the turn's own came
+    limit: int = MAX_SPANS_PER_TURN  # what it may keep: less once its case has kept many
 
     @property
     def traceparent(self) -> str:
@@ -88,9 +94,9 @@ class SpanBook:
         self.first_disagreement: str | None = None
         self.sources: Counter[TrajectorySource] = Counter()
 
-    def expect(self, where: str) -> TurnTrace:
-        """A new turn's trace, whose spans are kept from now on."""
-        turn = TurnTrace(secrets.token_hex(16), secrets.token_hex(8), where)
+    def expect(self, where: str, limit: int = MAX_SPANS_PER_TURN) -> TurnTrace:
+        """A new turn's trace, whose spans (at most ``limit``) are kept from now on."""
+        turn = TurnTrace(secrets.token_hex(16), secrets.token_hex(8), where, limit=limit)
         with self._cond:
             self._open[turn.trace_id] = turn
         return turn
@@ -113,7 +119,7 @@ class SpanBook:
                     else:
                         self.unmatched.add(None)
                     continue
-                if len(turn.spans) >= MAX_SPANS_PER_TURN or turn.size + share > MAX_BYTES_PER_TURN:
+                if len(turn.spans) >= turn.limit or turn.size + share > MAX_BYTES_PER_TURN:
                     turn.dropped += 1
                     rejected += 1
                     continue
@@ -124,12 +130,7 @@ class SpanBook:
                 if span.parent_id == turn.span_id:
                     turn.top_seen = True
             self._cond.notify_all()
-        message = (
-            f"{rejected} spans over the ceiling of {MAX_SPANS_PER_TURN:,} spans or "
-            f"{MAX_BYTES_PER_TURN >> 20} MiB per turn"
-            if rejected
-            else ""
-        )
+        message = f"{rejected} spans over the ceiling of {CEILING}" if rejected else ""
         return Delivered(rejected, message)
 
     def take(self, turn: TurnTrace, wait: float) -> TurnTrace:
@@ -195,8 +196,7 @@ class SpanBook:
                  "(scored on the spans that had come: raise --otlp-wait?)"),
                 (self.late, "spans that came after their turn's wait, not used (raise "
                  "--otlp-wait?)"),
-                (self.dropped, f"spans over the ceiling of {MAX_SPANS_PER_TURN:,} spans or "
-                 f"{MAX_BYTES_PER_TURN >> 20} MiB per turn, dropped"),
+                (self.dropped, f"spans over the ceiling of {CEILING}, dropped"),
                 (self.unread, "turns whose spans could not be read as a trajectory (the "
                  "reply's is scored)"),
             ):  # fmt: skip
@@ -274,11 +274,13 @@ class _LiveSession:
     inner: AgentSession
     where: str
     turns: int = 0
+    kept: int = 0  # spans its turns kept so far
 
     def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
         self.turns += 1
         book = self.connector.book
-        trace = book.expect(f"{self.where}, turn {self.turns}")
+        limit = min(MAX_SPANS_PER_TURN, MAX_SPANS_PER_CASE - self.kept)
+        trace = book.expect(f"{self.where}, turn {self.turns}", limit)
         if hasattr(self.inner, "traceparent"):  # ci-eval's connectors carry it
             self.inner.traceparent = trace.traceparent
         try:
@@ -289,6 +291,7 @@ class _LiveSession:
         replied = time.monotonic()
         book.take(trace, self.connector.wait)
         turn.waited_s = time.monotonic() - replied
+        self.kept += len(trace.spans)
         merged(turn, trace.spans, trace.dropped, trace.top_seen)
         book.account(turn, trace)
         return turn

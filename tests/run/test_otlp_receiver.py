@@ -23,7 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 
 from ci_eval.connectors import live_spans
-from ci_eval.connectors.base import ActualTurn
+from ci_eval.connectors.base import ActualTurn, with_features
 from ci_eval.connectors.live_spans import MAX_SPANS_PER_TURN, SpanBook, TurnTrace
 from ci_eval.connectors.otlp_decode import Malformed, decode
 from ci_eval.connectors.span_trajectory import merged
@@ -221,8 +221,8 @@ def test_a_flood_for_one_turn_keeps_the_ceiling_and_says_the_rest(
     book.account(merged(ActualTurn(), turn.spans, turn.dropped, False), turn)
     dropped = [x for x in _said(book, receiver) if "dropped" in x]
     assert dropped == [
-        "warning: live spans: 500 spans over the ceiling of 1,000 spans or 16 MiB per turn, "
-        "dropped; first: set › case, run 1, turn 1"
+        "warning: live spans: 500 spans over the ceiling of 1,000 spans or 16 MiB per turn and "
+        "10,000 spans per case, dropped; first: set › case, run 1, turn 1"
     ]
 
 
@@ -335,3 +335,26 @@ def test_spans_with_ids_of_the_wrong_shape_are_unmatched_or_refused(
         "warning: live spans: 1 × a malformed request (spanId: expected a non-empty string at "
         "$.resourceSpans[0].scopeSpans[0].spans[0]), not read"
     ) in lines
+
+
+def test_a_cases_turns_together_keep_at_most_the_ceiling_per_case(
+    book: SpanBook, receiver: OtlpReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live_spans, "MAX_SPANS_PER_CASE", 15)
+
+    class Answering:
+        traceparent = None
+
+        def send(self, content: Any, deadline: Any = None) -> ActualTurn:
+            trace = self.traceparent.split("-")[1]
+            spans = [_span(trace, f"{n:016x}") for n in range(1, 11)]
+            assert _post(receiver, _protobuf(*spans)).ok
+            return ActualTurn()
+
+        def close(self) -> None:
+            return None
+
+    connector = live_spans.LiveSpansConnector(with_features(Answering()), receiver, book, wait=0)  # type: ignore[arg-type]
+    session = live_spans._LiveSession(connector, Answering(), "set › case, run 1")
+    kept = [session.send(None).trajectory.spans for _ in range(3)]  # type: ignore[arg-type, union-attr]
+    assert kept == [10, 5, 0]
