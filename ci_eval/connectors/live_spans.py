@@ -345,10 +345,16 @@ def listen(agent: AgentSettings, env: Mapping[str, str]) -> Listening:
             f"set {agent.name('otlp_port')} to a free port, or 0 for any"
         ) from None
     endpoint = receiver.endpoint()
-    reached = receiver.endpoint(own_address()) if in_image else endpoint
+    address = own_address() if in_image else "127.0.0.1"
+    reached = receiver.endpoint(address)
+    if not in_image:
+        where = ""
+    elif address.startswith("127."):
+        where = " (in the container, which has no address but loopback)"
+    else:
+        where = f" (the container's address; {endpoint} inside it)"
     announce = (
-        f"live spans: listening for OTLP/HTTP traces at {reached}"
-        + (f" (the container's address; {endpoint} inside it)" if in_image else "")
+        f"live spans: listening for OTLP/HTTP traces at {reached}{where}"
         + f"; command agents get OTEL_EXPORTER_OTLP_ENDPOINT={endpoint}, a server agent "
         f"exports there; each turn waits up to {agent.otlp_wait:g} s after its reply for its "
         "spans"

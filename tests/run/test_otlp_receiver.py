@@ -358,3 +358,19 @@ def test_a_cases_turns_together_keep_at_most_the_ceiling_per_case(
     session = live_spans._LiveSession(connector, Answering(), "set › case, run 1")
     kept = [session.send(None).trajectory.spans for _ in range(3)]  # type: ignore[arg-type, union-attr]
     assert kept == [10, 5, 0]
+
+
+def test_in_an_image_without_a_network_loopback_is_said_as_the_only_address(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ci_eval.settings import AgentSettings
+
+    monkeypatch.setattr(live_spans, "own_address", lambda: "127.0.0.1")
+    live = live_spans.listen(AgentSettings(kind="command", otlp=True), {"CI_EVAL_IMAGE": "adk"})
+    try:
+        assert live.announce.startswith(
+            f"live spans: listening for OTLP/HTTP traces at http://127.0.0.1:{live.receiver.port}"
+            " (in the container, which has no address but loopback);"
+        )
+    finally:
+        live.receiver.close()
