@@ -144,7 +144,12 @@ class SpanBook:
         return turn
 
     def account(self, turn: ActualTurn, trace: TurnTrace) -> None:
-        """Count what the turn's spans gave (for :meth:`said`)."""
+        """Count what the turn's spans gave (for :meth:`said`); called from every case's
+        thread."""
+        with self._cond:
+            self._account(turn, trace)
+
+    def _account(self, turn: ActualTurn, trace: TurnTrace) -> None:
         trajectory = turn.trajectory
         if trajectory is None:
             return
