@@ -3,6 +3,8 @@ the informational efficiency metrics."""
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from typing import Any
 
 from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
@@ -63,10 +65,21 @@ def any_order(actual: list[FunctionCall], expected: list[FunctionCall], ignore_a
 
 
 def adk_rs_fraction(
-    actual: list[FunctionCall], expected: list[FunctionCall], ignore_args: bool
+    actual: list[FunctionCall],
+    expected: list[FunctionCall],
+    ignore_args: bool,
+    args_equal: Callable[[Any, Any], bool] = operator.eq,
 ) -> float:
-    """adk-rs: in-order exact (name, args) matches / max(len expected, len actual, 1)."""
-    matches = sum(1 for a, e in zip(actual, expected, strict=False) if _same(a, e, ignore_args))
+    """adk-rs: in-order exact (name, args) matches / max(len expected, len actual, 1).
+
+    ``args_equal`` compares two calls' args. The ADK metric's ``ADK_RS`` match type keeps
+    Python's ``==``, as ADK's metric compares Python values; adk-rs's own metric
+    (``metrics.adk_rs``) passes ``serde_json::Value`` equality, as adk-rs compares."""
+    matches = sum(
+        1
+        for a, e in zip(actual, expected, strict=False)
+        if a.name == e.name and (ignore_args or args_equal(a.args, e.args))
+    )
     return matches / max(len(expected), len(actual), 1)
 
 
