@@ -306,6 +306,10 @@ class CaseRecord:
     scenario: Annotated[dict[str, Any] | None, Field(alias="conversation_scenario")] = None
     # --select changed: not re-run, main's latest result carried (its reason in ``skipped``)
     carried: Flag = False
+    # an ADK case's status as ADK gives it, where it is not ``status``: ADK skips a metric that
+    # was not evaluated, so it passes a case the gate leaves NOT_EVALUATED
+    # (``score.adk_status``); omitted when None
+    adk_status: Annotated[Status | None, Field(exclude_if=lambda v: v is None)] = None
 
     @property
     def status(self) -> Status:

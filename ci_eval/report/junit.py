@@ -317,6 +317,8 @@ def _case(
             props.append(_property("runs passed", f"{passed}/{len(case.runs)}"))
         if case.flaky:
             props.append(_property("flaky", "true"))
+        if case.adk_status is not None:  # ADK would give the case another status
+            props.append(_property("adk status", case.adk_status))
         props += used
         children.append(_parent("properties", {}, props, 3))
     verdict: str | None = None

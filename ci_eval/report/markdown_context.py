@@ -160,6 +160,7 @@ def _row(
         "word": str(item.kind) if item is not None else "passed",
         "blocking": item is not None and item.blocking,
         "flaky": case.flaky,
+        "adk_status": case.adk_status,  # ADK's own, where it is not ``status``
         "line": case.line,
         "runs_passed": case_rate_text(case),
         "scores": [

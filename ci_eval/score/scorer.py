@@ -31,6 +31,7 @@ from ci_eval.model.results import (
 from ci_eval.model.status import Status
 from ci_eval.net import llm
 from ci_eval.score import reported
+from ci_eval.score.adk_status import adk_status_beside
 
 NO_EXPECTED = (
     "needs an expected conversation; this case's user turns were simulated "
@@ -352,6 +353,7 @@ def score_case(
                 )
             )
     case.scored_status = case_status(case.metrics, case)
+    case.adk_status = adk_status_beside(case.scored_status, case.metrics, dialect, set_dialect)
     case.flaky = any(m.flaky for m in case.metrics if not m.informational)
 
 

@@ -277,7 +277,8 @@ def _sample(kind: type) -> Any:
             _invocation("q", "a"), trajectory=Trajectory(TrajectorySource.SPANS, 3)
         ),
         RunRecord: RunRecord(1),
-        CaseRecord: CaseRecord("c", "f.json", 1),
+        # ADK's own status is written where it is not the case's
+        CaseRecord: CaseRecord("c", "f.json", 1, adk_status=Status.PASSED),
         SetRecord: SetRecord("s", "f.json", "adk", MetricConfig([], "default", "adk")),
         RunResults: RunResults([], "agent", "2026-11-26T00:00:00+00:00", 1.0),
         MetricChange: MetricChange("s", "c", "m", 1, 0),
