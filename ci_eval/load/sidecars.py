@@ -226,7 +226,11 @@ def _config_errors(exc: ValidationError, doc: JsonDocument) -> ValidationFailed:
 
 
 def load_trpc_metrics(doc: JsonDocument, rel_path: str) -> MetricConfig:
+    # a compareName is trpc-agent-go's error before any case is scored (its registry)
+    from ci_eval.metrics.trpc_registry import unresolvable_names, unresolvable_reason
+
     metrics = []
+    unresolvable = []
     for i, item in enumerate(doc.data):
         try:
             raw = _TrpcMetric.model_validate(item)
@@ -234,6 +238,10 @@ def load_trpc_metrics(doc: JsonDocument, rel_path: str) -> MetricConfig:
             raise validation_failed(exc, doc, base=item, base_loc=[i]) from None
         name = raw.name or raw.metric_name or ""
         criterion = dict(raw.criterion or {})
+        unresolvable += [
+            doc.error(unresolvable_reason(what), [i, "criterion", *loc])
+            for loc, what in unresolvable_names(criterion)
+        ]
         if raw.extension:
             criterion["extension"] = raw.extension
         # trpc criteria stay camelCase: its evaluators are reproduced key for key
@@ -250,4 +258,6 @@ def load_trpc_metrics(doc: JsonDocument, rel_path: str) -> MetricConfig:
                 ),
             )
         )
+    if unresolvable:
+        raise ValidationFailed(unresolvable)
     return MetricConfig(metrics, rel_path, "trpc")

@@ -1,14 +1,15 @@
 """trpc-agent-go's deterministic evaluators, rule for rule (evaluation/metric/criterion in
 trpc-agent-go): ``tool_trajectory_avg_score`` with its tool strategies and
-``final_response_avg_score`` with text / JSON / ROUGE criteria. Per invocation 1 or 0, mean over
-invocations; the reason for a 0 is kept."""
+``final_response_avg_score`` with text / JSON / ROUGE / XML criteria. Per invocation 1 or 0,
+mean over invocations; the reason for a 0 is kept. A criterion naming a ``compareName`` is
+trpc-agent-go's error before any case is scored: the metrics file's (ci_eval/load/sidecars.py)
+at load, and the metric's ERROR here for a criterion that came another way."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
+from ci_eval.metrics.base import Metric, MetricFailure, NotApplicable, ScoreContext
 from ci_eval.metrics.registry import register
 from ci_eval.metrics.trpc_criteria import (
     Mismatch,
@@ -16,7 +17,9 @@ from ci_eval.metrics.trpc_criteria import (
     rouge_match,
     shown,
     text_match,
+    xml_match,
 )
+from ci_eval.metrics.trpc_registry import unresolvable_names, unresolvable_reason
 from ci_eval.model import IntermediateData, Invocation
 from ci_eval.model.metric_spec import MetricSpec
 
@@ -186,6 +189,13 @@ def trajectory_match(
         raise Mismatch("; ".join(why))
 
 
+def _resolvable(spec: MetricSpec) -> None:
+    """registry.Resolve: a compareName is trpc's error before any case is scored."""
+    for loc, what in unresolvable_names(spec.criterion):
+        where = ".".join(str(k) for k in ["criterion", *loc])
+        raise MetricFailure(f"{where}: {unresolvable_reason(what)}")
+
+
 def _per_invocation(
     expected: list[Invocation], actual: list[Invocation], check: Any
 ) -> tuple[float, list[float | None], dict[str, Any]]:
@@ -203,6 +213,11 @@ def _per_invocation(
         except Mismatch as exc:
             scores.append(0.0)
             reasons.append(str(exc))
+        except RecursionError:
+            raise MetricFailure(
+                "a value is nested deeper than ci-eval can compare (Python's recursion limit; "
+                "trpc-agent-go reads JSON up to 10,000 levels deep)"
+            ) from None
     details: dict[str, Any] = {}
     if any(reasons):
         details["reasons"] = reasons
@@ -228,6 +243,7 @@ def _turns(reasons: list[str | None]) -> str:
 def tool_trajectory(
     expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
 ) -> tuple[float, list[float | None], dict[str, Any]]:
+    _resolvable(spec)
     crit = spec.criterion.get("toolTrajectory")
     if crit is None:
         crit = {}  # generation 1 files carry no criterion: trpc's built-in default strategy
@@ -245,11 +261,16 @@ def _content(inv: Invocation) -> str | None:
     return inv.final_response.text()
 
 
+_RAW = ("the agent's final response", "the expected final response")
+
+
 def final_response_match(
     crit: dict[str, Any], actual: Invocation, expected: Invocation, notes: set[str]
 ) -> None:
-    if not any(crit.get(k) is not None for k in ("text", "json", "rouge")):
-        raise Mismatch("final response criterion must configure text, json, or rouge")
+    """FinalResponseCriterion.Match (criterion/finalresponse/finalresponse.go): every criterion
+    configured is checked, JSON, text, ROUGE, then XML, and every one that fails is said."""
+    if not any(crit.get(k) is not None for k in ("text", "json", "rouge", "xml")):
+        raise Mismatch("final response criterion must configure text, json, rouge, or xml")
     got, want = _content(actual), _content(expected)
     if got is None and want is None:
         return
@@ -263,40 +284,26 @@ def final_response_match(
         # actual alone: trpc-agent-go's recorded caseaggregation results score them so
         want = ""
     problems = []
-    if crit.get("json") is not None and not crit["json"].get("ignore"):
-        try:
-            json_match(
-                _parse(got, "the agent's final response"),
-                _parse(want, "the expected final response"),
-                crit["json"],
-                "final response json",
-            )
-        except Mismatch as exc:
-            problems.append(str(exc))
-    if crit.get("text") is not None:
-        try:
-            text_match(got, want, crit["text"], "final response text")
-        except Mismatch as exc:
-            problems.append(str(exc))
-    if crit.get("rouge") is not None:
-        try:
-            rouge_match(got, want, crit["rouge"], notes, "final response rouge")
-        except Mismatch as exc:
-            problems.append(str(exc))
+    checks = (
+        ("json", lambda c: json_match(got, want, c, "final response json", raw=_RAW)),
+        ("text", lambda c: text_match(got, want, c, "final response text")),
+        ("rouge", lambda c: rouge_match(got, want, c, notes, "final response rouge")),
+        ("xml", lambda c: xml_match(got, c, "final response xml")),
+    )
+    for key, check in checks:
+        if crit.get(key) is not None:
+            try:
+                check(crit[key])
+            except Mismatch as exc:
+                problems.append(str(exc))
     if problems:
         raise Mismatch("; ".join(problems))
-
-
-def _parse(content: str, which: str) -> Any:
-    try:
-        return json.JSONDecoder().raw_decode(content.lstrip())[0]
-    except json.JSONDecodeError as exc:
-        raise Mismatch(f"final response json: {which} is not JSON ({exc.msg})") from None
 
 
 def final_response(
     expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
 ) -> tuple[float, list[float | None], dict[str, Any]]:
+    _resolvable(spec)
     crit = spec.criterion.get("finalResponse")
     if crit is None:
         raise NotApplicable("final response criterion not configured")
@@ -324,8 +331,9 @@ register(
 register(
     Metric(
         "final_response_avg_score",
-        "trpc-agent-go: the final response against the expected one by text, JSON and/or ROUGE "
-        "criteria (all configured must hold); 1 or 0 per invocation.",
+        "trpc-agent-go: the final response against the expected one by text, JSON (with valid "
+        "and schema), ROUGE and/or XML criteria (all configured must hold); 1 or 0 per "
+        "invocation.",
         final_response,
         default_threshold=1.0,
         origin="trpc-agent-go",

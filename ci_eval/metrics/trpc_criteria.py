@@ -1,8 +1,12 @@
 """trpc-agent-go's criteria for one value against another (evaluation/metric/criterion): text
 (exact / contains / regex, case-insensitive), JSON (numbers within a tolerance, ignore and only
-trees) and ROUGE. Each returns, or raises ``Mismatch`` naming the field that differs and both
-sides (``arguments.city differs: expected "SH", got "BJ"``) where trpc's reason names less; what
-matches is trpc's rule for rule."""
+trees, ``valid``, ``schema``), XML (well-formedness) and ROUGE. Each returns, or raises
+``Mismatch`` naming the field that differs and both sides (``arguments.city differs: expected
+"SH", got "BJ"``) where trpc's reason names less; what matches is trpc's rule for rule.
+
+JSON (``criterion/json/json.go``) and XML (``criterion/xml/xml.go``) live in
+:mod:`ci_eval.metrics.trpc_json` and :mod:`ci_eval.metrics.trpc_xml`; the names trpc-agent-go's
+metric registry resolves (``compareName``) in :mod:`ci_eval.metrics.trpc_registry`."""
 
 from __future__ import annotations
 
@@ -14,6 +18,16 @@ import re2
 
 from ci_eval.metrics import rouge_loader
 from ci_eval.metrics.rouge import UnicodeAwareTokenizer
+from ci_eval.metrics.trpc_json import (
+    JSONProblem,
+    compile_schema,
+    exact_numbers,
+    parse_for_schema,
+    parse_value,
+    plain,
+    schema_violation,
+)
+from ci_eval.metrics.trpc_xml import xml_problem
 
 DEFAULT_TOLERANCE = 1e-6
 
@@ -210,15 +224,73 @@ def _only_tree(actual: Any, expected: Any, tree: dict[str, Any], tol: float, whe
             _only_tree(actual[key], expected[key], sel, tol, f"{where}.{key}")
 
 
-def json_match(actual: Any, expected: Any, crit: dict[str, Any] | None, what: str) -> None:
-    """``what`` names the field in the reason (``arguments``, ``result``), its keys after it."""
+def _at(where: str, path: list[Any]) -> str:
+    return where + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path)
+
+
+def _parsed(text: Any, parse: Any, which: str, what: str) -> Any:
+    try:
+        return parse(text)
+    except JSONProblem as exc:
+        raise Mismatch(f"{what}: {which} is not JSON ({exc})") from None
+
+
+def _schema_holds(crit: dict[str, Any], actual: Any, checked: Any, raw: Any, what: str) -> None:
+    """validateJSONSchema: the schema compiled first, then the actual as ``valid`` read it, or
+    else read now (a raw text with exact numbers, as jsonschema.UnmarshalJSON reads it)."""
+    try:
+        validator = compile_schema(crit["schema"])
+    except JSONProblem as exc:
+        raise Mismatch(f"{what}: {exc}") from None
+    if checked is None:
+        checked = _for_schema(actual, raw, what)
+    try:
+        broken = schema_violation(validator, checked[0])
+    except JSONProblem as exc:
+        raise Mismatch(f"{what}: {exc}") from None
+    if broken is not None:
+        path, how, got = broken
+        raise Mismatch(
+            f"{_at(what, path)} does not match the criterion's schema: {how} "
+            f"(got {shown(plain(got))})"
+        )
+
+
+def _for_schema(actual: Any, raw: tuple[str, str] | None, what: str) -> tuple[Any]:
+    """The actual as the schema sees it: raw text read with exact numbers (rawJSONValue), a
+    decoded value as Go re-reads it after json.Marshal (always valid)."""
+    if raw is None:
+        return (exact_numbers(actual),)
+    return (_parsed(actual, parse_for_schema, raw[0], what),)
+
+
+def json_match(
+    actual: Any,
+    expected: Any,
+    crit: dict[str, Any] | None,
+    what: str,
+    raw: tuple[str, str] | None = None,
+) -> None:
+    """``JSONCriterion.Match`` (criterion/json/json.go), step for step: ``valid``, then
+    ``schema``, then ``matchStrategy`` (``skip`` returns before the expected side is read).
+    ``what`` names the field in the reason (``arguments``, ``result``), its keys after it.
+
+    ``raw`` names the two sides when they are JSON text (a final response: json.RawMessage in
+    trpc-agent-go), parsed as json.go parses them; without it they are decoded values (a tool's
+    arguments and result), for which ``valid`` always holds."""
     if crit is None or crit.get("ignore"):
         return
     if crit.get("onlyTree") and crit.get("ignoreTree"):
         raise Mismatch(f"{what}: onlyTree and ignoreTree cannot be set at the same time")
+    checked = _for_schema(actual, raw, what) if crit.get("valid") else None
+    if "schema" in crit:  # len(j.Schema) > 0: a JSON null is a schema that does not compile
+        _schema_holds(crit, actual, checked, raw, what)
     strategy = crit.get("matchStrategy") or "exact"
     if strategy == "skip":
         return
+    if raw is not None:  # normalizeInputs: the actual, then the expected
+        actual = _parsed(actual, parse_value, raw[0], what)
+        expected = _parsed(expected, parse_value, raw[1], what)
     if strategy != "exact":
         raise Mismatch(f"{what}: invalid match strategy {strategy}")
     tol = crit.get("numberTolerance")
@@ -227,6 +299,28 @@ def json_match(actual: Any, expected: Any, crit: dict[str, Any] | None, what: st
         _only_tree(actual, expected, crit["onlyTree"], tol, what)
     else:
         _ignore_tree(actual, expected, crit.get("ignoreTree"), tol, what)
+
+
+# --- XML ---------------------------------------------------------------------------------
+
+
+def xml_match(actual: str, crit: dict[str, Any], what: str) -> None:
+    """``XMLCriterion.Match`` (criterion/xml/xml.go): ``matchStrategy`` must be ``skip`` (the
+    only one it has, and no default), then ``valid`` checks the actual alone."""
+    if crit.get("ignore"):
+        return
+    strategy = crit.get("matchStrategy") or ""
+    if not strategy:
+        raise Mismatch(f'{what}: xml match strategy is empty (trpc-agent-go has only "skip")')
+    if strategy != "skip":
+        raise Mismatch(f"{what}: invalid match strategy {strategy}")
+    if crit.get("valid"):
+        problem = xml_problem(actual)
+        if problem is not None:
+            raise Mismatch(
+                f"{what}: the agent's final response is not well-formed XML ({problem}; "
+                f"got {shown(actual)})"
+            )
 
 
 # --- ROUGE ------------------------------------------------------------------------------
