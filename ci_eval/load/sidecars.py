@@ -227,7 +227,7 @@ def _config_errors(exc: ValidationError, doc: JsonDocument) -> ValidationFailed:
 
 def load_trpc_metrics(doc: JsonDocument, rel_path: str) -> MetricConfig:
     # a compareName is trpc-agent-go's error before any case is scored (its registry)
-    from ci_eval.metrics.trpc_registry import unresolvable_names, unresolvable_reason
+    from ci_eval.model.trpc_registry import unresolvable_names, unresolvable_reason
 
     metrics = []
     unresolvable = []
