@@ -1,17 +1,22 @@
 """IBM watsonx Orchestrate evaluation datasets: one JSON object per file, one test case.
 
-Read as ``agentops.type.TestCase`` reads them (extra keys ignored). ``starting_sentence`` becomes
-the first user message, ``tool_call`` goals the expected tool uses and the text goal the expected
-final response; the whole dataset (goal DAG, ``arg_matching``, keywords, story) is kept as the
-``"watsonx"`` extension for the Orchestrate metrics. Files have no naming convention, so the set id
-is the repo-relative path without ``.json`` (unique), and the case id the dataset name.
+Read as ``agentops.type.TestCase`` reads them (ibm-watsonx-orchestrate-evaluation-framework
+1.6.9, ``agentops/type.py``; extra keys ignored). A goal detail is either an ``AssertLLMEntry``
+(``type`` ``assert_llm``, no name: ``kind`` observed | policy, ``check``, ``scope`` response |
+conversation, nothing else) or a named ``GoalDetail`` (an ``interaction`` goal needs its
+``identifier`` ``{key, value}``); ``goals`` may be ``{}`` when every goal detail is an assertion.
+``starting_sentence`` becomes the first user message, ``tool_call`` goals the expected tool uses
+and the text goal the expected final response; the whole dataset (goal DAG, ``arg_matching``,
+keywords, assertions, story) is kept as the ``"watsonx"`` extension for the Orchestrate metrics.
+Files have no naming convention, so the set id is the repo-relative path without ``.json``
+(unique), and the case id the dataset name.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ci_eval.dialects.base import LoadContext
 from ci_eval.io.jsonpos import JsonDocument
@@ -30,6 +35,14 @@ from ci_eval.model import (
 EXT = "watsonx"
 
 
+class _Identifier(BaseModel):
+    """IBM's ``InteractionIdentifier``: which observed interaction satisfies the goal."""
+
+    model_config = ConfigDict(extra="ignore")
+    key: str
+    value: str
+
+
 class _GoalDetail(BaseModel):
     model_config = ConfigDict(extra="ignore")
     name: str
@@ -40,6 +53,37 @@ class _GoalDetail(BaseModel):
     response: str | None = None
     keywords: list[str] | None = None
     summary: str | None = None
+    identifier: _Identifier | None = None
+
+    @model_validator(mode="after")
+    def _interaction_has_identifier(self) -> _GoalDetail:
+        # GoalDetail.validate_interaction_identifier
+        if self.type == "interaction" and self.identifier is None:
+            raise ValueError("identifier is required for type: interaction goals")
+        return self
+
+
+class _AssertLlm(BaseModel):
+    """IBM's ``AssertLLMEntry``: a check an LLM judge decides over the conversation."""
+
+    model_config = ConfigDict(extra="ignore")
+    type: Literal["assert_llm"]
+    kind: Literal["observed", "policy"]
+    check: str
+    scope: Literal["response", "conversation"] = "conversation"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_other_keys(cls, value: Any) -> Any:
+        # AssertLLMEntry forbids extra keys (said here: the shared message names ADK)
+        if isinstance(value, dict):
+            extra = sorted(set(value) - set(cls.model_fields))
+            if extra:
+                raise ValueError(
+                    f"unknown field {extra[0]!r} (an assert_llm goal has only type, kind, "
+                    "check and scope)"
+                )
+        return value
 
 
 class _TestCase(BaseModel):
@@ -48,8 +92,22 @@ class _TestCase(BaseModel):
     story: str = Field(min_length=1)
     starting_sentence: str | None = None
     goals: dict[str, list[str]]
-    goal_details: list[_GoalDetail]
+    goal_details: list[dict[str, Any]]
     dataset_name: str | None = None
+
+
+def _entries(doc: JsonDocument) -> list[_GoalDetail | _AssertLlm]:
+    """IBM's ``Union[AssertLLMEntry, GoalDetail]``: an unnamed ``assert_llm`` entry is an
+    assertion; anything named is a GoalDetail (pydantic's union falls back to it when
+    AssertLLMEntry refuses the extra ``name``)."""
+    out: list[_GoalDetail | _AssertLlm] = []
+    # the document's own dicts (validation copied them): errors are placed by identity
+    for i, entry in enumerate(doc.data["goal_details"]):
+        model = (
+            _AssertLlm if entry.get("type") == "assert_llm" and "name" not in entry else _GoalDetail
+        )
+        out.append(validate(model, entry, doc, base=entry, base_loc=["goal_details", i]))
+    return out
 
 
 class WatsonxDialect:
@@ -63,13 +121,12 @@ class WatsonxDialect:
 
     def load(self, doc: JsonDocument, ctx: LoadContext) -> EvalSet:
         raw = validate(_TestCase, doc.data, doc)
-        self._check_goals(doc, raw)
+        named = [g for g in _entries(doc) if isinstance(g, _GoalDetail)]
+        self._check_goals(doc, raw, named)
         tool_uses = [
-            FunctionCall(name=g.tool_name, args=g.args)
-            for g in raw.goal_details
-            if g.type == "tool_call"
+            FunctionCall(name=g.tool_name, args=g.args) for g in named if g.type == "tool_call"
         ]
-        texts = [g for g in raw.goal_details if g.type == "text"]
+        texts = [g for g in named if g.type == "text"]
         final = None
         if texts:
             goal = texts[-1]
@@ -99,9 +156,11 @@ class WatsonxDialect:
         case.extensions[EXT] = doc.data
         return EvalSet(eval_set_id=ctx.path_without_json, name=case_id, eval_cases=[case])
 
-    def _check_goals(self, doc: JsonDocument, raw: _TestCase) -> None:
-        """Orchestrate's own rule: the DAG and goal_details name the same goals."""
-        detail_names = {g.name for g in raw.goal_details}
+    def _check_goals(self, doc: JsonDocument, raw: _TestCase, named: list[_GoalDetail]) -> None:
+        """Orchestrate's own rules (``TestCase.validate_goals_not_empty`` and
+        ``validate_goals_match_goal_details``): the DAG and the named goal details name the same
+        goals; an empty DAG only when every goal detail is an assertion."""
+        detail_names = {g.name for g in named}
         dag_names = set(raw.goals) | {n for deps in raw.goals.values() for n in deps}
         if not raw.goals and not raw.goal_details:
             return  # referenceless (quick-eval) dataset

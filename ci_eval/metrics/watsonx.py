@@ -1,13 +1,14 @@
 """IBM watsonx Orchestrate's metrics, read from ibm-watsonx-orchestrate-evaluation-framework
 1.5.2 (``agentops``) and checked against 1.6.9's own code (tests/score/test_watsonx_ibm_parity.py):
-tool-call precision and recall, journey success and journey completion.
+tool-call precision and recall, journey success and journey completion, and assert_llm.
 
 Tool calls are checked against the dataset's ``tool_call`` goals with IBM 1.6.9's argument
 matching (nested arguments as dot paths, strict / optional / ignore / fuzzy, ``<IGNORE>``,
 ``{"IGNORE": null}``, values normalised as ``normalize_args``: numbers canonical, lists sorted,
-text lower-cased; 1.5.2 compared lower-cased ``str()``). Text goals need IBM's two LLM checks
-(keywords, semantic match), made through the judge; without one, journey metrics on datasets
-with text goals are NOT_EVALUATED.
+text lower-cased; 1.5.2 compared lower-cased ``str()``). Text, interaction and ``assert_llm``
+goals are decided in ``watsonx_goals``: text goals and assertions through the judge (without one,
+journey metrics on datasets with them are NOT_EVALUATED), interaction goals against the
+interactions the conversation records.
 """
 
 from __future__ import annotations
@@ -17,9 +18,15 @@ import os
 import re
 from typing import Any
 
-from ci_eval.metrics.adk import text_of
 from ci_eval.metrics.base import Metric, NotApplicable, ScoreContext
 from ci_eval.metrics.registry import register
+from ci_eval.metrics.watsonx_goals import (
+    assertions,
+    check_assertions,
+    matched_interaction_goals,
+    matched_text_goals,
+)
+from ci_eval.metrics.watsonx_messages import messages_of
 from ci_eval.model import Invocation
 from ci_eval.model.metric_spec import MetricSpec
 
@@ -210,41 +217,6 @@ def tool_call_precision(
     return score, [score], analysis
 
 
-def matched_text_goals(
-    data: dict[str, Any], actual: list[Invocation], ctx: ScoreContext
-) -> tuple[list[str], list[str]]:
-    """(text goal names, the ones matched): IBM's keyword AND semantic LLM checks."""
-    goals = [g for g in data.get("goal_details") or [] if g.get("type") == "text"]
-    if not goals:
-        return [], []
-    if ctx.judge is None:
-        raise NotApplicable(
-            "text goals need IBM's LLM keyword and semantic checks: configure "
-            "a judge ([judge] in ci-eval.toml)"
-        )
-    responses = [text_of(inv.final_response) for inv in actual if inv.final_response]
-    context = data.get("starting_sentence") or ""
-    matched = []
-    for goal in goals:
-        expected = goal.get("summary") or goal.get("response") or ""
-        for response in responses:
-            keywords = goal.get("keywords") or []
-            keyword_ok = not keywords or ctx.judge.ask(
-                ctx.judge.render(
-                    "watsonx_keyword_match.j2", keywords="\n".join(keywords), response=response
-                )
-            ).strip().lower().startswith("true")
-            semantic_ok = keyword_ok and ctx.judge.ask(
-                ctx.judge.render(
-                    "watsonx_semantic_match.j2", context=context, expected=expected, actual=response
-                )
-            ).strip().lower().startswith("true")
-            if keyword_ok and semantic_ok:
-                matched.append(goal["name"])
-                break
-    return [g["name"] for g in goals], matched
-
-
 def is_topological(goals: dict[str, list[str]], ordering: list[str]) -> bool:
     """IBM's JourneySuccessMetric.is_topological_sort in strict mode (last index counts)."""
     if not ordering:
@@ -272,45 +244,87 @@ def is_topological(goals: dict[str, list[str]], ordering: list[str]) -> bool:
     return True
 
 
-def _journey(
-    actual: list[Invocation],
-    ctx: ScoreContext,
-) -> tuple[dict[str, Any], list[str], list[str], bool]:
-    """IBM's journey: tool analysis, text goals (all, matched) and whether the goal DAG was
-    walked in order."""
+def _journey(actual: list[Invocation], ctx: ScoreContext) -> dict[str, Any]:
+    """IBM's journey (``JourneySuccessMetric``, ``JourneyCompletion``): the tool analysis, the
+    text and interaction goals (all, matched), the assertions' results and whether the goal DAG
+    was walked in order (tool calls, then interactions, then texts) with every assertion
+    passed."""
     data = _dataset(ctx)
-    if not data.get("goals"):
+    if not data.get("goals") and not data.get("goal_details"):
         raise NotApplicable("a referenceless dataset (no goals)")
+    messages = messages_of(actual)
     analysis = tool_analysis(data, actual)
-    text_goals, texts = matched_text_goals(data, actual, ctx)
-    success = is_topological(data["goals"], analysis["correct_tool_calls"] + texts)
-    return analysis, text_goals, texts, success
+    interactions, matched_interactions = matched_interaction_goals(data, actual, messages)
+    texts, matched_texts = matched_text_goals(data, messages, ctx.judge)
+    results = check_assertions(data, messages, ctx.judge)
+    ordering = analysis["correct_tool_calls"] + matched_interactions + matched_texts
+    # an empty DAG (assertions only) is no journey walked: IBM's is_topological_sort says False
+    walked = is_topological(data.get("goals") or {}, ordering)
+    return {
+        **analysis,
+        "text_goals": texts,
+        "matched_text_goals": matched_texts,
+        "interaction_goals": interactions,
+        "matched_interaction_goals": matched_interactions,
+        "assertion_results": results,
+        "success": walked and all(r["passed"] for r in results),
+    }
 
 
 def journey_success(
     expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
 ) -> tuple[float, list[float | None], dict[str, Any]]:
-    analysis, _, texts, ok = _journey(actual, ctx)
-    return (1.0 if ok else 0.0), [1.0 if ok else 0.0], {"matched_text_goals": texts, **analysis}
+    journey = _journey(actual, ctx)
+    score = 1.0 if journey.pop("success") else 0.0
+    return score, [score], journey
 
 
 def journey_completion(
     expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
 ) -> tuple[float, list[float | None], dict[str, Any]]:
-    analysis, text_goals, texts, success = _journey(actual, ctx)
-    if success:
-        score = 1.0
-    elif not text_goals:
-        if analysis["expected_tool_calls"] == 0:
+    """IBM 1.6.9's ``JourneyCompletion``: tool-call recall when the dataset has only tool goals,
+    else every goal reached (tool calls, texts, interactions, assertions passed) / every goal,
+    rounded to 2 places."""
+    journey = _journey(actual, ctx)
+    journey.pop("success")
+    results = journey["assertion_results"]
+    if not journey["text_goals"] and not journey["interaction_goals"] and not results:
+        if journey["expected_tool_calls"] == 0:
             raise NotApplicable("the dataset expects no tool calls and no text")
-        score = round(len(analysis["correct_tool_calls"]) / analysis["expected_tool_calls"], 2)
-    else:
-        score = round(
-            (len(analysis["correct_tool_calls"]) + len(texts))
-            / (analysis["expected_tool_calls"] + len(text_goals)),
-            2,
-        )
-    return score, [score], analysis
+        score = round(len(journey["correct_tool_calls"]) / journey["expected_tool_calls"], 2)
+        return score, [score], journey
+    reached = (
+        len(journey["correct_tool_calls"])
+        + len(journey["matched_text_goals"])
+        + len(journey["matched_interaction_goals"])
+        + sum(1 for r in results if r["passed"])
+    )
+    goals = (
+        journey["expected_tool_calls"]
+        + len(journey["text_goals"])
+        + len(journey["interaction_goals"])
+        + len(results)
+    )
+    score = round(reached / goals, 2) if goals else 1.0
+    return score, [score], journey
+
+
+def assert_llm(
+    expected: list[Invocation], actual: list[Invocation], spec: MetricSpec, ctx: ScoreContext
+) -> tuple[float, list[float | None], dict[str, Any]]:
+    """IBM's ``AssertLLMMetric`` ("Assert LLM"): assertions passed / assertions, round 2."""
+    data = _dataset(ctx)
+    if not assertions(data):
+        raise NotApplicable("the dataset has no assert_llm goals")
+    results = check_assertions(data, messages_of(actual), ctx.judge)
+    passed = sum(1 for r in results if r["passed"])
+    score = round(passed / len(results), 2)
+    details = {
+        "passed_assertions": passed,
+        "total_assertions": len(results),
+        "assertion_results": results,
+    }
+    return score, [score], details
 
 
 for _name, _scorer, _text, _threshold in (
@@ -331,13 +345,21 @@ for _name, _scorer, _text, _threshold in (
         "journey_success",
         journey_success,
         "watsonx Orchestrate: 1 when every goal of the dependency graph was reached after its "
-        "prerequisites (text goals through the judge), else 0.",
+        "prerequisites (text goals through the judge) and every assert_llm check passed, else 0.",
         1.0,
     ),
     (
         "journey_completion",
         journey_completion,
-        "watsonx Orchestrate: 1 on journey success, else the share of goals reached.",
+        "watsonx Orchestrate: the share of goals reached (tool calls, texts, interactions, "
+        "assert_llm checks passed), rounded to 2 places.",
+        None,
+    ),
+    (
+        "assert_llm",
+        assert_llm,
+        "watsonx Orchestrate: the dataset's assert_llm checks the judge found true / all of "
+        "them, rounded to 2 places.",
         None,
     ),
 ):

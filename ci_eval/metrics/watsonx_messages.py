@@ -5,7 +5,10 @@ IBM's metrics read a flat message list (``agentops.type.Message``: ``role``, ``c
 invocations out the same way: per turn the user's text, each tool call (its ``content`` the JSON
 object the Orchestrate runtime writes, ``{"type": "tool_call", "name", "args", "id"}``, as in
 ``agentops/runtime_adapter/wxo_v2_wire.py``) followed by its response, the agent's intermediate
-texts and its final answer.
+texts and its final answer, then the interaction (widget) the turn ended asking for, if its
+invocation records one (the ``"watsonx_interaction"`` extension, an IBM ``Interaction``): an
+assistant message of type ``interaction`` whose content is the prompt, as IBM's
+``EvaluationController`` appends it.
 
 Step counts are IBM's ``agentops.metrics.steps.StepMetrics`` (ibm-watsonx-orchestrate-evaluation-
 framework 1.6.9; the "Total Steps" / "LLM Steps" columns of ``summary_metrics.csv``): every
@@ -26,6 +29,7 @@ from ci_eval.model.evalset import IntermediateData
 from ci_eval.model.metric_spec import MetricSpec
 
 LLM_STEP_TYPES = ("text", "tool_call", "conversational_search")
+INTERACTION = "watsonx_interaction"  # Invocation.extensions key: the turn's Interaction or None
 
 
 def _call_message(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
@@ -90,6 +94,16 @@ def messages_of(actual: list[Invocation]) -> list[dict[str, Any]]:
         messages.extend(_turn(inv, n))
         if inv.final_response is not None and inv.final_response.text():
             messages.append(_text("assistant", inv.final_response.text()))
+        interaction = inv.extensions.get(INTERACTION)
+        if isinstance(interaction, dict):
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": str(interaction.get("prompt") or ""),
+                    "type": "interaction",
+                    "interaction": interaction,
+                }
+            )
     return messages
 
 
