@@ -10,6 +10,7 @@ from ci_eval.metrics import (  # noqa: F401  (each registers its metrics; adk's 
     adk_rs,
     adk_usage,
     judge_metrics,
+    pass_k,
     simulation,
     trpc,
     trpc_judges,

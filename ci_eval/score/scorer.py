@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ci_eval.connectors.base import NOT_CAPTURED
-from ci_eval.metrics import INFORMATIONAL_DEFAULTS, lookup, not_computed_reason
+from ci_eval.metrics import INFORMATIONAL_DEFAULTS, lookup, not_computed_reason, pass_k
 from ci_eval.metrics.base import Metric, MetricFailure, NotApplicable, ScoreContext
 from ci_eval.model import Invocation
 from ci_eval.model.describe import fmt
@@ -339,8 +339,13 @@ def score_case(
             run.metrics = score_run(specs, dialect, expected, actual, replace(ctx, usage=usage))
     case.metrics = []
     if completed:
-        for i, spec in enumerate(specs):
-            metric = lookup(spec.evaluator or spec.name, dialect)
+        found = [lookup(spec.evaluator or spec.name, dialect) for spec in specs]
+        # the metrics a run's own pass is read from, for those over the case's runs (pass@k)
+        gating = [not (pass_k.over_runs(m) or (m is not None and m.informational)) for m in found]
+        for i, (spec, metric) in enumerate(zip(specs, found, strict=True)):
+            if pass_k.over_runs(metric):
+                case.metrics.append(pass_k.aggregate(spec, i, case.runs, gating))
+                continue
             informational = metric is not None and metric.informational
             case.metrics.append(
                 _aggregate(
