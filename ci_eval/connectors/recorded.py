@@ -7,6 +7,8 @@ so that the difference is not taken for the agent's:
 
 - the eval set was edited after the recording: its expected invocations (user message,
   expected response, expected tool calls) are no longer the ones the recording holds;
+- the configuration changed after the recording: a metric's threshold is not the one the
+  recording was scored against, so a case's status can flip on the same score;
 - another google-adk recorded it. ADK wrote its result files as a JSON string (``json.dumps``
   of the JSON text) up to 1.21, plain JSON from 1.22; up to 1.4 its ``response_match_score`` was
   the Vertex AI SDK's ``rouge_1``, without stemming, and from 1.5 rouge-score's, whose
@@ -43,6 +45,10 @@ COMPARED = "response_match_score"  # no option changes it: a recorded score is r
 # in this process only)
 _TURN = struct.Struct("3q")
 
+# a replayed invocation's extension: what its recording scored (see :func:`marked`), so that a
+# metric ci-eval cannot score without a judge can be scored as recorded
+RECORDED_SCORES = "ci_eval.recorded_scores"
+
 
 @dataclass(slots=True)
 class Recorded:
@@ -52,6 +58,38 @@ class Recorded:
     score: float | None  # its response_match_score, when it recorded one
     file: str = ""
     writer: str | None = None  # which google-adk wrote the file, when its shape says
+    # per metric, the case's recorded score (overall_eval_metric_results) and the threshold
+    # it was scored against, where the recording holds one
+    scores: dict[str, float] = field(default_factory=dict)
+    thresholds: dict[str, float] = field(default_factory=dict)
+    # per recorded invocation, its metrics' scores (eval_metric_result_per_invocation)
+    per_invocation: list[dict[str, float]] = field(default_factory=list)
+
+
+def _number(value: Any) -> float | None:
+    """A JSON number as a float; None for anything else (null, a string, NaN, a bool)."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None
+
+
+def _threshold(result: dict[str, Any]) -> float | None:
+    """The threshold an ``EvalMetricResult`` was scored against: its criterion's, else its
+    own (eval_metrics.py, _get_metric_threshold)."""
+    criterion = result.get("criterion")
+    if isinstance(criterion, dict) and _number(criterion.get("threshold")) is not None:
+        return _number(criterion.get("threshold"))
+    return _number(result.get("threshold"))
+
+
+def _scores(results: Any) -> dict[str, float]:
+    """Metric name → score of a list of ``EvalMetricResult`` (the unscored ones left out)."""
+    out: dict[str, float] = {}
+    for m in results if isinstance(results, list) else []:
+        if isinstance(m, dict) and isinstance(m.get("metric_name"), str):
+            score = _number(m.get("score"))
+            if score is not None:
+                out.setdefault(m["metric_name"], score)
+    return out
 
 
 def _calls(calls: list[list[Any]]) -> int:
@@ -120,16 +158,44 @@ def of_adk_result(result: dict[str, Any]) -> Recorded:
         expected = None if None in raw else raw_turns(raw)
     except (AttributeError, KeyError, TypeError):  # not what ADK writes: nothing to compare
         expected = None
-    score = next(
-        (
-            m.get("score")
-            for m in result.get("overall_eval_metric_results") or []
-            if isinstance(m, dict) and m.get("metric_name") == COMPARED
-        ),
-        None,
+    overall = result.get("overall_eval_metric_results")
+    scores = _scores(overall)
+    thresholds = {
+        m["metric_name"]: threshold
+        for m in (overall if isinstance(overall, list) else [])
+        if isinstance(m, dict) and isinstance(m.get("metric_name"), str)
+        if (threshold := _threshold(m)) is not None
+    }
+    per = result.get("eval_metric_result_per_invocation")
+    per_invocation = [
+        _scores(p.get("eval_metric_results")) if isinstance(p, dict) else {}
+        for p in (per if isinstance(per, list) else [])
+    ]
+    if not any(per_invocation):
+        per_invocation = []
+    return Recorded(
+        expected,
+        scores.get(COMPARED),
+        scores=scores,
+        thresholds=thresholds,
+        per_invocation=per_invocation,
     )
-    number = isinstance(score, int | float) and not isinstance(score, bool) and math.isfinite(score)
-    return Recorded(expected, float(score) if number else None)
+
+
+def marked(invocations: list[Invocation], facts: Recorded | None) -> list[Invocation]:
+    """The replayed invocations, each carrying what its recording scored
+    (:data:`RECORDED_SCORES`: the file, the case's scores, the invocation's own), for the
+    metrics ci-eval scores as recorded; unchanged when the recording holds no scores."""
+    if facts is None or not (facts.scores or facts.per_invocation):
+        return invocations
+    for n, inv in enumerate(invocations):
+        own = facts.per_invocation[n] if n < len(facts.per_invocation) else {}
+        inv.extensions[RECORDED_SCORES] = {
+            "file": facts.file,
+            "case": facts.scores,
+            "invocation": own,
+        }
+    return invocations
 
 
 def tell(runs: Iterable[list[Any]], file: str, json_string: bool, data: dict[str, Any]) -> None:
@@ -225,10 +291,69 @@ class Checks:
     def notices(
         self, results: RunResults, recording_of: Callable[[str, str, int], Recorded | None]
     ) -> list[str]:
-        """The cases whose eval set changed since their recording, then the recorded scores
-        ci-eval does not reproduce."""
+        """The cases whose eval set changed since their recording, the thresholds changed
+        since, then the recorded scores ci-eval does not reproduce."""
         unreproduced = unreproduced_notices(results, recording_of, set(self.stale))
-        return [*self.stale.values(), *unreproduced]
+        return [*self.stale.values(), *threshold_notices(results, recording_of), *unreproduced]
+
+
+@dataclass
+class _Moved:
+    """A metric whose threshold the run applies is not the one its recordings were scored
+    against: the files saying so, and the cases whose status on it flips."""
+
+    files: list[str] = field(default_factory=list)
+    now_pass: set[str] = field(default_factory=set)  # failed then
+    now_fail: set[str] = field(default_factory=set)  # passed then
+
+
+def threshold_notices(
+    results: RunResults, recording_of: Callable[[str, str, int], Recorded | None]
+) -> list[str]:
+    """Per eval set and metric, a threshold the recordings were scored against that is not the
+    one the run applies: recorded → now, and how many cases the same recorded score passes or
+    fails now that it did not then (score ≥ threshold, as ADK decides it). Two recorded
+    thresholds of one metric are said apart."""
+    moved: dict[tuple[str, str, float, float], _Moved] = {}
+    for set_record in results.sets:
+        for case in set_record.cases:
+            if case.skipped is not None or case.error is not None:
+                continue
+            for metric in case.metrics:
+                now = metric.threshold
+                if now is None or metric.informational:
+                    continue
+                for run in range(1, len(metric.runs) + 1):
+                    facts = recording_of(set_record.eval_set_id, case.eval_id, run)
+                    was = facts.thresholds.get(metric.name) if facts is not None else None
+                    if facts is None or was is None or math.isclose(was, now, abs_tol=1e-12):
+                        continue
+                    key = (set_record.eval_set_id, metric.name, was, now)
+                    found = moved.setdefault(key, _Moved())
+                    if facts.file not in found.files:
+                        found.files.append(facts.file)
+                    score = facts.scores.get(metric.name)
+                    if score is not None and (score >= was) != (score >= now):
+                        (found.now_pass if score >= now else found.now_fail).add(case.eval_id)
+    notices = []
+    for (_, name, was, now), found in moved.items():
+        files = found.files[0] + (
+            f" (and {plural(len(found.files) - 1, 'other file')})" if len(found.files) > 1 else ""
+        )
+        flips = [
+            f"{plural(len(cases), 'case')} {one if len(cases) == 1 else many} it now that "
+            f"{then} it then"
+            for cases, one, many, then in (
+                (found.now_pass, "passes", "pass", "failed"),
+                (found.now_fail, "fails", "fail", "passed"),
+            )
+            if cases
+        ]
+        notices.append(
+            f"warning: {files}: {name}'s threshold was {was:g} when recorded, {now:g} now: "
+            + ("; ".join(flips) if flips else "no case's status on it changes")
+        )
+    return notices
 
 
 def unreproduced_notices(
