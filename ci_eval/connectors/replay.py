@@ -573,9 +573,8 @@ class _ReplaySession:
 
     @classmethod
     def of(cls, recording: Recording) -> _ReplaySession:
-        return cls(
-            recording.invocations(), list(recording.usage), recording.reported, recording.expected
-        )
+        invocations = recorded.marked(recording.invocations(), recording.recorded)
+        return cls(invocations, list(recording.usage), recording.reported, recording.expected)
 
     def send(self, user_content: Content, deadline: Deadline | None = None) -> ActualTurn:
         if not self.invocations:

@@ -30,7 +30,7 @@ from ci_eval.model.results import (
 )
 from ci_eval.model.status import Status
 from ci_eval.net import llm
-from ci_eval.score import reported
+from ci_eval.score import as_recorded, reported
 from ci_eval.score.adk_status import adk_status_beside
 
 NO_EXPECTED = (
@@ -96,6 +96,11 @@ def score_run(
     for spec in specs:
         metric = lookup(spec.evaluator or spec.name, dialect)
         threshold = spec.threshold
+        # no judge: a replayed recording's judge score beats none
+        kept = as_recorded.of(spec, metric, dialect, actual) if ctx.judge is None else None
+        if kept is not None:
+            out.append(kept)
+            continue
         if metric is None:
             out.append(
                 MetricResult(
