@@ -79,7 +79,9 @@ def test_a_drop_the_merge_bases_agent_shows_too_is_the_days(repo: Path) -> None:
     code, out, line = _pr(repo, main_today=today)
     assert "it shows the drop too, and this pull request is judged against it" in out
     assert code == 0, line
-    assert "a broad drop the merge base's agent shows too today (30 cases" in line
+    # the verdict's one line ends cut where it is long: a latency item a loaded machine's
+    # timings add (never blocking here) can push the count past the cut
+    assert "a broad drop the merge base's agent shows too today" in line
 
 
 def test_no_control_runs_where_the_suite_wide_test_does_not_fire(repo: Path) -> None:
