@@ -31,7 +31,7 @@ from typing import Any, overload
 
 from pydantic import TypeAdapter, ValidationError
 
-from ci_eval.connectors import adk_rs_report, recorded, traces
+from ci_eval.connectors import adk_rs_report, orchestrate_recordings, recorded, traces
 from ci_eval.connectors import usage as reported
 from ci_eval.connectors.base import NOT_CAPTURED, UNREADABLE, ActualTurn, AgentError, Features
 from ci_eval.connectors.trace_shapes import spans_of_lines
@@ -355,6 +355,9 @@ def _read_recorded(
             )
         data = _unwrap(doc)
     del text
+    if orchestrate_recordings.is_ibm_output(file.name, data):  # its messages, or beside them
+        runs = orchestrate_recordings.recorded_runs(data, file.name, doc.path)
+        return {}, {key: [Recording(run) for run in found] for key, found in runs.items()}
     if traces.is_trace_file(data):
         return _read_traced(traces.read_sessions(data, doc.path), doc.path, traced)
     if not isinstance(data, dict):
@@ -432,7 +435,7 @@ def load_recordings(
             when = _file_time(data, file)
             for key, runs in found.items():
                 per_file.setdefault(key, []).append((when, order, runs))
-    recordings: dict[tuple[str, str], list[Recording]] = {}
+    recordings: dict[tuple[str, str], list[Recording]] = orchestrate_recordings.Recordings()
     for key, entries in per_file.items():
         # newest first; files with the same time keep the order they were given in
         entries.sort(key=lambda e: (-e[0], e[1]))
