@@ -34,8 +34,8 @@ import json
 import re
 from typing import Any
 
+from ci_eval.dialects.watsonx import INTERACTION
 from ci_eval.errors import InputError
-from ci_eval.metrics.watsonx_messages import INTERACTION
 from ci_eval.model import Content, Invocation
 from ci_eval.model.evalset import (
     FunctionCall,

@@ -32,6 +32,10 @@ from ci_eval.model import (
     SourceRef,
 )
 
+# an Orchestrate invocation's extension: the widget (IBM's Interaction) the agent showed in
+# that turn, or None; set where a recording holds widgets, read by the interaction goals
+INTERACTION = "watsonx_interaction"
+
 EXT = "watsonx"
 
 

@@ -19,9 +19,9 @@ from ci_eval.metrics.trpc_criteria import (
     text_match,
     xml_match,
 )
-from ci_eval.model.trpc_registry import unresolvable_names, unresolvable_reason
 from ci_eval.model import IntermediateData, Invocation
 from ci_eval.model.metric_spec import MetricSpec
+from ci_eval.model.trpc_registry import unresolvable_names, unresolvable_reason
 
 # --- tool trajectory ---------------------------------------------------------------------
 

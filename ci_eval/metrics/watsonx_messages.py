@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ci_eval.dialects.watsonx import INTERACTION
 from ci_eval.metrics.base import Metric, ScoreContext
 from ci_eval.metrics.registry import register
 from ci_eval.model import Invocation
@@ -29,7 +30,6 @@ from ci_eval.model.evalset import IntermediateData
 from ci_eval.model.metric_spec import MetricSpec
 
 LLM_STEP_TYPES = ("text", "tool_call", "conversational_search")
-INTERACTION = "watsonx_interaction"  # Invocation.extensions key: the turn's Interaction or None
 
 
 def _call_message(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
