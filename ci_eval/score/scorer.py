@@ -2,7 +2,8 @@
 
 Pure logic over plain data (no I/O besides what a judge or custom metric does). Per run each
 metric gets a score and a status (PASSED iff score ≥ threshold); per case the runs aggregate as
-ADK aggregates repeats — the mean of every per-invocation score across runs, then the threshold —
+ADK aggregates repeats — the mean of every per-invocation score across runs, then the threshold
+(a trpc-agent-go set: as trpc-agent-go does, ``trpc_aggregation``) —
 unless ``min_pass`` asks for "at least K of N runs pass". A case's verdict is the AND over its
 metrics with ERROR dominating; informational metrics never fail it.
 """
@@ -30,7 +31,7 @@ from ci_eval.model.results import (
 )
 from ci_eval.model.status import Status
 from ci_eval.net import llm
-from ci_eval.score import as_recorded, reported
+from ci_eval.score import as_recorded, reported, trpc_aggregation
 from ci_eval.score.adk_status import adk_status_beside
 
 NO_EXPECTED = (
@@ -352,16 +353,18 @@ def score_case(
                 case.metrics.append(pass_k.aggregate(spec, i, case.runs, gating))
                 continue
             informational = metric is not None and metric.informational
-            case.metrics.append(
-                _aggregate(
-                    spec.name,
-                    [r.metrics[i] for r in completed],
-                    options.min_pass,
-                    informational,
-                    by_runs=metric is not None and not metric.score_is_invocation_mean,
-                    invocation_passes=metric.invocation_passes if metric is not None else None,
-                )
+            results = [r.metrics[i] for r in completed]
+            aggregated = _aggregate(
+                spec.name,
+                results,
+                options.min_pass,
+                informational,
+                by_runs=metric is not None and not metric.score_is_invocation_mean,
+                invocation_passes=metric.invocation_passes if metric is not None else None,
             )
+            if dialect == "trpc":  # trpc-agent-go's mean of the runs' scores, not ADK's
+                aggregated = trpc_aggregation.over_runs(aggregated, results, options.min_pass)
+            case.metrics.append(aggregated)
     case.scored_status = case_status(case.metrics, case)
     case.adk_status = adk_status_beside(case.scored_status, case.metrics, dialect, set_dialect)
     case.flaky = any(m.flaky for m in case.metrics if not m.informational)
