@@ -25,6 +25,7 @@ from ci_eval.publish import github
 from ci_eval.report.adk_results import to_adk_results
 from ci_eval.report.adk_rs_report import to_adk_rs_reports
 from ci_eval.report.junit import junit_parts, to_junit
+from ci_eval.report.trpc_results import NONE_WRITTEN, to_trpc_results
 from ci_eval.results.file import CaseRecord, RunResults
 from ci_eval.settings import ReportSettings
 from ci_eval.text import redact
@@ -60,6 +61,7 @@ class Reporter:
     folder: Callable[[RunResults], Mapping[str, object]] | None = None
     page: bool = False
     title: str = ""  # how messages name it ("the summary"); default "the NAME report"
+    nothing: str = ""  # said (with the path) when ``folder`` gives no file: why there is none
 
     def said(self) -> str:
         return self.title or f"the {self.name} report"
@@ -87,6 +89,14 @@ register_reporter(Reporter("junit", to_junit, junit_parts))
 register_reporter(Reporter("summary", _summary, page=True, title="the summary"))
 register_reporter(Reporter("adk-results", folder=to_adk_results, title="the ADK results"))
 register_reporter(Reporter("adk-rs-report", folder=to_adk_rs_reports, title="the adk-rs reports"))
+register_reporter(
+    Reporter(
+        "trpc-results",
+        folder=to_trpc_results,
+        title="the trpc-agent-go results",
+        nothing=NONE_WRITTEN,
+    )
+)
 
 
 def check_reports(settings: ReportSettings) -> None:
@@ -224,7 +234,7 @@ def publish(
         missing.attempt(
             REPORTERS[name].said(),
             path,
-            lambda r=REPORTERS[name], p=path: _write(r, Path(p), results, text_of),
+            lambda r=REPORTERS[name], p=path: _write(r, Path(p), results, text_of, warnings),
         )
     if on_actions:
         if job_summary:
@@ -251,11 +261,18 @@ def publish(
 
 
 def _write(
-    reporter: Reporter, path: Path, results: RunResults, text_of: Callable[[Reporter], str]
+    reporter: Reporter,
+    path: Path,
+    results: RunResults,
+    text_of: Callable[[Reporter], str],
+    warnings: list[str],
 ) -> None:
     if reporter.folder is not None:
-        for name, data in reporter.folder(results).items():
+        files = reporter.folder(results)
+        for name, data in files.items():
             write_json_atomic(path / name, data)
+        if not files and reporter.nothing:
+            warnings.append(f"{path}: {reporter.nothing}")
     elif reporter.parts is not None:
         write_parts_atomic(path, reporter.parts(results))
     else:
