@@ -60,6 +60,7 @@ def outputs(settings: RunSettings) -> None:
     output_file(settings.summary, name("summary"))
     output_dir(settings.adk_results, name("adk_results"))
     output_dir(settings.adk_rs_report, name("adk_rs_report"))
+    output_dir(settings.trpc_results, name("trpc_results"))
     if settings.update_baseline:  # reading it is gate.main_history.load_baseline's
         output_file(settings.baseline_file(), name("baseline"))
 

@@ -86,6 +86,17 @@ AdkRsReportOpt = Annotated[
         rich_help_panel=REPORTS,
     ),
 ]
+TrpcResultsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--trpc-results",
+        metavar="DIR",
+        help="Write trpc-agent-go's result file (EvalSetResult, with its summary) per "
+        "trpc-agent-go eval set here, as trpc's evaluation writes them.",
+        show_default=False,
+        rich_help_panel=REPORTS,
+    ),
+]
 CommentOpt = Annotated[
     bool | None,
     typer.Option(

@@ -40,6 +40,7 @@ from ci_eval.cli.options import (
     SignificanceOpt,
     SummaryOpt,
     ToleranceOpt,
+    TrpcResultsOpt,
     TrustPrConfigOpt,
     WatchOpt,
     WindowOpt,
@@ -397,6 +398,7 @@ def run(
     summary: SummaryOpt = None,
     adk_results: AdkResultsOpt = None,
     adk_rs_report: AdkRsReportOpt = None,
+    trpc_results: TrpcResultsOpt = None,
     comment: CommentOpt = None,
     comment_id: CommentIdOpt = None,
     shard: Annotated[

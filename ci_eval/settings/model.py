@@ -92,6 +92,7 @@ SETTINGS = (
     Setting("summary", "--summary"),
     Setting("adk_results", "--adk-results"),
     Setting("adk_rs_report", "--adk-rs-report"),
+    Setting("trpc_results", "--trpc-results", "trpc-results"),
     Setting("comment", "--comment", "comment", "bool"),
     Setting("comment_id", "--comment-id", "comment-id"),
     Setting("template_dir", "--template-dir", "template-dir", bar=True),
@@ -335,6 +336,7 @@ class RunSettings(Frozen):
     summary: str | None = None
     adk_results: str | None = None
     adk_rs_report: str | None = None  # a folder: one adk-rs EvalReport per eval set
+    trpc_results: str | None = None  # a folder: trpc-agent-go's EvalSetResult per trpc set
     comment: bool = False
     comment_id: str | None = None
     metric: list[str] = field(default_factory=list)  # --metric NAME[=THRESHOLD]
@@ -411,7 +413,14 @@ class RunSettings(Frozen):
             github_token(env),
             job_summary,
             trust_pr_config=self.trust_pr_config,
-            files={"adk-rs-report": self.adk_rs_report} if self.adk_rs_report else {},
+            files={
+                name: path
+                for name, path in (
+                    ("adk-rs-report", self.adk_rs_report),
+                    ("trpc-results", self.trpc_results),
+                )
+                if path
+            },
         )
 
 

@@ -195,7 +195,7 @@ def load_config(path: Path | None, required: bool, text: str | None = None) -> R
 
 # the settings that name a file or folder (a data branch's baseline is a path on that branch)
 _PATHS = ("eval_config", "accept", "results", "junit", "summary", "adk_results", "adk_rs_report",
-          "template_dir", "cache")  # fmt: skip
+          "trpc_results", "template_dir", "cache")  # fmt: skip
 
 
 def _from_the_config(settings: RunSettings, base: Path) -> None:
