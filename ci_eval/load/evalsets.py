@@ -458,8 +458,42 @@ def load_all(
 ) -> list[FileOutcome]:
     """Load every candidate. A bad ``eval_config`` (``--eval-config``; ``option`` names it as the
     user did) raises InputError once, before any set is read, rather than failing every set.
-    ``dialect`` (the ``dialect`` setting) names the dialect of the sets in ADK's shape."""
+    ``dialect`` (the ``dialect`` setting) names the dialect of the sets in ADK's shape. A set
+    whose id another file's set has is refused (:func:`ids_apart`)."""
     sidecars = SidecarFinder(eval_config)
     if eval_config is not None:
         sidecars.load_override(eval_config, option)
-    return [load_candidate(c, sidecars, dialect) for c in candidates]
+    return ids_apart([load_candidate(c, sidecars, dialect) for c in candidates])
+
+
+# where a dialect's file names its eval set's id (the others derive it from the file's path,
+# which no other file has)
+_ID_PATHS = {"adk": "$.eval_set_id", "adk-camel": "$.evalSetId", "adk-rs": "$.eval_set_id",
+             "trpc": "$.evalSetId"}  # fmt: skip
+
+
+def ids_apart(outcomes: list[FileOutcome]) -> list[FileOutcome]:
+    """``outcomes`` with every eval set whose id an earlier file's set already has refused, in
+    one line naming both files. ci-eval knows a set by its id — in the reports, in a replay's
+    recordings, in main's history — so two files of one id would be scored from each other's
+    recordings and judged by each other's history (trpc-agent-go's examples have two
+    ``math-basic`` sets); the user gives one another id."""
+    first: dict[str, str] = {}
+    out: list[FileOutcome] = []
+    for outcome in outcomes:
+        if isinstance(outcome, LoadedEvalSet):
+            set_id = outcome.eval_set.eval_set_id
+            other = first.setdefault(set_id, outcome.path)
+            if other != outcome.path:
+                outcome = Failed(
+                    outcome.path,
+                    InputError(
+                        f"eval set id {set_id!r} is also the id of {other}: ci-eval tells eval "
+                        "sets apart by their id (reports, replays, main's history), so one "
+                        "would be scored or judged as the other; give this set an id of its own",
+                        path=outcome.path,
+                        json_path=_ID_PATHS.get(outcome.dialect),
+                    ),
+                )
+        out.append(outcome)
+    return out

@@ -19,7 +19,9 @@ def _judged_set(folder: Path, judge_model: str | None) -> Path:
     """The samples' weather set in ``folder``, judged by final_response_match_v2 under a
     test_config.json that names ``judge_model`` (None: names none)."""
     folder.mkdir(parents=True)
-    shutil.copy(SAMPLES / "evals/weather_basic.evalset.json", folder)
+    evalset = json.loads((SAMPLES / "evals/weather_basic.evalset.json").read_text())
+    evalset["eval_set_id"] = f"weather_{folder.name}"  # each folder's set an id of its own
+    (folder / "weather_basic.evalset.json").write_text(json.dumps(evalset))
     options: dict[str, object] = {"num_samples": 1}
     if judge_model is not None:
         options["judge_model"] = judge_model

@@ -472,9 +472,13 @@ WEATHER = REPO / "samples/evals/weather_basic.evalset.json"
 AGENT = f"python {REPO / 'samples/agents/weather_agent/command_agent.py'}"
 
 
-def _evals(folder: Path, criteria: dict[str, float] | None) -> Path:
+def _evals(folder: Path, criteria: dict[str, float] | None, set_id: str | None = None) -> Path:
+    """The samples' weather set in ``folder`` (under ``set_id`` where given: two folders' sets
+    need ids of their own), with a test_config.json of ``criteria``."""
     folder.mkdir(parents=True)
-    (folder / WEATHER.name).write_text(WEATHER.read_text())
+    evalset = json.loads(WEATHER.read_text())
+    evalset["eval_set_id"] = set_id or evalset["eval_set_id"]
+    (folder / WEATHER.name).write_text(json.dumps(evalset))
     if criteria is not None:
         (folder / "test_config.json").write_text(json.dumps({"criteria": criteria}, indent=2))
     return folder
@@ -501,7 +505,7 @@ def test_a_metric_that_could_not_be_computed_fails_the_gate(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     _evals(tmp_path / "judged", {"tool_trajectory_avg_score": 1.0, "final_response_match_v2": 0.5})
-    _evals(tmp_path / "plain", None)
+    _evals(tmp_path / "plain", None, set_id="weather_plain")
     run = ("run", "judged", "plain", "--agent", "command", "--agent-command", AGENT)
     proc = cli(*run, "--summary", "summary.md")
     assert proc.returncode == 1, proc.stdout + proc.stderr
