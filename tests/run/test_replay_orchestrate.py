@@ -14,8 +14,6 @@ tests/score/test_watsonx_ibm_parity.py; ``CI_EVAL_IBM_PATH=DIR``).
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -32,6 +30,7 @@ from ci_eval.metrics.watsonx import (
 )
 from ci_eval.metrics.watsonx_messages import INTERACTION, messages_of, step_counts
 from ci_eval.model.metric_spec import MetricSpec
+from tests import ibm_framework
 from tests.helpers import run_cli
 
 DATA = Path(__file__).resolve().parents[1] / "data/orchestrate-recordings"
@@ -249,9 +248,7 @@ def test_a_malformed_messages_file_is_one_line_naming_it_and_the_json_path(tmp_p
 
 
 def _agentops() -> None:
-    if os.environ.get("CI_EVAL_IBM_PATH") and os.environ["CI_EVAL_IBM_PATH"] not in sys.path:
-        sys.path.append(os.environ["CI_EVAL_IBM_PATH"])
-    pytest.importorskip("agentops.metrics")  # first: agentops' own import order avoids a cycle
+    ibm_framework.importable()
 
 
 class _IbmLlm:

@@ -19,10 +19,8 @@ prompt.
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -37,11 +35,9 @@ from ci_eval.metrics.watsonx_messages import messages_of, step_counts
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation, Part
 from ci_eval.model.metric_spec import MetricSpec
 from ci_eval.settings import JudgeConfig
+from tests import ibm_framework
 from tests.helpers import run_cli
 from tests.judge_server import JudgeServer
-
-if os.environ.get("CI_EVAL_IBM_PATH"):
-    sys.path.append(os.environ["CI_EVAL_IBM_PATH"])
 
 
 def _dataset(goals: dict[str, list[str]], details: list[dict[str, Any]]) -> dict[str, Any]:
@@ -524,7 +520,7 @@ def _random_turns(rng: random.Random) -> list[Invocation]:
 
 
 def test_goals_are_loaded_as_ibms_test_case_loads_them(tmp_path: Path) -> None:
-    pytest.importorskip("agentops.metrics")
+    ibm_framework.importable()
     from agentops.type import TestCase
 
     variants = [
@@ -552,7 +548,7 @@ def test_goals_are_loaded_as_ibms_test_case_loads_them(tmp_path: Path) -> None:
 
 
 def test_journeys_and_assertions_agree_with_ibm_on_random_conversations() -> None:
-    pytest.importorskip("agentops.metrics")
+    ibm_framework.importable()
     rng = random.Random(55)
     differences, seen = [], {"success": 0, "interaction": 0, "text": 0, "assert": 0}
     for _ in range(150):

@@ -12,12 +12,8 @@ framework`` and ``CI_EVAL_IBM_PATH=DIR``. Tool-call goals only: text goals need 
 from __future__ import annotations
 
 import json
-import os
 import random
-import sys
 from typing import Any
-
-import pytest
 
 from ci_eval.metrics.base import ScoreContext
 from ci_eval.metrics.watsonx import (
@@ -28,10 +24,9 @@ from ci_eval.metrics.watsonx import (
 )
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation
 from ci_eval.model.metric_spec import MetricSpec
+from tests import ibm_framework
 
-if os.environ.get("CI_EVAL_IBM_PATH"):
-    sys.path.append(os.environ["CI_EVAL_IBM_PATH"])
-pytest.importorskip("agentops.metrics")  # first: agentops' own import order avoids a cycle
+ibm_framework.importable()
 
 
 class _NoLlm:

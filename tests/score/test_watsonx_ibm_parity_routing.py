@@ -18,13 +18,9 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
-import sys
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from ci_eval.metrics.base import NotApplicable, ScoreContext
 from ci_eval.metrics.watsonx import fuzzy_text_match
@@ -35,10 +31,9 @@ from ci_eval.metrics.watsonx_routing import agent_routing_f1, tool_parameter_f1
 from ci_eval.model import Content, FunctionCall, IntermediateData, Invocation
 from ci_eval.model.evalset import FunctionResponse, Part
 from ci_eval.model.metric_spec import MetricSpec
+from tests import ibm_framework
 
-if os.environ.get("CI_EVAL_IBM_PATH"):
-    sys.path.append(os.environ["CI_EVAL_IBM_PATH"])
-pytest.importorskip("agentops.metrics")  # first: agentops' own import order avoids a cycle
+ibm_framework.importable()
 
 CORPUS = Path("/work/shared/corpus/watsonx-orchestrate")
 if not CORPUS.is_dir():
