@@ -158,6 +158,26 @@ def environment(**extra: str) -> dict[str, str]:
     return env
 
 
+@contextlib.contextmanager
+def _without_ibms_framework() -> Iterator[None]:
+    """IBM's Orchestrate framework out of a documented run's sight: the parity tests import it
+    into the test process, and ci-eval's Orchestrate user simulator takes IBM's own prompt where
+    the framework is installed (ci_eval.simulate.orchestrate_story); the docs show a machine
+    without it. A None in sys.modules is a module that cannot be found."""
+    saved = sys.modules.get("agentops", _ABSENT)
+    sys.modules["agentops"] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if saved is _ABSENT:
+            del sys.modules["agentops"]
+        else:
+            sys.modules["agentops"] = saved  # type: ignore[assignment]
+
+
+_ABSENT = object()
+
+
 def ci_eval(*args: str, cwd: Path, expect: int, env: Mapping[str, str] | None = None) -> Run:
     """``ci-eval ARGS`` run from ``cwd`` in this process; a RunError unless it exits ``expect``."""
     log: list[str] = []
@@ -166,6 +186,7 @@ def ci_eval(*args: str, cwd: Path, expect: int, env: Mapping[str, str] | None = 
         contextlib.chdir(cwd),
         contextlib.redirect_stdout(out),
         contextlib.redirect_stderr(err),
+        _without_ibms_framework(),
     ):
         code = ci_eval_main(list(args), env=dict(env if env is not None else environment()))
     run = Run(args, code, out.text(), err.text(), _lines("".join(log)))

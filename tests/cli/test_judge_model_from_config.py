@@ -5,7 +5,6 @@ judge's model where neither [judge] nor --judge-model names one, and the run say
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from tests.conftest import SAMPLES
