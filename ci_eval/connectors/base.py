@@ -98,6 +98,9 @@ UNREADABLE = "unreadable recording: "
 # a replayed invocation's extension: why what it recorded cannot be scored (a trace that
 # captured no message content); every metric but the informational ones is then NOT_EVALUATED
 NOT_CAPTURED = "ci_eval.not_captured"
+# a replayed invocation's extension: what its recording scored (recorded.marked), so that a
+# metric ci-eval cannot score without a judge can be scored as recorded (ci_eval.score.as_recorded)
+RECORDED_SCORES = "ci_eval.recorded_scores"
 
 
 @dataclass

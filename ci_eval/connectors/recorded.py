@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
+from ci_eval.connectors.base import RECORDED_SCORES
 from ci_eval.model import EvalCase, Invocation
 from ci_eval.model.results import RunResults
 from ci_eval.text.plural import plural
@@ -44,10 +45,6 @@ COMPARED = "response_match_score"  # no option changes it: a recorded score is r
 # packed (hashes, not the texts: every recording is held for the whole run, and is compared
 # in this process only)
 _TURN = struct.Struct("3q")
-
-# a replayed invocation's extension: what its recording scored (see :func:`marked`), so that a
-# metric ci-eval cannot score without a judge can be scored as recorded
-RECORDED_SCORES = "ci_eval.recorded_scores"
 
 
 @dataclass(slots=True)

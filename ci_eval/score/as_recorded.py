@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ci_eval.connectors.recorded import RECORDED_SCORES
+from ci_eval.connectors.base import RECORDED_SCORES
 from ci_eval.metrics import not_computed_reason
 from ci_eval.metrics.base import Metric
 from ci_eval.model import Invocation
