@@ -16,19 +16,19 @@ response_match_score: ``METRICS_NEEDING_LLM`` and ``METRICS_NEEDING_GCP`` in age
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+
+from tests.tool_cache import cache_root, locked
 
 VERSION = "0.11.0"
 ENV_VAR = "CI_EVAL_AGENTEVALS"
@@ -47,22 +47,6 @@ class MetricRow(NamedTuple):
 
 def _bin(venv: Path, name: str) -> Path:
     return venv / ("Scripts" if os.name == "nt" else "bin") / (name + (".exe" * (os.name == "nt")))
-
-
-def _cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ci-eval-tests"
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _version_problem(exe: Path) -> str | None:
@@ -112,10 +96,10 @@ def agentevals_executable() -> Path:
         if problem:
             pytest.skip(f"{ENV_VAR}={given}: {problem}")
         return exe
-    root = _cache_root()
+    root = cache_root()
     venv = root / f"agentevals-{VERSION}"
     done, failed = venv / ".ci-eval-installed", root / f"agentevals-{VERSION}.failed"
-    with _locked(root / f"agentevals-{VERSION}.lock"):
+    with locked(root / f"agentevals-{VERSION}.lock"):
         if not done.exists():
             if failed.exists() and time.time() - failed.stat().st_mtime < FAILED_INSTALL_KEPT_S:
                 pytest.skip(failed.read_text())

@@ -13,16 +13,15 @@ had (no registry) skips the tests that need it, with the reason.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.tool_cache import cache_root, locked
 
 VERSION = "1.6.9"
 ENV_VAR = "CI_EVAL_IBM_PATH"
@@ -47,22 +46,6 @@ PACKAGES = (
 )
 INSTALL_TIMEOUT_S = 600
 FAILED_INSTALL_KEPT_S = 600  # a failed install is not retried by every worker of one run
-
-
-def _cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ci-eval-tests" / f"ibm-framework-{VERSION}"
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _install(target: Path) -> str | None:
@@ -97,9 +80,9 @@ def _install(target: Path) -> str | None:
 def importable() -> None:
     """Make ``agentops`` importable, or skip the calling test module with the reason."""
     given = os.environ.get(ENV_VAR)
-    target = Path(given) if given else _cache()
+    target = Path(given) if given else cache_root() / f"ibm-framework-{VERSION}"
     if not given:
-        with _locked(target.parent / f"{target.name}.lock"):
+        with locked(target.parent / f"{target.name}.lock"):
             why = _install(target)
         if why is not None:
             pytest.skip(f"IBM's framework {VERSION} could not be installed: {why}",
