@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from ci_eval.model.quarantine import Quarantine
 from ci_eval.model.values import RECORD, Count, Data, Items, Seconds, Text
 
 
@@ -88,6 +89,9 @@ class RunFacts:
     usage_totals: Annotated[Data | None, _omitted_none()] = None  # the usage report's sums
     # --otlp: the turns by where their tool calls came from (spans, reply, none)
     trajectories: Annotated[dict[str, Count] | None, _omitted_none()] = None
+    # quarantine.toml as the gate applied it (the base branch's, in a pull request): an older
+    # file has none
+    quarantine: Annotated[Items[Quarantine], _omitted_empty()] = field(default_factory=list)
 
     @property
     def selected(self) -> bool:
