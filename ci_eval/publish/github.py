@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, ClassVar, TextIO
 
 from ci_eval.gate.items import SKIPS, clip, short_id
 from ci_eval.gate.verdict import verdict
@@ -136,31 +136,50 @@ def write_outputs(path: str, outputs: Mapping[str, object]) -> None:
                 handle.write(f"{name}={text}\n")
 
 
+def event(env: Mapping[str, str]) -> dict:
+    """The workflow run's event (``GITHUB_EVENT_PATH``); empty when there is none or it is not
+    a JSON object."""
+    event_path = env.get("GITHUB_EVENT_PATH")
+    if not event_path or not Path(event_path).is_file():
+        return {}
+    try:
+        data = json.loads(Path(event_path).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def pr_number(env: Mapping[str, str]) -> int | None:
     """From the event file (pull_request, pull_request_target, issue_comment on a PR), else
     from ``refs/pull/N/merge``."""
-    event_path = env.get("GITHUB_EVENT_PATH")
-    if event_path and Path(event_path).is_file():
-        try:
-            event = json.loads(Path(event_path).read_text("utf-8"))
-        except (OSError, ValueError):
-            event = {}
-        if isinstance(event, dict):
-            pr = event.get("pull_request")
-            if isinstance(pr, dict) and isinstance(pr.get("number"), int):
-                return pr["number"]
-            issue = event.get("issue")
-            if (
-                isinstance(issue, dict)
-                and issue.get("pull_request")
-                and isinstance(issue.get("number"), int)
-            ):
-                return issue["number"]
+    data = event(env)
+    pr = data.get("pull_request")
+    if isinstance(pr, dict) and isinstance(pr.get("number"), int):
+        return pr["number"]
+    issue = data.get("issue")
+    if (
+        isinstance(issue, dict)
+        and issue.get("pull_request")
+        and isinstance(issue.get("number"), int)
+    ):
+        return issue["number"]
     ref = env.get("GITHUB_REF", "")
     parts = ref.split("/")
     if len(parts) == 4 and parts[:2] == ["refs", "pull"] and parts[2].isdigit():
         return int(parts[2])
     return None
+
+
+def head_sha(env: Mapping[str, str]) -> str | None:
+    """The commit a check run belongs to: in a pull request its head (the event's
+    ``pull_request.head.sha``), not ``GITHUB_SHA``, which is then the merge commit GitHub made
+    and which the PR's page never shows; else ``GITHUB_SHA``."""
+    pr = event(env).get("pull_request")
+    head = pr.get("head") if isinstance(pr, dict) else None
+    sha = head.get("sha") if isinstance(head, dict) else None
+    if isinstance(sha, str) and sha.strip():
+        return sha.strip()
+    return env.get("GITHUB_SHA") or None
 
 
 def marker_for(comment_id: str) -> str:
@@ -173,7 +192,11 @@ def default_comment_id(env: Mapping[str, str]) -> str:
     return f"{env.get('GITHUB_WORKFLOW', 'workflow')}/{env.get('GITHUB_JOB', 'job')}"
 
 
-class CommentError(Exception):
+class ApiError(Exception):
+    """A call to GitHub's REST API that failed, said in one line."""
+
+
+class CommentError(ApiError):
     pass
 
 
@@ -205,24 +228,20 @@ def retry_after(value: str | None, cap: float = MAX_RATE_LIMIT_WAIT) -> float:
     return min(max(seconds, 0.0), cap)
 
 
-def _json(response: requests.Response, url: str) -> object:
-    try:
-        return response.json()
-    except ValueError:
-        raise CommentError(f"{url}: the answer is not JSON") from None
-
-
 @dataclass
-class CommentPoster:
-    """Upserts one PR comment identified by a hidden marker: PATCH when ours exists and its
-    body changed, POST when none does, nothing when unchanged."""
+class GitHubApi:
+    """The one path ci-eval's REST calls take (the PR comment, the check run): the token in a
+    header, retries, GitHub's secondary rate limit waited out, and one deadline for all the
+    calls of a report."""
 
     api_url: str
     repository: str
     token: str
     workflow: Workflow
-    deadline: Deadline | None = None  # for the whole upsert (default 30 s per request)
+    deadline: Deadline | None = None  # for all the calls (default 30 s per request)
     session: requests.Session = field(init=False)
+    # what a failed call raises: each client's own, so its caller says what failed
+    error: ClassVar[type[ApiError]] = ApiError
 
     def __post_init__(self) -> None:
         from ci_eval.net.http import HttpSettings, make_requests_session
@@ -241,7 +260,7 @@ class CommentPoster:
         )
 
     def _call(self, method: str, url: str, **kwargs: object) -> requests.Response:
-        import requests  # loaded with the session, only when commenting
+        import requests  # loaded with the session, only when GitHub is called
 
         from ci_eval.net.http import (
             DeadlinePassed,
@@ -250,8 +269,8 @@ class CommentPoster:
             within,
         )
 
-        # the whole upsert shares one deadline: after a cancellation it must not hold the
-        # process (GitHub's runner kills it some seconds after its first signal)
+        # the calls share one deadline: after a cancellation they must not hold the process
+        # (GitHub's runner kills it some seconds after its first signal)
         deadline = self.deadline or Deadline.uncancellable(REQUEST_TIMEOUT * 8)
         for _ in range(4):
             try:
@@ -263,22 +282,36 @@ class CommentPoster:
                     raise DeadlinePassed
             except (DeadlinePassed, requests.RequestException) as exc:
                 if deadline.expired():
-                    raise CommentError(f"{method} {url}: {deadline.message()}") from None
-                raise CommentError(f"{method} {url}: {failure_reason(exc)}") from None
+                    raise self.error(f"{method} {url}: {deadline.message()}") from None
+                raise self.error(f"{method} {url}: {failure_reason(exc)}") from None
             if response.status_code == 403 and "rate limit" in response.text.lower():
                 wait = retry_after(response.headers.get("Retry-After"))  # seconds or a date
                 # GitHub's secondary rate limit
                 if not deadline.wait(wait):
-                    raise CommentError(f"{method} {url}: rate limited past the deadline")
+                    raise self.error(f"{method} {url}: rate limited past the deadline")
                 continue
             return response
         return response
+
+    def _json(self, response: requests.Response, url: str) -> object:
+        try:
+            return response.json()
+        except ValueError:
+            raise self.error(f"{url}: the answer is not JSON") from None
+
+
+@dataclass
+class CommentPoster(GitHubApi):
+    """Upserts one PR comment identified by a hidden marker: PATCH when ours exists and its
+    body changed, POST when none does, nothing when unchanged."""
+
+    error: ClassVar[type[ApiError]] = CommentError
 
     def _login(self) -> str | None:
         url = f"{self.api_url}/user"
         response = self._call("GET", url)
         if response.ok:
-            data = _json(response, url)
+            data = self._json(response, url)
             login = data.get("login") if isinstance(data, dict) else None
             return login if isinstance(login, str) else None
         return None  # installation tokens (GITHUB_TOKEN) cannot read /user
@@ -293,7 +326,7 @@ class CommentPoster:
                 raise CommentForbidden(response.text[:200])
             if not response.ok:
                 raise CommentError(f"GET {url}: HTTP {response.status_code}")
-            comments = _json(response, url)
+            comments = self._json(response, url)
             if not isinstance(comments, list):
                 raise CommentError(f"GET {url}: expected a list of comments")
             ids = {c.get("id") for c in comments if isinstance(c, dict)}
