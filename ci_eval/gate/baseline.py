@@ -4,7 +4,9 @@ them, per metric; the file's format is :mod:`ci_eval.gate.baseline_file`.
 ``update`` appends one results file — one job on main — as a push: every run of every measured
 case, in order, errors included (an errored run is marked, its scores null), so a push's runs
 line up across cases and the gate can treat a job's runs of a case as one cluster and compare
-per-push suite totals. The last ``window`` runs of a case are kept. A case not measured this
+per-push suite totals. The last ``window`` runs of a case are what the gate reads
+(:func:`gate_view`); the file also keeps every run of main's last ``HISTORY_PUSHES`` pushes,
+which ``ci-eval history`` draws. A case not measured this
 time (skipped, not started, another shard) keeps what it had; cases gone from an eval set that
 ran in full are dropped, unless a new case has the same content (its fingerprint: user turns,
 expected tool calls, expected final response), which is then the same case renamed and keeps
@@ -41,7 +43,14 @@ from ci_eval.gate.history import run_fails, stored_fails
 from ci_eval.gate.judging import criteria, rubric_digests
 from ci_eval.gate.judging import fingerprint as fingerprint  # re-exported
 from ci_eval.io.git import GitError as GitError  # re-exported: read_at_ref raises it
-from ci_eval.model.baseline import Provenance, Push, StoredCase, StoredMetric, StoredSet
+from ci_eval.model.baseline import (
+    HISTORY_PUSHES,
+    Provenance,
+    Push,
+    StoredCase,
+    StoredMetric,
+    StoredSet,
+)
 from ci_eval.model.status import Status
 from ci_eval.results.file import CaseRecord, RunRecord, RunResults, SetRecord
 from ci_eval.results.usage_totals import run_tokens
@@ -58,6 +67,7 @@ __all__ = [
     "dumps",
     "fingerprint",
     "from_results",
+    "gate_view",
     "load",
     "metrics_digest",
     "parse",
@@ -148,19 +158,18 @@ def _append(
     rows: list[Row],
     names: dict[str, float | None],
     seq: int,
-    window: int,
     tokens: list[int | None],
 ) -> None:
-    """The case's runs of this push, appended to its aligned lists, the last ``window`` kept.
+    """The case's runs of this push, appended to its aligned lists (:func:`_close` trims them).
     A metric's own verdicts (``fails``) are kept only while some run has one."""
     old_length = len(entry.push)
     entry.metrics = {  # a metric no longer applied leaves with its config
-        name: _appended(entry.metrics.get(name), name, threshold, rows, old_length, window)
+        name: _appended(entry.metrics.get(name), name, threshold, rows, old_length)
         for name, threshold in names.items()
     }
 
     def grown(values: list[Any], more: list[Any]) -> list[Any]:
-        return [*(values or [None] * old_length), *more][-window:]
+        return [*(values or [None] * old_length), *more]
 
     entry.push = grown(entry.push, [seq] * len(rows))
     entry.error = grown(entry.error, [row[0] for row in rows])
@@ -176,18 +185,17 @@ def _appended(
     threshold: float | None,
     rows: list[Row],
     old_length: int,
-    window: int,
 ) -> StoredMetric:
     """One metric's scores with this push's appended, and its own verdicts while some run
     has one (those recorded under another threshold are not kept)."""
     was = was or StoredMetric()
     before = was.scores or [None] * old_length
-    scores = [*before, *(row[2][name] for row in rows)][-window:]
+    scores = [*before, *(row[2][name] for row in rows)]
     merged = StoredMetric(scores, threshold)
     now_own = [row[3][name] for row in rows]
     kept = was.fails if was.threshold == threshold else None
     if kept or any(v is not None for v in now_own):
-        fails = [*(kept or [None] * len(before)), *now_own][-window:]
+        fails = [*(kept or [None] * len(before)), *now_own]
         merged.fails = [None] * (len(scores) - len(fails)) + fails
     return merged
 
@@ -215,7 +223,7 @@ def _record_case(
     report: UpdateReport,
 ) -> None:
     """One case's runs of this push into its history (a rename takes the old id's)."""
-    seq, window, since = push
+    seq, _, since = push
     key = f"{set_id}:{case.eval_id}"
     entry = stored.cases.get(case.eval_id)
     names = _gating(case) or {
@@ -231,7 +239,7 @@ def _record_case(
         entry = _new_entry(data, stored, key, case.eval_id, absent.get(mark or "", []), report)
     was_failing = latest_failed(entry)
     tokens = run_tokens(case) if len(case.runs) == len(rows) else [None] * len(rows)
-    _append(entry, rows, names, seq, window, tokens)
+    _append(entry, rows, names, seq, tokens)
     entry.fingerprint = mark
     now_failing = latest_failed(entry)
     if now_failing and not was_failing:
@@ -322,7 +330,8 @@ def update(
     for s in results.sets:
         _record_set(data, s, absent, (seq, window, since), complete, report)
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    _close(data, Push(seq, run_id, commit, now, results.settings.num_runs), window)
+    push = Push(seq, run_id, commit, now, results.settings.num_runs, cost_usd=_cost(results))
+    _close(data, push, window)
     data.provenance = Provenance(
         commit=commit,
         date=now,
@@ -335,11 +344,90 @@ def update(
     return data, report
 
 
+def _cost(results: RunResults) -> float | None:
+    """What the agent's first runs cost, where the run was priced (None: not priced)."""
+    if not results.settings.prices:
+        return None
+    from ci_eval.results.usage_totals import summary
+
+    return summary(results)["agent"]["cost_usd"]
+
+
+def _kept_from(case: StoredCase, window: int, oldest: int) -> int:
+    """How many of the case's latest runs the file keeps: its last ``window``, and every run
+    of a push from ``oldest`` on (a case's runs are in push order: those are its last ones)."""
+    recent = sum(1 for seq in case.push if seq >= oldest)
+    return max(window, recent)
+
+
+def _last(values: list[Any] | None, count: int) -> list[Any] | None:
+    """The last ``count`` entries of a per-run list (one the file does not hold stays so)."""
+    if values is None:
+        return None
+    return values[len(values) - count :] if len(values) > count else values
+
+
+def _trimmed(case: StoredCase, count: int) -> StoredCase:
+    """The case with only its last ``count`` runs (the same object when it has no more)."""
+    longest = max([len(case.push)] + [len(m.scores) for m in case.metrics.values()])
+    if longest <= count:
+        return case
+    metrics = {
+        name: StoredMetric(_last(m.scores, count) or [], m.threshold, _last(m.fails, count))
+        for name, m in case.metrics.items()
+    }
+    return StoredCase(
+        metrics,
+        _last(case.push, count) or [],
+        _last(case.error, count) or [],
+        _last(case.latency_s, count) or [],
+        _last(case.usage, count),
+        case.failing_since,
+        case.passing_since,
+        case.fingerprint,
+    )
+
+
+def _referenced(data: Baseline) -> list[Push]:
+    held = {seq for st in data.sets.values() for e in st.cases.values() for seq in e.push}
+    return [p for p in data.pushes if p.seq in held]
+
+
+def gate_view(data: Baseline) -> Baseline:
+    """The baseline as the gate reads it: each case's last ``window`` runs and the pushes they
+    come from. The file keeps more (main's last ``HISTORY_PUSHES`` pushes, for the trend
+    pages); the gate's bar is its window, as it always was. The same object when it holds no
+    more than that."""
+    window = data.window
+    if all(len(e.push) <= window for s in data.sets.values() for e in s.cases.values()) and all(
+        len(m.scores) <= window for s in data.sets.values() for e in s.cases.values()
+        for m in e.metrics.values()
+    ):  # fmt: skip
+        return data
+    view = copy.copy(data)
+    view.sets = {
+        set_id: StoredSet(
+            {cid: _trimmed(e, window) for cid, e in stored.cases.items()},
+            stored.file,
+            stored.criteria,
+            stored.rubrics,
+        )
+        for set_id, stored in data.sets.items()
+    }
+    view.pushes = _referenced(view)
+    return view
+
+
 def _close(data: Baseline, push: Push, window: int) -> None:
-    """The push recorded, and only the pushes some case's runs still come from kept."""
+    """The push recorded; each case's runs trimmed to its last ``window`` and main's last
+    ``HISTORY_PUSHES`` pushes; only the pushes some case's runs still come from kept."""
     data.pushes.append(push)
-    referenced = {seq for st in data.sets.values() for e in st.cases.values() for seq in e.push}
-    data.pushes = [p for p in data.pushes if p.seq in referenced]
+    seqs = sorted(p.seq for p in data.pushes)
+    oldest = seqs[-HISTORY_PUSHES] if len(seqs) >= HISTORY_PUSHES else seqs[0]
+    for stored in data.sets.values():
+        for case_id, entry in stored.cases.items():
+            stored.cases[case_id] = _trimmed(entry, _kept_from(entry, window, oldest))
+    data.pushes = _referenced(data)
     data.format, data.window = FORMAT, window
 
 

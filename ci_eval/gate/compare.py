@@ -109,6 +109,9 @@ def compare(
     make that many: its runs and reruns; :func:`ci_eval.gate.confirm.target` never gives fewer
     than 2, so one flip never blocks). ``target``: the drop the power statement asks about
     (None: no power worked out, as in the rerun rounds, which only need the judgements)."""
+    from ci_eval.gate.baseline import gate_view
+
+    baseline = gate_view(baseline)  # the window: the file keeps more, for the trend pages
     provenance = baseline.provenance or Provenance()
     comparison = Comparison(
         provenance.commit,

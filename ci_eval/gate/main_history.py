@@ -224,6 +224,8 @@ def load_baseline(settings: RunSettings, env: Mapping[str, str]) -> LoadedBaseli
         data, where, notices, unread = _read_branch(settings)
     else:
         data, where, notices = _read_baseline(settings, env)
+    if data is not None:  # the gate's window (the file keeps more, for `ci-eval history`)
+        data = baseline_store.gate_view(data)
     said = [
         f"accept: {line}"
         for line in accept_file.changes(
@@ -369,7 +371,9 @@ def update_baseline(results: RunResults, settings: RunSettings) -> str:
 def _kept(data: Baseline) -> str:
     """The cases and the runs they hold, as they are: "3 cases with 1–6 runs each, keeping
     each case's last 20" (never "last 20 runs each" for cases that have fewer)."""
-    held = [len(c.push) for s in data.sets.values() for c in s.cases.values()]
+    # the runs the gate reads (the file keeps main's last pushes beyond them, for the pages)
+    view = baseline_store.gate_view(data)
+    held = [len(c.push) for s in view.sets.values() for c in s.cases.values()]
     low, high = min(held, default=0), max(held, default=0)
     runs = plural(high, "run") if low == high else f"{low}–{high} runs"
     return f"{plural(len(held), 'case')} with {runs} each, keeping each case's last {data.window}"

@@ -38,6 +38,10 @@ wall time, and each gating metric's score — and, for a metric with its own pas
 any-invocation rule, a custom metric's status), ``fails``: per run, did it fail (``null``: by its
 score against the threshold). A case may also carry ``usage``: each run's total agent tokens
 (``null`` when the agent reported none), aligned the same way, once some run reported them.
+A push may carry ``cost_usd``: what the agent's first runs of that job cost, where the run was
+priced (``[prices]``). The file keeps each case's last ``window`` runs — the gate reads those
+and no more — and also every run of main's last :data:`HISTORY_PUSHES` pushes, for the trend
+pages (``ci-eval history``).
 History upgraded from format 2 belongs to the push ``seq`` 0, marked ``"upgraded": true`` (its
 runs' jobs are unknown), with ``passing_since: "unknown"``.
 """
@@ -55,6 +59,8 @@ from ci_eval.model.values import RECORD, Count, Flag, Invalid, Items, Number, Te
 
 FORMAT = 3
 DEFAULT_WINDOW = 20
+# pushes whose runs the file keeps beyond the gate's window: the trend pages' span
+HISTORY_PUSHES = 50
 UNKNOWN = "unknown"  # passing_since of history whose start is not recorded
 HINT = "is this a baseline ci-eval wrote? (write one with `ci-eval baseline update`)"
 
@@ -126,6 +132,8 @@ class Push:
     date: Text | None = None
     runs: Annotated[Count | None, _omitted(None)] = None
     upgraded: Annotated[Flag, _omitted(False)] = False
+    # the agent's first runs' cost in dollars, where the run was priced
+    cost_usd: Annotated[Number | None, _omitted(None)] = None
 
 
 @dataclass(slots=True)

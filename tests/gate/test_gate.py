@@ -67,7 +67,9 @@ def judged(comparison: Any, case_id: str) -> Any:
 # --- the history window ----------------------------------------------------------------------
 
 
-def test_each_update_appends_runs_and_keeps_the_last_window() -> None:
+def test_each_update_appends_runs_and_the_gate_reads_the_last_window() -> None:
+    """The file keeps every run of main's last 50 pushes (for `ci-eval history`); the gate
+    reads each case's last ``window`` runs of them, as it always did."""
     data = None
     for i in range(8):
         data, report = baseline_store.update(
@@ -75,9 +77,34 @@ def test_each_update_appends_runs_and_keeps_the_last_window() -> None:
         )
         assert report.recorded == 1
     assert data is not None
-    scores = data.sets["s"].cases["c"].metrics["m"].scores
+    assert len(data.sets["s"].cases["c"].metrics["m"].scores) == 24  # 8 pushes of 3 runs
+    scores = baseline_store.gate_view(data).sets["s"].cases["c"].metrics["m"].scores
     assert len(scores) == 10 and scores[-3:] == [1.0, 0.0, 1.0]
     assert data.window == 10
+
+
+def test_the_file_keeps_mains_last_50_pushes_beyond_the_window() -> None:
+    data = None
+    for i in range(60):
+        data, _ = baseline_store.update(
+            data, results({"c": [1.0]}, started=f"t{i}"), commit=f"c{i}", window=20
+        )
+    assert data is not None
+    assert [p.seq for p in data.pushes] == list(range(11, 61))
+    assert len(data.sets["s"].cases["c"].push) == 50
+    view = baseline_store.gate_view(data)
+    assert len(view.sets["s"].cases["c"].push) == 20
+    assert [p.seq for p in view.pushes] == list(range(41, 61))
+
+
+def test_a_window_wider_than_50_pushes_keeps_its_runs() -> None:
+    data = None
+    for i in range(60):
+        data, _ = baseline_store.update(
+            data, results({"c": [1.0, 1.0]}, started=f"t{i}"), commit=f"c{i}", window=110
+        )
+    assert data is not None
+    assert len(data.sets["s"].cases["c"].push) == 110
 
 
 def test_the_same_results_are_not_recorded_twice() -> None:
@@ -405,8 +432,10 @@ def test_update_baseline_compares_first_then_writes(tmp_path: Path, monkeypatch:
     line = main_history.update_baseline(run, settings)
     assert run.comparison.regressed_cases() == {("s", "c")}
     assert "1 case recorded" in line
-    scores = baseline_store.read(path).sets["s"].cases["c"].metrics["m"].scores
-    assert scores == [1.0] * 17 + [0.0] * 3
+    stored = baseline_store.read(path)
+    assert stored.sets["s"].cases["c"].metrics["m"].scores == [1.0] * 20 + [0.0] * 3
+    scores = baseline_store.gate_view(stored).sets["s"].cases["c"].metrics["m"].scores
+    assert scores == [1.0] * 17 + [0.0] * 3  # what the gate reads: its window
 
 
 # --- the statistics, against scipy -------------------------------------------------------------
