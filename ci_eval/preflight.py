@@ -18,7 +18,8 @@ from ci_eval.metrics.custom import register_custom
 from ci_eval.metrics.pr_code import PullRequestCode
 from ci_eval.metrics.registry import did_you_mean
 from ci_eval.model.metric_spec import MetricConfig
-from ci_eval.settings import CONFIG_NAME, Plan, RunSettings, check
+from ci_eval.settings import CONFIG_NAME, Plan, RunSettings
+from ci_eval.settings.check import check
 
 
 def _probe(directory: Path, option: str, shown: str) -> None:

@@ -23,7 +23,7 @@ import typer
 from ci_eval.cli.action import action
 from ci_eval.cli.common import app, say, using_environment
 from ci_eval.cli.files import convert, list_metrics, validate
-from ci_eval.cli.help import ActionCommand, GroupedCommand
+from ci_eval.cli.help import ActionCommand, Group, GroupedCommand
 from ci_eval.cli.init import init
 from ci_eval.cli.plan import plan
 from ci_eval.cli.results import baseline_update, compare_command, merge, report_command
@@ -41,7 +41,7 @@ app.command("report", cls=GroupedCommand)(report_command)
 app.command("metrics", cls=GroupedCommand)(list_metrics)
 app.command("compare", cls=GroupedCommand)(compare_command)
 baseline_app = typer.Typer(
-    help="Keep the stored baseline.", no_args_is_help=True, rich_markup_mode=None
+    help="Keep the stored baseline.", no_args_is_help=True, rich_markup_mode=None, cls=Group
 )
 baseline_app.command("update", cls=GroupedCommand)(baseline_update)
 app.add_typer(baseline_app, name="baseline")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from ci_eval import __version__
-from ci_eval.cli.help import context_settings
+from ci_eval.cli.help import BEFORE_RUN, Group, context_settings
 from ci_eval.errors import EXIT_OK, InputError, ValidationFailed
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     name="ci-eval",
+    cls=Group,
     help=(
         "Replay AI-agent eval sets in CI and report them where people look.\n\n"
         "Reads Google ADK (.evalset.json, legacy .test.json), adk-rs, trpc-agent-go and watsonx "
@@ -67,6 +68,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option(
@@ -75,7 +77,9 @@ def _root(
     ] = False,
 ) -> None:
     """ci-eval: eval sets in, JUnit, Markdown and a baseline gate out."""
-    install_redactor(environment())
+    # built when the command runs: `run --help` and a wrong option need no redactor (whose
+    # module loads pydantic-core), and say nothing secret
+    ctx.meta.setdefault(BEFORE_RUN, []).append(lambda: install_redactor(environment()))
 
 
 def install_redactor(env: Mapping[str, str]) -> None:

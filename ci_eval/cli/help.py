@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
 if TYPE_CHECKING:  # typer's own click (vendored in recent typer): for the annotations only
     from typer import _click as click
@@ -27,11 +27,19 @@ GITHUB = "GitHub"
 OTHER = "Other"  # options without a panel, --help among them
 PANELS = (AGENT, SELECTION, RUNNING, SCORING, GATE, REPORTS, GITHUB, OTHER)
 HELP_OPTION_NAMES = ["-h", "--help"]
+# what the root's callback leaves for the command to do once its arguments parsed (click's
+# shared ``ctx.meta``): help and a usage error end at parsing and need none of it
+BEFORE_RUN = "ci_eval.before_run"
 
 
 class GroupedCommand(TyperCommand):
     """A command whose options are listed by panel, without rich. A command whose options name
     no panel lists them under "Options" as click does."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        for before in ctx.meta.get(BEFORE_RUN, ()):
+            before()
+        return super().invoke(ctx)
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         arguments: list[tuple[str, str]] = []
@@ -56,6 +64,18 @@ class GroupedCommand(TyperCommand):
         for name in sorted(panels, key=lambda n: order.get(n, len(PANELS) - 1)):
             with formatter.section(name):
                 formatter.write_dl(panels[name])
+
+
+class Group(TyperGroup):
+    """A command group whose ``--help``, when not given, is False: typer (0.29) coerces an
+    option's None through a pydantic adapter, so `ci-eval run --help` would load pydantic for
+    the group's own unused help flag."""
+
+    def get_help_option(self, ctx: click.Context) -> Any:
+        option = super().get_help_option(ctx)
+        if option is not None and option.default is None:
+            option.default = False
+        return option
 
 
 class ActionCommand(GroupedCommand):

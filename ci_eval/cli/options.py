@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ci_eval.cli.help import GATE, GITHUB, REPORTS, SCORING, SELECTION
-from ci_eval.load.discover import DEFAULT_INCLUDE
+from ci_eval.load.patterns import DEFAULT_INCLUDE
 from ci_eval.settings.model import default
 
 PathsArg = Annotated[

@@ -15,7 +15,7 @@ from ci_eval.cli.options import (
     SignificanceOpt,
 )
 from ci_eval.errors import InputError
-from ci_eval.settings.build import from_flags
+from ci_eval.settings.flags import from_flags
 
 if TYPE_CHECKING:
     from ci_eval.gate.power import Target

@@ -47,7 +47,7 @@ from ci_eval.cli.options import (
 )
 from ci_eval.errors import InputError
 from ci_eval.settings import AGENT_KINDS, CONFIG_NAME
-from ci_eval.settings.build import from_flags
+from ci_eval.settings.flags import from_flags
 
 
 def run(

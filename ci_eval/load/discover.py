@@ -22,13 +22,8 @@ from pathlib import Path
 
 from ci_eval.errors import InputError
 from ci_eval.io.files import repo_root, safe_resolve
+from ci_eval.load.patterns import DEFAULT_INCLUDE
 
-DEFAULT_INCLUDE: tuple[str, ...] = (
-    "*.evalset.json",  # ADK, trpc-agent-go
-    "*.test.json",  # ADK legacy and AgentEvaluator
-    "eval_set*.json",  # agentevals
-    "evalset*.json",  # agentevals UI exports
-)
 # the names only an eval set has: such a file that is not one is an error. agentevals' prefixes
 # also start other files' names (eval_set_results.json, evalset_notes.json), so a file they
 # find is recognised by its content, as in an eval folder

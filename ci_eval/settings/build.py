@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ci_eval.settings.bar import hold
-from ci_eval.settings.model import SETTINGS, RunSettings, Source, Value, setting_target
+from ci_eval.settings.model import RunSettings, Source, Value, setting_target
 from ci_eval.settings.toml import find_config, load_config
 
 Given = Mapping[str, Value | Path | list[Path]]
@@ -42,20 +42,3 @@ def build(
             target, name = setting_target(settings, key)
             setattr(target, name, value)
     return settings.freeze()
-
-
-def from_flags(values: Mapping[str, object]) -> dict[str, Value | Path | list[Path]]:
-    """A command's parameters as settings, by the settings table: each setting with a flag is
-    the parameter named for it (``--agent-url`` → ``agent_url``); the command's other
-    parameters are none of the settings'."""
-    out: dict[str, Value | Path | list[Path]] = {}
-    for setting in SETTINGS:
-        name = flag_parameter(setting.flag)
-        if name is not None and name in values:
-            out[setting.key] = values[name]  # type: ignore[assignment]
-    return out
-
-
-def flag_parameter(flag: str | None) -> str | None:
-    """The Python parameter a command names a flag by: ``--agent-url`` → ``agent_url``."""
-    return None if flag is None else flag.lstrip("-").replace("-", "_")

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ci_eval.errors import InputError
-from ci_eval.model.metric_spec import MetricSpec
-from ci_eval.net.llm_cache import parse_ttl
 from ci_eval.settings.gate import GateSettings
 from ci_eval.settings.model import Names, RunSettings, ci_credential
 from ci_eval.settings.parse import (
@@ -21,6 +20,9 @@ from ci_eval.settings.parse import (
     parse_metric_table,
     parse_shard,
 )
+
+if TYPE_CHECKING:  # the metric model is pydantic: `--help` reads this module's callers
+    from ci_eval.model.metric_spec import MetricSpec
 
 MAX_CONCURRENCY = 64  # cases at once, whatever the settings say (each may be a process)
 
@@ -135,6 +137,8 @@ def check(settings: RunSettings) -> Plan:
         )
     shard = parse_shard(settings.shard, names.name("shard")) if settings.shard else None
     try:
+        from ci_eval.net.llm_cache import parse_ttl
+
         parse_ttl(settings.cache_ttl)
     except ValueError as exc:
         raise names.error("cache_ttl", str(exc)) from None

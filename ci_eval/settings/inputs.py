@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ci_eval.errors import InputError
-from ci_eval.settings.build import build
 from ci_eval.settings.model import SETTINGS, ReportSettings, RunSettings, Value, input_variable
 
 # --- the action's inputs -----------------------------------------------------------------------
@@ -71,6 +70,9 @@ def input_flag(env: Mapping[str, str], name: str, default: bool) -> bool:
 def from_inputs(env: Mapping[str, str]) -> tuple[RunSettings, ReportSettings]:
     """The action's settings: ci-eval.toml (the ``config`` input, else found as the CLI finds
     it), the inputs over it, then the action's own defaults for what neither sets."""
+    # here, not at the top: `action --help` lists the inputs and needs none of the building
+    from ci_eval.settings.build import build
+
     config = get_input(env, "config")
     settings = build(
         {s.key: _input_value(env, s.input, s.kind) for s in SETTINGS if s.input is not None},

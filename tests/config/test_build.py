@@ -12,7 +12,8 @@ import pytest
 import typer.main
 
 from ci_eval.cli import app
-from ci_eval.settings.build import build, flag_parameter, from_flags
+from ci_eval.settings.build import build
+from ci_eval.settings.flags import flag_parameter, from_flags
 from ci_eval.settings.model import SETTINGS
 
 

@@ -8,7 +8,8 @@ import dataclasses
 import pytest
 
 from ci_eval.errors import InputError
-from ci_eval.settings import RunSettings, check, check_gate
+from ci_eval.settings import RunSettings, check_gate
+from ci_eval.settings.check import check
 from ci_eval.settings.gate import DEFAULT_GATE, GateSettings
 from ci_eval.settings.model import SETTINGS, default
 

@@ -9,7 +9,8 @@ import pytest
 
 from ci_eval.errors import InputError
 from ci_eval.model.metric_spec import MetricSpec
-from ci_eval.settings import RunSettings, check
+from ci_eval.settings import RunSettings
+from ci_eval.settings.check import check
 from ci_eval.settings.parse import CaseFilter
 
 

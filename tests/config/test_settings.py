@@ -17,11 +17,11 @@ from ci_eval.settings import (
     INPUTS,
     SETTINGS,
     RunSettings,
-    check,
     from_inputs,
     github_token,
     load_config,
 )
+from ci_eval.settings.check import check
 from tests.conftest import REPO
 
 

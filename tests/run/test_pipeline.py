@@ -15,7 +15,8 @@ from ci_eval import pipeline
 from ci_eval.errors import InputError, ValidationFailed
 from ci_eval.results.file import read_results
 from ci_eval.results.spill import SpilledRuns
-from ci_eval.settings import RunSettings, check, check_gate
+from ci_eval.settings import RunSettings, check_gate
+from ci_eval.settings.check import check
 from ci_eval.settings.parse import parse_cases
 from ci_eval.text import redact
 from tests.conftest import SAMPLES
