@@ -29,6 +29,7 @@ from ci_eval.model.describe import (
     shown_run,
     with_run,
 )
+from ci_eval.model.quarantine import Quarantine
 from ci_eval.model.status import Status
 from ci_eval.results.file import CaseRecord, SetRecord
 
@@ -177,6 +178,8 @@ class Item:
     judged: str = ""  # the history it was judged against: "main's history (p=0.0002)"
     test: str = ""  # the judgement in a few words: "p=0.0002", "short history", "new case"
     said: str = ""  # why, when it is known without reading the case's runs
+    # the case's quarantine (quarantine.toml) when one names it: held, or expired
+    quarantine: Quarantine | None = None
     # why, read from the case's runs when first asked: the gate's decision needs no why, and a
     # large run keeps their runs on disk (reading them back costs)
     explain: Callable[[], str] | None = field(default=None, compare=False, repr=False)

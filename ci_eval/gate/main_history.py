@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from ci_eval import __version__
@@ -14,6 +15,7 @@ from ci_eval.errors import InputError
 from ci_eval.gate import accept as accept_file
 from ci_eval.gate import baseline as baseline_store
 from ci_eval.gate import confirm
+from ci_eval.gate import quarantine as quarantine_file
 from ci_eval.gate.compare import Acceptance, compare
 from ci_eval.gate.judging import accept
 from ci_eval.gate.power import DEFAULT_TARGET
@@ -198,6 +200,9 @@ class LoadedBaseline:
     code: list[JudgingChange] = field(default_factory=list)
     # why there is none though there may well be one: the data branch's fetch failed
     unread: str | None = None
+    # quarantine.toml as the base has it in a pull request, and what the PR changed of it
+    quarantine: list[quarantine_file.Entry] = field(default_factory=list)
+    quarantine_said: list[str] = field(default_factory=list)
 
     def missing(self) -> str:
         """The line saying there is no baseline, and why when it is known."""
@@ -233,7 +238,48 @@ def load_baseline(settings: RunSettings, env: Mapping[str, str]) -> LoadedBaseli
         )
     ]
     code = custom_code_changes(env)
-    return LoadedBaseline(data, where, notices, accepted, said, code, unread)
+    held, held_said = read_quarantine(settings, env)
+    return LoadedBaseline(data, where, notices, accepted, said, code, unread, held, held_said)
+
+
+def quarantine_path() -> Path:
+    """``quarantine.toml`` beside ci-eval.toml (as `run` finds it), else in this folder."""
+    from ci_eval.settings import find_config
+
+    found = find_config()
+    return (found.parent if found is not None else Path(".")) / quarantine_file.FILE_NAME
+
+
+def read_quarantine(
+    settings: RunSettings, env: Mapping[str, str]
+) -> tuple[list[quarantine_file.Entry], list[str]]:
+    """quarantine.toml's entries, and what a pull request changed of them. It places the bar:
+    in a pull request the merge base's copy applies (the PR's own is checked, and what it
+    changed said, applied once merged) unless the workflow trusts the PR's config."""
+    path = quarantine_path()
+    shown = os.path.normpath(path)
+    mine_text = _text(path) if path.is_file() else None
+    mine = [] if mine_text is None else quarantine_file.read_entries(mine_text, shown)
+    if not git.pull_request_base(env) or settings.trust_pr_config:
+        return mine, []
+    base_text = _at_merge_base(path, env)
+    if base_text is None:  # a pull request whose merge base is not in the clone
+        if mine_text is None:
+            return [], []
+        raise InputError(
+            f"cannot find the merge base with {git.pull_request_base(env)}, so {shown} cannot "
+            "be read as the base branch has it (the pull request's own copy is never used): "
+            "check out with `fetch-depth: 0` (actions/checkout)"
+        )
+    theirs = quarantine_file.read_entries(base_text, f"{shown} at the merge base")
+    return theirs, quarantine_file.changes(mine, theirs, shown)
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", path=str(path)) from None
 
 
 def custom_code_changes(env: Mapping[str, str]) -> list[JudgingChange]:
@@ -276,12 +322,15 @@ def apply_baseline(
     gate_settings: GateSettings,
     loaded: LoadedBaseline | None = None,
     control: RunResults | None = None,
+    today: date | None = None,
 ) -> list[str]:
     """Compare with the baseline's history (a file, or the file at a git ref) and set the
     gate's --fail-on (as ``gate_settings`` give it; none given: the default for a run with or
-    without a baseline). Returns notices for the terminal; warnings also go to the summary."""
+    without a baseline), and the quarantine as it stands ``today`` (default: today in UTC).
+    Returns notices for the terminal; warnings also go to the summary."""
     explicit = gate_settings.fail_on
     loaded = loaded or load_baseline(settings, env)
+    stale = _quarantine(results, loaded, today or datetime.now(UTC).date())
     # judged here, always: a results file's own comparison (written by whoever ran it, e.g. a
     # fork's job) is never trusted by `compare`
     results.comparison = None
@@ -290,7 +339,7 @@ def apply_baseline(
         results.fail_on = explicit or ("failure", "error", "not-evaluated")
         results.settings.no_baseline = where  # said in the verdict
         notices.append(loaded.missing())
-        return notices
+        return notices + stale
     code = list(loaded.code)
     accept(code, loaded.accepted)  # before compare: an entry they use is not said unused
     comparison = compare(
@@ -327,10 +376,21 @@ def apply_baseline(
             f"the baseline is {age:.0f} days old (more than "
             f"{gate_settings.baseline_max_age:g}): consider updating it"
         )
+    comparison.warnings += stale
     results.comparison = comparison
     results.fail_on = explicit or ("regression", "error", "not-evaluated")
     notices += [f"baseline warning: {w}" for w in comparison.warnings]
     return notices
+
+
+def _quarantine(results: RunResults, loaded: LoadedBaseline, today: date) -> list[str]:
+    """The quarantine on the results, as it stands ``today``; what the PR changed of it with
+    the bar's changes; and the entries to remove, said."""
+    facts = results.settings
+    facts.quarantine = quarantine_file.resolve(loaded.quarantine, today)
+    facts.bar_changes += [c for c in loaded.quarantine_said if c not in facts.bar_changes]
+    cases = {(s.eval_set_id, c.eval_id) for s in results.sets for c in s.cases}
+    return quarantine_file.stale(facts.quarantine, cases)
 
 
 def confirm_target(results: RunResults) -> int:

@@ -41,6 +41,7 @@ from ci_eval.gate.items import (
     improved_item,
     short_id,
 )
+from ci_eval.gate.quarantine import expired_clause, held_clause, hold, of_cases
 from ci_eval.gate.set_lines import SetLine, set_line
 from ci_eval.gate.usage_items import usage_items
 from ci_eval.model.comparison import ChangeKind, Comparison, Judgement
@@ -70,6 +71,9 @@ class Verdict:
     sets: list[SetLine] = field(default_factory=list)
     # a passing verdict's "what this run could detect: …" (ci_eval.gate.power); empty else
     power: str = ""
+    # the cases quarantine.toml holds that did not pass: never blocking, listed apart (a case
+    # is in one of the three lists, or in none)
+    quarantined: list[Item] = field(default_factory=list)
 
     @property
     def icon(self) -> str:
@@ -78,7 +82,7 @@ class Verdict:
     def icons(self) -> set[str]:
         """The icons a report of this verdict shows: the gate's, its items', and the sets'
         table's (passed, does not block, skipped)."""
-        items = self.blocking + self.not_blocking + self.improved
+        items = self.blocking + self.not_blocking + self.improved + self.quarantined
         return {self.icon, PASSED_ICON, QUIET_ICON, SKIPPED_ICON} | {i.icon for i in items}
 
     def counts(self, blocking: bool) -> dict[Kind, int]:
@@ -95,7 +99,7 @@ class Verdict:
         """Each listed case's item by (set id, case id): its own (how it did), else what it
         spent (a budget, a token or latency regression)."""
         found: dict[tuple[str, str], Item] = {}
-        for i in self.blocking + self.not_blocking:
+        for i in self.blocking + self.not_blocking + self.quarantined:
             if i.kind in JUDGING_KINDS:  # about how cases are judged, listed apart
                 continue
             key = (i.set_id, i.case_id)
@@ -272,6 +276,7 @@ class _Listed:
     blocking: list[Item] = field(default_factory=list)
     quiet: list[Item] = field(default_factory=list)
     improved: list[Item] = field(default_factory=list)
+    quarantined: list[Item] = field(default_factory=list)  # held by quarantine.toml
     sets: list[Any] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     new: list[str] = field(default_factory=list)
@@ -286,6 +291,7 @@ def _cases(results: RunResults, fail_on: set[str], listed: _Listed) -> None:
     """Each case's item, by its status and its judgement, and each set's line."""
     comparison = results.comparison
     judgements = comparison.by_case() if comparison is not None else {}
+    quarantines = of_cases(results.settings.quarantine)
     for s in results.sets:
         items: dict[str, Item] = {}
         for case in s.cases:
@@ -295,8 +301,12 @@ def _cases(results: RunResults, fail_on: set[str], listed: _Listed) -> None:
             j = judgements.get((s.eval_set_id, case.eval_id))
             item = case_item(s, case, j, fail_on, comparison)
             if item is not None:
+                item = hold(item, quarantines.get((s.eval_set_id, case.eval_id)))
                 items[case.eval_id] = item
-                (listed.blocking if item.blocking else listed.quiet).append(item)
+                if item.quarantine is not None and not item.quarantine.expired:
+                    listed.quarantined.append(item)
+                else:
+                    (listed.blocking if item.blocking else listed.quiet).append(item)
             if j is not None and j.judgement is Judgement.IMPROVED and comparison is not None:
                 listed.improved.append(improved_item(s, case, j, comparison))
         listed.sets.append(set_line(s, items, judgements, results.settings.num_runs or 0))
@@ -446,6 +456,10 @@ def _verdict(results: RunResults) -> Verdict:
     )
     blocking = sorted((i for i in listed.blocking if i.blocking), key=lambda i: ORDER.index(i.kind))
     listed.blocking = blocking
+    # quarantine.toml's clauses next to the counts: what it held, what no longer is
+    for clause in (held_clause(listed.quarantined), expired_clause(blocking)):
+        if clause:
+            listed.notices.insert(0, clause)
     head, exit_code = _decision(results, listed)
     passed = not blocking
     return Verdict(
@@ -462,6 +476,7 @@ def _verdict(results: RunResults) -> Verdict:
         applied_changes=listed.applied_changes,
         sets=listed.sets,
         power=_power(results) if passed else "",
+        quarantined=listed.quarantined,
     )
 
 

@@ -152,6 +152,13 @@ BLOCKING_KINDS = (Kind.REGRESSION, Kind.FAILURE, Kind.ERROR, Kind.NOT_EVALUATED,
 def _case_line(s: SetRecord, c: CaseRecord, item: Item) -> str:
     """A listed case in its set's block: what it is, where, and why."""
     blocks = " (not blocking)" if not item.blocking and item.kind in BLOCKING_KINDS else ""
+    if item.quarantine is not None:  # quarantine.toml's: held, or no longer
+        q = item.quarantine
+        blocks = (
+            f" (quarantine expired on {q.until})"
+            if q.expired
+            else f" (quarantined until {q.until})"
+        )
     why = item.why
     if item.kind is Kind.FAILURE or item.kind is Kind.REGRESSION:
         why = ", ".join(failing_metrics(c)) or item.why
@@ -195,6 +202,12 @@ def _verdict_block(decision: Verdict, short: dict[str, str]) -> list[str]:
         for item in items:
             what = f" {item.key}" if item.key else ""
             lines.append(f"  {item.label}{what}: {_shortened(item, short).text()}")
+    if decision.quarantined:
+        lines.append(f"QUARANTINED ({len(decision.quarantined)}, not blocking; quarantine.toml):")
+        for item in decision.quarantined:
+            q = item.quarantine
+            held = f" — {q.terms()}: {q.reason}" if q is not None else ""
+            lines.append(f"  {item.label} {item.key}: {_shortened(item, short).text()}{held}")
     if decision.improved:
         lines.append(f"IMPROVED ({len(decision.improved)}):")
         lines += [f"  {i.key}: {i.text()}" for i in decision.improved]
