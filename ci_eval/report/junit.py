@@ -262,6 +262,10 @@ def reason(item: Item) -> str:
     consumer that shows only the body (GitLab) or only the message (dorny prefixes the type)
     says both. A kind that does not block says so."""
     kind = str(item.kind) + ("" if item.blocking or item.kind in SKIPS else ", not blocking")
+    q = item.quarantine
+    if q is not None:  # the real outcome, and the quarantine that held it (or no longer does)
+        held = f"quarantine expired on {q.until}" if q.expired else "quarantined"
+        kind = f"{item.kind}, {held}"
     return f"{kind}: {item.text()}"
 
 
@@ -302,7 +306,8 @@ def _case(
     children = []
     multi = len(case.runs) > 1
     used = _usage_properties(spent) + (_sources(case) if live else [])
-    if case.metrics or case.flaky or multi or used:
+    held = item.quarantine if item is not None else None
+    if case.metrics or case.flaky or multi or used or held:
         props = []
         for m in case.metrics:
             score, threshold = m.score, m.threshold  # as fmt() writes them
@@ -320,6 +325,8 @@ def _case(
         if case.adk_status is not None:  # ADK would give the case another status
             props.append(_property("adk status", case.adk_status))
         props += used
+        if held is not None:  # quarantine.toml's: whose, until when, why
+            props.append(_property("quarantine", inert_line(f"{held.terms()}: {held.reason}")))
         children.append(_parent("properties", {}, props, 3))
     verdict: str | None = None
     if item is None or item.kind is Kind.FLAKY:  # passed: its failing runs, if any, were flaky
