@@ -95,6 +95,8 @@ SETTINGS = (
     Setting("trpc_results", "--trpc-results", "trpc-results"),
     Setting("comment", "--comment", "comment", "bool"),
     Setting("comment_id", "--comment-id", "comment-id"),
+    # ci-eval's own check run (ci_eval.publish.check_run), in the comment's place
+    Setting("check_run", "--check-run", "check-run", "bool"),
     Setting("template_dir", "--template-dir", "template-dir", bar=True),
     # the judge's and simulator's answers kept across jobs: a folder the PR's config cannot move
     Setting("cache", "--cache", "cache", bar=True),
@@ -284,6 +286,9 @@ class ReportSettings:
     job_summary: bool = True  # on GitHub Actions, the Markdown summary goes to the job summary
     trust_pr_config: bool = False  # a pull request's own templates are used
     files: dict[str, str] = field(default_factory=dict)  # more reports: reporter name -> path
+    check_run: bool = False  # ci-eval's own check run (ci_eval.publish.check_run)
+    # the comment posted where the check run cannot be made (its place otherwise)
+    comment_fallback: bool = False
 
     def report_files(self) -> dict[str, str]:
         """Every report to write, by reporter name (``ci_eval.publish.REPORTERS``): JUnit's,
@@ -339,6 +344,7 @@ class RunSettings(Frozen):
     trpc_results: str | None = None  # a folder: trpc-agent-go's EvalSetResult per trpc set
     comment: bool = False
     comment_id: str | None = None
+    check_run: bool = False
     metric: list[str] = field(default_factory=list)  # --metric NAME[=THRESHOLD]
     min_pass: int | None = None
     template_dir: str | None = None
@@ -402,12 +408,15 @@ class RunSettings(Frozen):
         return self
 
     def report(self, env: Mapping[str, str], job_summary: bool = True) -> ReportSettings:
+        # a shard posts no comment unless told to (not by the action's default): the job that
+        # merges the shards posts it; a check run takes the comment's place unless it is asked
+        comment = self.comment and (self.given("comment") or not self.shard)
         return ReportSettings(
             self.junit,
             self.summary,
             self.results,
             self.adk_results,
-            self.comment,
+            comment and (self.given("comment") or not self.check_run),
             self.comment_id,
             self.template_dir,
             github_token(env),
@@ -421,6 +430,8 @@ class RunSettings(Frozen):
                 )
                 if path
             },
+            check_run=self.check_run,
+            comment_fallback=comment,
         )
 
 
