@@ -108,7 +108,18 @@ def item_view(i: Item) -> dict[str, Any]:
         # the comment's shorter forms: the test's number, the why
         "test": i.test,
         "short": clip(i.why, 160),
+        # quarantine.toml's, when one names the case: "quarantine expired on 2027-01-31 (…)"
+        "quarantine": _held(i),
     }
+
+
+def _held(i: Item) -> str:
+    q = i.quarantine
+    if q is None:
+        return ""
+    if q.expired:
+        return f"quarantine expired on {q.until} ({q.owner})"
+    return f"quarantined until {q.until} ({q.owner}): {q.reason}"
 
 
 def groups(items: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -175,6 +186,8 @@ def fixed_context(results: RunResults, decision: Verdict, marker: str | None) ->
         "icons": {"passed": PASSED_ICON, "quiet": QUIET_ICON, "skipped": SKIPPED_ICON},
         "improved_icon": IMPROVED_ICON,
         "improved": [item_view(i) for i in decision.improved],
+        # the failures quarantine.toml held: never blocking, listed apart
+        "quarantined": [item_view(i) for i in decision.quarantined],
         # "set › case", as the lists write a case
         "new": [key.replace(":", " › ", 1) for key in decision.new],
         "removed": [key.replace(":", " › ", 1) for key in decision.removed],
