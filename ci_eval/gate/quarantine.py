@@ -284,6 +284,17 @@ def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
+def _named(rate: FlipRate) -> bool:
+    """Can an entry name the case as it is (no blank set or case id, no space at either end,
+    which the file's reader strips)?"""
+    key = rate.key
+    return (
+        bool(rate.set_id.strip() and rate.case_id.strip())
+        and key == key.strip()
+        and (":" not in rate.set_id)
+    )
+
+
 def suggest(
     rates: Iterable[FlipRate],
     today: date,
@@ -300,7 +311,11 @@ def suggest(
     no case qualifies."""
     skip = set(quarantined)
     picked = sorted(
-        (r for r in rates if r.runs >= min_runs and r.rate >= min_rate and r.key not in skip),
+        (
+            r
+            for r in rates
+            if r.runs >= min_runs and r.rate >= min_rate and r.key not in skip and _named(r)
+        ),
         key=lambda r: (-r.rate, r.key),
     )
     until = (today + timedelta(days=days)).isoformat()
