@@ -117,6 +117,17 @@ CommentIdOpt = Annotated[
         rich_help_panel=GITHUB,
     ),
 ]
+CheckRunOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--check-run/--no-check-run",
+        help="Post a check run of its own: the verdict as title, the summary, each listed case "
+        "annotated at its line; in the comment's place unless --comment (GitHub; needs "
+        "checks: write, else the comment and annotations) [default: no].",
+        show_default=False,
+        rich_help_panel=GITHUB,
+    ),
+]
 
 
 BaselineOpt = Annotated[

@@ -16,6 +16,7 @@ from ci_eval.cli.options import (
     AdkRsReportOpt,
     BaselineOpt,
     BaselineRefOpt,
+    CheckRunOpt,
     CommentIdOpt,
     CommentOpt,
     FailOnOpt,
@@ -66,6 +67,7 @@ def report_command(
     adk_rs_report: AdkRsReportOpt = None,
     comment: CommentOpt = None,
     comment_id: CommentIdOpt = None,
+    check_run: CheckRunOpt = None,
     template_dir: TemplateDirOpt = None,
 ) -> None:
     """Render the reports of saved results without running again.
@@ -113,6 +115,7 @@ def compare_command(
     summary: SummaryOpt = None,
     comment: CommentOpt = None,
     comment_id: CommentIdOpt = None,
+    check_run: CheckRunOpt = None,
     output: OutputOpt = None,
 ) -> None:
     """Gate saved results on the baseline's history.

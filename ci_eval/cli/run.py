@@ -21,6 +21,7 @@ from ci_eval.cli.options import (
     CachePublicKeyOpt,
     CacheSignKeyEnvOpt,
     CacheTtlOpt,
+    CheckRunOpt,
     CommentIdOpt,
     CommentOpt,
     ConfirmRunsOpt,
@@ -401,6 +402,7 @@ def run(
     trpc_results: TrpcResultsOpt = None,
     comment: CommentOpt = None,
     comment_id: CommentIdOpt = None,
+    check_run: CheckRunOpt = None,
     shard: Annotated[
         str | None,
         typer.Option(
