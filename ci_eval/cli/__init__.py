@@ -24,6 +24,7 @@ from ci_eval.cli.action import action
 from ci_eval.cli.common import app, say, using_environment
 from ci_eval.cli.files import convert, list_metrics, validate
 from ci_eval.cli.help import ActionCommand, Group, GroupedCommand
+from ci_eval.cli.history import history
 from ci_eval.cli.init import init
 from ci_eval.cli.plan import plan
 from ci_eval.cli.results import baseline_update, compare_command, merge, report_command
@@ -45,6 +46,7 @@ baseline_app = typer.Typer(
 )
 baseline_app.command("update", cls=GroupedCommand)(baseline_update)
 app.add_typer(baseline_app, name="baseline")
+app.command(cls=GroupedCommand)(history)
 app.command(cls=GroupedCommand)(merge)
 app.command(cls=GroupedCommand)(plan)
 app.command(cls=ActionCommand)(action)

@@ -437,3 +437,30 @@ def _kept(data: Baseline) -> str:
     low, high = min(held, default=0), max(held, default=0)
     runs = plural(high, "run") if low == high else f"{low}–{high} runs"
     return f"{plural(len(held), 'case')} with {runs} each, keeping each case's last {data.window}"
+
+
+def read_history(settings: RunSettings) -> tuple[Baseline, str, list[str]]:
+    """The whole baseline as stored (not the gate's window), where it came from, and notices:
+    for ``ci-eval history``, on main. A data branch is read through git (:func:`_read_branch`),
+    never a folder; ``baseline_ref`` reads the file at that ref; else the file. None there is
+    an InputError saying how to record one."""
+    notices: list[str] = []
+    if settings.baseline_branch:
+        data, where, notices, unread = _read_branch(settings)
+        where = where + (f" ({unread})" if unread else "")
+    elif settings.baseline_ref:
+        path = _in_repository(settings.baseline_file())
+        option = settings.names.name("baseline_ref")
+        data = baseline_store.read_at_ref(settings.baseline_ref, path, option)
+        where = f"{path} at {settings.baseline_ref}"
+    else:
+        where = settings.baseline_file()
+        if Path(where).is_dir():
+            raise InputError("is a directory, not a baseline file", path=where)
+        data = baseline_store.read(Path(where))
+    if data is None:
+        raise InputError(
+            f"no baseline at {where}: record main's pushes first (`ci-eval baseline update "
+            "RESULTS`), or name it with --baseline / --baseline-branch"
+        )
+    return data, where, notices
