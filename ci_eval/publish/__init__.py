@@ -251,8 +251,14 @@ def publish(
                 lambda: github.write_outputs(env["GITHUB_OUTPUT"], outputs(results, settings)),
                 asked=False,
             )
+    # the check run holds the annotations and takes the comment's place; where it cannot be
+    # made, the comment and the step's annotations are there as without it
+    checked = settings.check_run and _check_run(
+        results, settings, env, workflow, page, text_of, warnings
+    )
+    if on_actions and not checked:
         github.annotate(results, workflow)
-    if settings.comment:
+    if settings.comment or (settings.check_run and not checked and settings.comment_fallback):
         warnings += _comment(results, settings, env, workflow, token, template_dir, page.cache)
     if missing.lines:
         missing.warnings = warnings
@@ -303,6 +309,92 @@ class ReportsMissing(Exception):
         except OSError as exc:
             self.lines.append(f"cannot write {what} {path}: {exc.strerror or exc}")
             self.asked = self.asked or asked
+
+
+def _check_run(
+    results: RunResults,
+    settings: ReportSettings,
+    env: Mapping[str, str],
+    workflow: github.Workflow,
+    page: Page,
+    text_of: Callable[[Reporter], str],
+    warnings: list[str],
+) -> bool:
+    """The check run (``--check-run``); False when it could not be made, said once (the
+    caller then comments and annotates as without it)."""
+    from ci_eval.gate.decision import gate
+    from ci_eval.publish import check_run
+
+    sha = github.head_sha(env)
+    if not settings.token or not env.get("GITHUB_REPOSITORY") or not sha:
+        warnings.append(
+            "no GitHub token, repository or commit in the environment: the check run is "
+            "skipped; the PR comment and the step's annotations are used instead"
+        )
+        return False
+    made = check_run.annotations(results, env.get("GITHUB_WORKSPACE"))
+    left_out = max(0, len(made) - check_run.MAX_ANNOTATIONS)
+    note = check_run.left_out_note(left_out) if left_out else ""
+    check = check_run.Check(
+        check_run.check_name(
+            settings.comment_id or github.default_comment_id(env), results.settings.shard
+        ),
+        sha,
+        check_run.conclusion(gate(results)),
+        check_run.title(results),
+        _check_summary(results, page, text_of, check_run.SUMMARY_LIMIT - len(note)) + note,
+        made,
+    )
+    poster = check_run.CheckRunPoster(
+        env.get("GITHUB_API_URL", "https://api.github.com"),
+        env["GITHUB_REPOSITORY"],
+        settings.token,
+        workflow,
+        Deadline.uncancellable(INTERRUPTED_COMMENT_S) if results.interrupted else None,
+    )
+    try:
+        poster.publish(check)
+    except check_run.CheckRunForbidden:
+        workflow.warning(
+            "ci-eval could not create its check run (403: the token lacks checks: write, or "
+            "is read-only, as on pull requests from forks); the PR comment and the step's "
+            "annotations are used instead"
+        )
+        return False
+    except Exception as exc:  # the check is a courtesy: it never decides the exit code
+        reason = str(exc) if isinstance(exc, github.ApiError) else type(exc).__name__
+        workflow.warning(
+            f"ci-eval could not create its check run: {reason}; the PR comment and the "
+            "step's annotations are used instead"
+        )
+        return False
+    return True
+
+
+def _check_summary(
+    results: RunResults, page: Page, text_of: Callable[[Reporter], str], limit: int
+) -> str:
+    """The job summary's Markdown, or where it is longer than a check's text may be, the same
+    report cut to fit (leaving out as the summary does, and saying so; the verdict line
+    first)."""
+    text = text_of(REPORTERS["summary"])
+    if len(text) <= limit:
+        return text
+    from ci_eval.report.markdown import render
+
+    where = page.artifact and f"the results file {page.artifact}"
+    return scrub(
+        render(
+            results,
+            "summary.md.j2",
+            limit,
+            template_dir=page.template_dir,
+            where=where,
+            link=page.link,
+            problems=[],  # the job summary's render said them
+            cache=page.cache,
+        )
+    )
 
 
 def _comment(
