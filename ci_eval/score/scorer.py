@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ci_eval.connectors.base import NOT_CAPTURED
@@ -92,10 +92,15 @@ def score_run(
     expected: list[Invocation],
     actual: list[Invocation],
     ctx: ScoreContext,
+    found: list[Metric | None] | None = None,
 ) -> list[MetricResult]:
+    """Each of ``specs`` on one run; ``found``: their metrics, looked up once for the set
+    (a large run scores thousands of runs by the same few metrics)."""
     out = []
-    for spec in specs:
-        metric = lookup(spec.evaluator or spec.name, dialect)
+    if found is None:
+        found = [lookup(spec.evaluator or spec.name, dialect) for spec in specs]
+    uncaptured_once: list[str | None] = []  # why the content is missing, read once a run
+    for spec, metric in zip(specs, found, strict=True):
         threshold = spec.threshold
         # no judge: a replayed recording's judge score beats none
         kept = as_recorded.of(spec, metric, dialect, actual) if ctx.judge is None else None
@@ -122,7 +127,9 @@ def score_run(
                 )
             )
             continue
-        uncaptured = None if metric.informational else _not_captured(actual)
+        if not metric.informational and not uncaptured_once:
+            uncaptured_once.append(_not_captured(actual))
+        uncaptured = None if metric.informational else uncaptured_once[0]
         if uncaptured is not None:  # a trace without its content: nothing to score it on
             out.append(
                 MetricResult(
@@ -184,6 +191,8 @@ def _aggregate(
     invocation_passes: Callable[[float, float], bool] | None = None,
 ) -> CaseMetric:
     threshold = results[0].threshold
+    if informational and len(results) == 1 and results[0].status is Status.INFO:
+        return _one_informational(name, results[0], by_runs)  # a large run's usual case
     scored = [r for r in results if r.score is not None]
     statuses = [r.status for r in results]
     runs = [r.score for r in results]
@@ -231,6 +240,36 @@ def _aggregate(
     else:
         metric.status = _verdict(scored, mean, threshold)
     return metric
+
+
+def _one_informational(name: str, result: MetricResult, by_runs: bool) -> CaseMetric:
+    """:func:`_aggregate` of an informational metric's one run that it scored (INFO), said
+    directly: its mean as _aggregate takes it, no pass rate, nothing flaky."""
+    if result.score is None:
+        return CaseMetric(
+            name,
+            Status.NOT_EVALUATED,
+            None,
+            result.threshold,
+            True,
+            [None],
+            reason=result.reason or None,
+        )
+    known = [s for s in result.per_invocation if s is not None]
+    mean = sum(known) / len(known) if known and not by_runs else result.score
+    return CaseMetric(
+        name,
+        Status.INFO,
+        mean,
+        result.threshold,
+        True,
+        [result.score],
+        std=0.0,
+        min=result.score,
+        reason=result.reason or None,
+        pass_rate=None,
+        flaky=False,
+    )
 
 
 def own_verdicts(results: list[MetricResult], threshold: float) -> list[bool | None]:
@@ -324,13 +363,7 @@ def case_status(metrics: list[CaseMetric], case: CaseRecord) -> Status:
 def score_case(
     case: CaseRecord, specs: list[MetricSpec], dialect: str, set_dialect: str, options: ScoreOptions
 ) -> None:
-    ctx = ScoreContext(
-        extensions=case.extensions,
-        rubrics=case.rubrics,
-        set_dialect=set_dialect,
-        judge=options.judge,
-        scenario=case.scenario,
-    )
+    found = [lookup(spec.evaluator or spec.name, dialect) for spec in specs]
     completed: list[RunRecord] = [r for r in case.runs if r.error is None]
     for run in completed:
         if run.metrics:  # scored already: a case rescored after its confirmation reruns
@@ -341,11 +374,18 @@ def score_case(
         if run.reported is not None:  # the source tool's own scores, as it reported them
             run.metrics = reported.from_report(specs, run.reported)
             continue
+        ctx = ScoreContext(
+            extensions=case.extensions,
+            rubrics=case.rubrics,
+            set_dialect=set_dialect,
+            judge=options.judge,
+            scenario=case.scenario,
+            usage=usage,
+        )
         with llm.one_case(run.run):
-            run.metrics = score_run(specs, dialect, expected, actual, replace(ctx, usage=usage))
+            run.metrics = score_run(specs, dialect, expected, actual, ctx, found)
     case.metrics = []
     if completed:
-        found = [lookup(spec.evaluator or spec.name, dialect) for spec in specs]
         # the metrics a run's own pass is read from, for those over the case's runs (pass@k)
         gating = [not (pass_k.over_runs(m) or (m is not None and m.informational)) for m in found]
         for i, (spec, metric) in enumerate(zip(specs, found, strict=True)):
