@@ -234,7 +234,10 @@ class Redactor:
         self._lock = threading.Lock()
         self.on_new = on_new
         self.generation = 0  # counts the additions that brought new secrets
-        self.scrubs = 0  # counts scrub() calls: what was computed from an object before is stale
+        # counts the scrub() calls that redacted something: what was computed from an object
+        # before such a one is stale (one that found nothing leaves every text as it was)
+        self.scrubs = 0
+        self._redacted = False
         self.add(*secrets)
 
     @property
@@ -296,8 +299,11 @@ class Redactor:
         (nearly all) is not walked string by string. Sound because JSON writes every string
         character by character (escapes included) and every secret is searched for in its
         JSON-escaped forms too."""
-        self.scrubs += 1
-        return _scrub(self, obj, set(), units)
+        self._redacted = False
+        out = _scrub(self, obj, set(), units)
+        if self._redacted:
+            self.scrubs += 1
+        return out
 
     def _clean(self, obj: Any) -> bool:
         """Nothing in ``obj`` to redact, by one search of its JSON text; False if unsure."""
@@ -324,7 +330,10 @@ _FIELDS: dict[type, tuple[str, ...] | None] = {}  # dataclass field names per ty
 def _scrub(redactor: Redactor, obj: Any, seen: set[int], units: tuple[type, ...] = ()) -> Any:
     kind = type(obj)
     if kind is str:
-        return redactor.text(obj)
+        new = redactor.text(obj)
+        if new != obj:
+            redactor._redacted = True
+        return new
     if kind in _ATOMIC:
         return obj
     if id(obj) in seen:

@@ -306,3 +306,24 @@ def test_a_trpc_sets_path_shows_in_the_summary_under_its_id(corpus: Path, tmp_pa
     summary = (tmp_path / "s.md").read_text()
     assert f"{where} · 2 cases" in summary
     assert "***" not in summary
+
+
+def test_a_scrub_that_redacts_nothing_keeps_what_was_computed_from_the_results() -> None:
+    """The verdict is kept on the results until a scrub redacts something from them: one that
+    found nothing (nearly every run) leaves each text as it was, and the verdict is not
+    worked out again for the reports."""
+    from ci_eval.gate.verdict import verdict
+    from ci_eval.model.results import CaseRecord
+    from tests.factories import results
+
+    run = results({"a": "FAILED", "b": "PASSED"}, reasons={"a": "leaked s3cret-value here"})
+    previous = redact.install(redact.Redactor(["s3cret-value"]))
+    try:
+        redact.current().scrub(results({"x": "PASSED"}), units=(CaseRecord,))
+        first = verdict(run)
+        redact.current().scrub(results({"y": "PASSED"}), units=(CaseRecord,))
+        assert verdict(run) is first  # nothing redacted: kept
+        redact.current().scrub(run, units=(CaseRecord,))  # this one redacts the reason
+        assert verdict(run) is not first
+    finally:
+        redact.install(previous)
