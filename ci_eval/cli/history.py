@@ -30,7 +30,7 @@ def history(
     baseline_ref: BaselineRefOpt = None,
     baseline_branch: BaselineBranchOpt = None,
 ) -> None:
-    """Write main's history as a static site: pass rates, flipping cases, spend per push.
+    """Draw main's history as a static site of trend pages.
 
     One page for the suite (each eval set's pass rate per push with its 95 % interval, the
     cases that flip most, tokens, cost and p95 run latency per push) and one per case (its
