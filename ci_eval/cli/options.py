@@ -128,6 +128,17 @@ CheckRunOpt = Annotated[
         rich_help_panel=GITHUB,
     ),
 ]
+HistoryUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--history-url",
+        metavar="URL",
+        help="Where the `ci-eval history` site is published: the PR comment links the cases "
+        "it names to their pages.",
+        show_default=False,
+        rich_help_panel=GITHUB,
+    ),
+]
 
 
 BaselineOpt = Annotated[

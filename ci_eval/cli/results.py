@@ -20,6 +20,7 @@ from ci_eval.cli.options import (
     CommentIdOpt,
     CommentOpt,
     FailOnOpt,
+    HistoryUrlOpt,
     JunitOpt,
     MaxAgeOpt,
     MinHistoryOpt,
@@ -68,6 +69,7 @@ def report_command(
     comment: CommentOpt = None,
     comment_id: CommentIdOpt = None,
     check_run: CheckRunOpt = None,
+    history_url: HistoryUrlOpt = None,
     template_dir: TemplateDirOpt = None,
 ) -> None:
     """Render the reports of saved results without running again.
@@ -116,6 +118,7 @@ def compare_command(
     comment: CommentOpt = None,
     comment_id: CommentIdOpt = None,
     check_run: CheckRunOpt = None,
+    history_url: HistoryUrlOpt = None,
     output: OutputOpt = None,
 ) -> None:
     """Gate saved results on the baseline's history.

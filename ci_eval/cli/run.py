@@ -31,6 +31,7 @@ from ci_eval.cli.options import (
     EvalConfigOpt,
     ExcludeOpt,
     FailOnOpt,
+    HistoryUrlOpt,
     IncludeOpt,
     JunitOpt,
     MaxAgeOpt,
@@ -403,6 +404,7 @@ def run(
     comment: CommentOpt = None,
     comment_id: CommentIdOpt = None,
     check_run: CheckRunOpt = None,
+    history_url: HistoryUrlOpt = None,
     shard: Annotated[
         str | None,
         typer.Option(

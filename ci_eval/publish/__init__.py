@@ -424,6 +424,7 @@ def _comment(
             problems=problems,
             cache=views,
             link=details_link(env),
+            history=settings.history_url,
         )
     )
     poster = github.CommentPoster(

@@ -33,7 +33,15 @@ from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
 from ci_eval.gate.items import UNMEASURED_ICON, WORSE_ICON
-from ci_eval.report.markdown_context import KINDS, Budget, context, notes, plural, sizes
+from ci_eval.report.markdown_context import (
+    KINDS,
+    Budget,
+    context,
+    history_pages,
+    notes,
+    plural,
+    sizes,
+)
 from ci_eval.results.file import RunResults
 from ci_eval.text import templates
 from ci_eval.text.escape import code, html, md
@@ -133,6 +141,7 @@ def render(
     size: Callable[[str], int] = len,
     problems: list[str] | None = None,
     cache: dict[Any, Any] | None = None,
+    history: str | None = None,
 ) -> str:
     """A user's template that fails (error, sandbox violation, time limit) is reported in
     ``problems`` (raised when None) as one line naming its file and line, and the built-in
@@ -141,12 +150,14 @@ def render(
     cache = {} if cache is None else cache
     where_md = _where(where, link)
     try:
-        return _render(results, template, limit, template_dir, marker, where_md, link, size, cache)
+        return _render(
+            results, template, limit, template_dir, marker, where_md, link, size, cache, history
+        )
     except templates.TemplateProblem as exc:
         if template_dir is None or problems is None:
             raise
         problems.append(f"{exc}; the built-in template was used instead")
-        return _render(results, template, limit, None, marker, where_md, link, size, cache)
+        return _render(results, template, limit, None, marker, where_md, link, size, cache, history)
 
 
 def _render(
@@ -159,6 +170,7 @@ def _render(
     link: str | None,
     size: Callable[[str], int],
     cache: dict[Any, Any],
+    history: str | None = None,
 ) -> str:
     env = _environment(template_dir)
     report = "comment" if marker else "summary"
@@ -174,6 +186,8 @@ def _render(
         variables, counts, clip = context(results, budget, marker, where, cache)
         variables["notes"] = notes(counts, clip, where, report, shown)
         variables["details_link"] = Markup(link) if link else None
+        # each listed case's page on the `ci-eval history` site, where one is published
+        variables["history_pages"] = history_pages(cache, history)
         # only a user's templates get the time limit: the built-in ones are trusted and their
         # time grows with the number of cases (a large run can take longer than the limit)
         limit_s = None if template_dir is not None else math.inf
@@ -291,7 +305,10 @@ def render_comment(
     problems: list[str] | None = None,
     cache: dict[Any, Any] | None = None,
     link: str | None = None,
+    history: str | None = None,
 ) -> str:
+    """``history``: where ``ci-eval history``'s site is published (``history_url``): the cases
+    the comment names link to their pages there."""
     marker = MARKER.format(id=comment_id)
     text = render(
         results,
@@ -303,6 +320,7 @@ def render_comment(
         link=link,
         problems=problems,
         cache=cache,
+        history=history,
     )
     if marker not in text:  # a custom template must keep it, or the comment would duplicate
         text = f"{marker}\n{text}"

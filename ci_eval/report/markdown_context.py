@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from markupsafe import Markup
 
@@ -400,3 +401,29 @@ def notes(
             + Markup(" has them in full.")
         )
     return out
+
+
+def _site(url: str | None) -> str | None:
+    """The history site's address as a link may carry it: http(s) only, percent-quoted (no
+    space or parenthesis to end a Markdown link early), no trailing slash."""
+    if not url or not url.lower().startswith(("https://", "http://")):
+        return None
+    return quote(url.strip().rstrip("/"), safe=":/?#@!$&'*+,;=%~")
+
+
+def history_pages(cache: dict[Any, Any], url: str | None) -> dict[str, Markup]:
+    """Each listed case's page on the ``ci-eval history`` site at ``url`` (its index's
+    folder), by the item's key; none without a site. Read after :func:`context` filled
+    ``cache``: the items are its verdict's."""
+    from ci_eval.report.history_site.site import case_page
+
+    site = _site(url)
+    if site is None or "context" not in cache:
+        return {}
+    decision = cache["context"][0]
+    return {
+        # a link as it is (the page's name is of a safe alphabet, the site's quoted)
+        i.key: Markup(f"{site}/{case_page(i.set_id, i.case_id)}")
+        for i in [*decision.blocking, *decision.not_blocking]
+        if i.case_id
+    }

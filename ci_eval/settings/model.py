@@ -97,6 +97,8 @@ SETTINGS = (
     Setting("comment_id", "--comment-id", "comment-id"),
     # ci-eval's own check run (ci_eval.publish.check_run), in the comment's place
     Setting("check_run", "--check-run", "check-run", "bool"),
+    # where `ci-eval history`'s site is published: the comment links the cases it names there
+    Setting("history_url", "--history-url", "history-url"),
     Setting("template_dir", "--template-dir", "template-dir", bar=True),
     # the judge's and simulator's answers kept across jobs: a folder the PR's config cannot move
     Setting("cache", "--cache", "cache", bar=True),
@@ -287,6 +289,7 @@ class ReportSettings:
     trust_pr_config: bool = False  # a pull request's own templates are used
     files: dict[str, str] = field(default_factory=dict)  # more reports: reporter name -> path
     check_run: bool = False  # ci-eval's own check run (ci_eval.publish.check_run)
+    history_url: str | None = None  # `ci-eval history`'s site: the comment links cases there
     # the comment posted where the check run cannot be made (its place otherwise)
     comment_fallback: bool = False
 
@@ -345,6 +348,7 @@ class RunSettings(Frozen):
     comment: bool = False
     comment_id: str | None = None
     check_run: bool = False
+    history_url: str | None = None
     metric: list[str] = field(default_factory=list)  # --metric NAME[=THRESHOLD]
     min_pass: int | None = None
     template_dir: str | None = None
@@ -432,6 +436,7 @@ class RunSettings(Frozen):
             },
             check_run=self.check_run,
             comment_fallback=comment,
+            history_url=self.history_url,
         )
 
 

@@ -277,3 +277,34 @@ def test_flip_rates_put_the_flakiest_case_first() -> None:
     assert first.runs == 30 and first.failed == 6 and first.flips > 0
     assert first.flake_rate == round(first.flips / 29, 4)
     assert first.last_failure is not None and first.since is not None
+
+
+# --- the PR comment links the cases it names to their pages ----------------------------------
+
+
+def _comment(history: str | None) -> str:
+    from ci_eval.report.markdown import render_comment
+    from tests.factories import results
+
+    return render_comment(results({"berlin": "FAILED", "paris": "PASSED"}), "t", history=history)
+
+
+def test_the_comment_links_the_cases_it_names_to_their_history_pages() -> None:
+    body = _comment("https://acme.github.io/shop/history/")
+    page = case_page("s", "berlin")
+    assert f"[berlin](https://acme.github.io/shop/history/{page})" in body
+
+
+def test_without_a_history_site_or_with_no_web_address_the_comment_links_nothing() -> None:
+    assert "/cases/" not in _comment(None)
+    assert "/cases/" not in _comment("javascript:alert(1)//")
+
+
+def test_history_url_is_a_report_setting_of_the_flag_toml_and_input() -> None:
+    from ci_eval.settings.build import build
+    from ci_eval.settings.model import SETTINGS
+
+    row = next(s for s in SETTINGS if s.key == "history_url")
+    assert (row.flag, row.input, row.bar) == ("--history-url", "history-url", False)
+    settings = build({"history_url": "https://acme.github.io/h"}, {})
+    assert settings.report({}).history_url == "https://acme.github.io/h"
