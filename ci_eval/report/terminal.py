@@ -159,8 +159,8 @@ def _case_line(s: SetRecord, c: CaseRecord, item: Item) -> str:
             if q.expired
             else f" (quarantined until {q.until})"
         )
-    why = item.why
     if item.kind is Kind.FAILURE or item.kind is Kind.REGRESSION:
+        # the item's own why (a diff of the turns) only when no metric says it: it is dear
         why = ", ".join(failing_metrics(c)) or item.why
         runs = outcomes(c)
         if True in runs:  # failed as a whole, passed some runs
@@ -181,6 +181,8 @@ def _case_line(s: SetRecord, c: CaseRecord, item: Item) -> str:
         why = error_reason(c)
     elif item.kind in (Kind.KNOWN_FAILURE, Kind.NOISE, Kind.UNCONFIRMED_FAILURE, Kind.ACCEPTED):
         why = ", ".join(failing_metrics(c)) + f" — {item.change}"
+    else:
+        why = item.why
     return f"  {item.label}{blocks} {_case(s, c)}: {why}"
 
 
