@@ -435,7 +435,10 @@ def run_against(args, names: Sequence[str], statistical: Sequence[str], say=prin
                     )
                 )
                 continue
-            options, said = shared_options(present, name, [("--repeat", "1"), ("--no-where",)])
+            wanted = [("--repeat", "1"), ("--no-where",)]
+            if getattr(args, "big", None) is not None:
+                wanted.append(("--big", str(args.big)))
+            options, said = shared_options(present, name, wanted)
             notes += said
             runs: dict[str, list[dict[str, str]]] = {t.label: [] for t in trees}
             for pair in range(args.pairs):

@@ -1,7 +1,7 @@
 """Scale, whole process: ``ci-eval run --agent replay`` on N one-turn cases (20,000 by default),
 scored with ADK's default metrics and reported (results JSON, JUnit, Markdown summary), then
 ``ci-eval report`` on that results file. Prints wall time and peak RSS against the targets:
-20,000 cases in <= 10 s and <= 300 MB, 100,000 cases in <= 500 MB, report of 20,000 <= 5 s.
+20,000 cases in <= 5 s and <= 200 MB, 100,000 cases in <= 500 MB, report of 20,000 <= 5 s.
 """
 
 from __future__ import annotations
@@ -182,8 +182,8 @@ def main() -> None:
         f"{args.cases:,} cases replayed, scored and reported (results, JUnit, summary)",
         str(run),
         "none",
-        "<= 10 s and <= 300 MB",
-        run.wall <= 10 and run.rss_mb <= 300,
+        "<= 5 s and <= 200 MB",
+        run.wall <= 5 and run.rss_mb <= 200,
         command,
     )
     _measure.figure(

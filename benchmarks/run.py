@@ -101,6 +101,12 @@ def parse_args(argv: list[str] | None, names: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--record", type=Path, metavar="FILE", help="with --against: also write the tables here"
     )
+    parser.add_argument(
+        "--big",
+        type=int,
+        metavar="N",
+        help="scale's memory run at N cases (0: without it), on both trees with --against",
+    )
     args = parser.parse_args(argv)
     unknown = [n for n in [*args.names, *args.skip] if n not in names]
     if unknown:
@@ -139,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, RECORD_ENV: str(record)}
         for name in chosen(args, names):
             extra = ["--prs", str(args.prs)] if args.prs and name in STATISTICAL else []
+            if args.big is not None and name == "scale":
+                extra += ["--big", str(args.big)]
             code = subprocess.run([sys.executable, str(benchmarks[name]), *extra], env=env)
             failed |= code.returncode
         figures = [json.loads(line) for line in record.read_text().splitlines() if line]
