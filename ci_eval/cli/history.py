@@ -60,3 +60,42 @@ def history(
         f"history written to {output / INDEX}: {plural(len(data.pushes), 'push', 'pushes')}, "
         f"{plural(len(pages) - 1, 'case page')}"
     )
+    suggested = _quarantine_candidates(data)
+    if suggested:
+        path = output / SUGGESTIONS
+        try:
+            path.write_text(suggested, encoding="utf-8")
+        except OSError as exc:
+            fail(InputError(f"cannot write: {exc.strerror or exc}", path=str(path)))
+        say(
+            f"flaky on main, candidates for quarantine.toml (also in {path}; "
+            "set each owner and check each reason):"
+        )
+        for line in suggested.rstrip("\n").splitlines():
+            say(line)
+
+
+SUGGESTIONS = "quarantine-suggestions.toml"
+
+
+def _quarantine_candidates(data: object) -> str:
+    """``[[quarantine]]`` entries for the cases that flip most on main (gate.quarantine's
+    rule), less those quarantine.toml here holds already."""
+    from datetime import UTC, datetime
+
+    from ci_eval.gate import quarantine
+    from ci_eval.gate.main_history import quarantine_path
+    from ci_eval.report.history_site.data import flip_rates
+
+    held: list[str] = []
+    path = quarantine_path()
+    if path.is_file():
+        try:
+            held = [e.case for e in quarantine.read_entries(path.read_text("utf-8"), str(path))]
+        except (InputError, OSError, UnicodeDecodeError):
+            held = []  # `run` says what is wrong with it; the suggestions stand without it
+    rates = [
+        quarantine.FlipRate(f.set_id, f.case_id, f.runs, f.flips)
+        for f in flip_rates(data)  # type: ignore[arg-type]
+    ]
+    return quarantine.suggest(rates, datetime.now(UTC).date(), quarantined=held)

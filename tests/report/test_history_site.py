@@ -308,3 +308,25 @@ def test_history_url_is_a_report_setting_of_the_flag_toml_and_input() -> None:
     assert (row.flag, row.input, row.bar) == ("--history-url", "history-url", False)
     settings = build({"history_url": "https://acme.github.io/h"}, {})
     assert settings.report({}).history_url == "https://acme.github.io/h"
+
+
+def test_history_suggests_the_flaky_cases_for_quarantine_and_not_those_held(
+    site: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The cases flipping most on main (gate.quarantine's rule: a flip rate of 0.3 over 5
+    runs) come out as quarantine.toml entries, in the terminal and in the site's folder; the
+    case that broke once (c2) and those that never flip are not candidates, and a case
+    quarantine.toml holds already is left out."""
+    import tomllib
+
+    base, _ = site
+    (tmp_path / "quarantine.toml").write_text(
+        '[[quarantine]]\ncase = "s1:c1"\nreason = "flaky"\nowner = "team"\nuntil = "2999-01-01"\n'
+    )
+    done = run_cli("history", "--baseline", str(base), "-o", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "candidates for quarantine.toml" in done.stdout
+    written = (tmp_path / "out" / "quarantine-suggestions.toml").read_text("utf-8")
+    suggested = [e["case"] for e in tomllib.loads(written)["quarantine"]]
+    assert suggested == ["s0:c1"]
+    assert 'case = "s0:c1"' in done.stdout
