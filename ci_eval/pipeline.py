@@ -44,7 +44,6 @@ from ci_eval.model.results import CaseRecord
 from ci_eval.net import llm, llm_cache
 from ci_eval.net.llm import ChatClient
 from ci_eval.net.llm_cache import ResponseCache
-from ci_eval.publish import warm
 from ci_eval.results import spill as spill_to
 from ci_eval.results import usage_totals
 from ci_eval.results.file import RunResults, write_results
@@ -305,9 +304,7 @@ def run(
     # built by settings.build, and so frozen; a caller's own settings are frozen here
     job = _prepare(settings.freeze(), env)
     connector = _connect(job)
-    warming = warm.start()  # the reports' start-up, while the agent answers
     results, run_options = _run_and_score(job, connector, stop)
-    warming.join()  # before anything reports: the rest of the run has the interpreter alone
     # what the connector holds (a replay's recordings, large for a large run) goes before
     # reporting, where a run peaks
     del connector

@@ -23,7 +23,6 @@ budget) and ``markdown_overview`` (the rest).
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -76,7 +75,6 @@ def _finalizer() -> Callable[[Any], Any]:
     return finalize
 
 
-@functools.lru_cache(maxsize=8)  # a run renders the summary and the comment, by probes
 def _environment(template_dir: Path | None) -> SandboxedEnvironment:
     env = templates.environment(
         template_dir,
@@ -90,15 +88,6 @@ def _environment(template_dir: Path | None) -> SandboxedEnvironment:
     env.filters["code"] = code
     env.globals["n"] = plural  # n(2, "error") → "2 errors"
     return env
-
-
-def warm() -> None:
-    """Compile ci-eval's own summary and comment templates ahead of the first render (the
-    reports' warm-up runs it while the agent answers); Jinja reloads a template whose file
-    changed since."""
-    env = _environment(None)
-    for name in ("summary.md.j2", "comment.md.j2"):
-        env.get_template(name)
 
 
 def _largest(
