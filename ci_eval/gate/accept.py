@@ -21,11 +21,11 @@ from pydantic import BeforeValidator, ConfigDict, TypeAdapter, ValidationError
 
 from ci_eval.errors import InputError
 from ci_eval.io import tomltext
+from ci_eval.io.validation import table_problem
 from ci_eval.model.comparison import Acceptance
 
 DEFAULT_PATH = ".ci-eval/accept.toml"
 KNOWN = ("case", "metrics", "reason")
-UNKNOWN = ("extra_forbidden", "unexpected_keyword_argument")  # pydantic's: a key not known
 
 
 def _said(message: str) -> Any:
@@ -68,23 +68,7 @@ class AcceptFile:
 
 def _problem(exc: ValidationError) -> tuple[str, str | None]:
     """The first problem in the file's words, and where (``accept[0]``)."""
-    errors = exc.errors(include_url=False)
-    loc = errors[0]["loc"]
-    unknown = [e["loc"] for e in errors if e["type"] in UNKNOWN]
-    if unknown:  # every unknown key of the first table with one, at once
-        table = unknown[0][:-1]
-        keys = ", ".join(sorted(str(at[-1]) for at in unknown if at[:-1] == table))
-        if not table:
-            return f"unknown key(s) {keys}; the file holds [[accept]] entries", None
-        return f"unknown key(s) {keys}; known: {', '.join(KNOWN)}", f"accept[{table[1]}]"
-    if len(loc) < 2:
-        return "accept must be an array of tables ([[accept]])", None
-    where = f"accept[{loc[1]}]"
-    if len(loc) == 2:
-        return "expected a table", where
-    if errors[0]["type"] == "missing":
-        return _REQUIRED[str(loc[2])], where
-    return str(errors[0]["msg"]).removeprefix("Value error, "), where
+    return table_problem(exc, "accept", KNOWN, _REQUIRED)
 
 
 _REQUIRED = {

@@ -31,12 +31,12 @@ from pydantic import BeforeValidator, ConfigDict, TypeAdapter, ValidationError
 from ci_eval.errors import InputError
 from ci_eval.gate.items import SKIPS, Item, Kind
 from ci_eval.io import tomltext
+from ci_eval.io.validation import table_problem
 from ci_eval.model.quarantine import Quarantine
 from ci_eval.text.plural import plural
 
 FILE_NAME = "quarantine.toml"
 KNOWN = ("case", "owner", "reason", "until")
-UNKNOWN = ("extra_forbidden", "unexpected_keyword_argument")  # pydantic's: a key not known
 # what a quarantine holds: the case's own outcome, not what it spent nor that it was not run
 HELD = frozenset(Kind) - {*SKIPS, Kind.FLAKY, Kind.NOT_SCORED, Kind.IMPROVED}
 _REQUIRED = {
@@ -107,23 +107,7 @@ class QuarantineFile:
 
 def _problem(exc: ValidationError) -> tuple[str, str | None]:
     """The first problem in the file's words, and where (``quarantine[0]``)."""
-    errors = exc.errors(include_url=False)
-    loc = errors[0]["loc"]
-    unknown = [e["loc"] for e in errors if e["type"] in UNKNOWN]
-    if unknown:  # every unknown key of the first table with one, at once
-        table = unknown[0][:-1]
-        keys = ", ".join(sorted(str(at[-1]) for at in unknown if at[:-1] == table))
-        if not table:
-            return f"unknown key(s) {keys}; the file holds [[quarantine]] entries", None
-        return f"unknown key(s) {keys}; known: {', '.join(KNOWN)}", f"quarantine[{table[1]}]"
-    if len(loc) < 2:
-        return "quarantine must be an array of tables ([[quarantine]])", None
-    where = f"quarantine[{loc[1]}]"
-    if len(loc) == 2:
-        return "expected a table", where
-    if errors[0]["type"] == "missing":
-        return _REQUIRED[str(loc[2])], f"{where}.{loc[2]}"
-    return str(errors[0]["msg"]).removeprefix("Value error, "), f"{where}.{loc[2]}"
+    return table_problem(exc, "quarantine", KNOWN, _REQUIRED, at_field=True)
 
 
 def entries_of(data: Any, where: str) -> list[Entry]:

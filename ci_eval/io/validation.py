@@ -19,6 +19,39 @@ MAX_PROBLEMS = 20
 M = TypeVar("M", bound=BaseModel)
 
 
+UNKNOWN_KEY = ("extra_forbidden", "unexpected_keyword_argument")  # pydantic's: a key not known
+
+
+def table_problem(
+    exc: ValidationError,
+    name: str,
+    known: Sequence[str],
+    required: dict[str, str],
+    at_field: bool = False,
+) -> tuple[str, str | None]:
+    """The first problem of a TOML file of ``[[name]]`` tables in the file's words, and where
+    (``name[0]``; ``name[0].field`` with ``at_field``): every unknown key of the first table
+    with one at once, a missing key by ``required``'s sentence."""
+    errors = exc.errors(include_url=False)
+    loc = errors[0]["loc"]
+    unknown = [e["loc"] for e in errors if e["type"] in UNKNOWN_KEY]
+    if unknown:
+        table = unknown[0][:-1]
+        keys = ", ".join(sorted(str(at[-1]) for at in unknown if at[:-1] == table))
+        if not table:
+            return f"unknown key(s) {keys}; the file holds [[{name}]] entries", None
+        return f"unknown key(s) {keys}; known: {', '.join(known)}", f"{name}[{table[1]}]"
+    if len(loc) < 2:
+        return f"{name} must be an array of tables ([[{name}]])", None
+    where = f"{name}[{loc[1]}]"
+    if len(loc) == 2:
+        return "expected a table", where
+    place = f"{where}.{loc[2]}" if at_field else where
+    if errors[0]["type"] == "missing":
+        return required[str(loc[2])], place
+    return str(errors[0]["msg"]).removeprefix("Value error, "), place
+
+
 def first_error(exc: ValidationError) -> str:
     """The first problem pydantic found, as ``where: what`` (``usage.input_tokens: …``)."""
     err = exc.errors()[0]
