@@ -17,7 +17,8 @@ PROBE = (
     "         'ci_eval.model.results', 'ci_eval.model.metric_spec', 'ci_eval.model.values',\n"
     "         'ci_eval.load.discover', 'ci_eval.text.redact', 'ci_eval.gate', 'ci_eval.run',\n"
     "         'ci_eval.connectors', 'ci_eval.metrics', 'ci_eval.report', 'ci_eval.pipeline')\n"
-    "loaded = sorted(m for m in sys.modules if m in heavy or m.startswith(tuple(h + '.' for h in heavy)))\n"
+    "under = tuple(h + '.' for h in heavy)\n"
+    "loaded = sorted(m for m in sys.modules if m in heavy or m.startswith(under))\n"
     "print(code, loaded, file=sys.stderr)\n"
 )
 
