@@ -425,8 +425,13 @@ def undumpable() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+        # the interpreter's own symbols hold libc's prctl: no `ldconfig -p` (find_library runs
+        # it, a process at every start) unless they do not
+        prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+        if prctl is None:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            prctl = libc.prctl
+        return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 
