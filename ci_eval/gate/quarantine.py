@@ -279,12 +279,17 @@ def _named(rate: FlipRate) -> bool:
     )
 
 
+# a suggested entry's owner until someone takes it: a valid entry (it pastes and applies), which
+# says in the file and in every report that nobody owns it yet
+UNASSIGNED = "unassigned: name who lifts it"
+
+
 def suggest(
     rates: Iterable[FlipRate],
     today: date,
     *,
     quarantined: Iterable[str] = (),
-    owner: str = "TODO: who lifts it",
+    owner: str = UNASSIGNED,
     min_rate: float = MIN_RATE,
     min_runs: int = MIN_RUNS,
     days: int = DAYS,
