@@ -38,16 +38,21 @@ PASS_HAT_K = "pass_hat_k"
 OVER_RUNS = "computed over the case's runs, not one run (see the case's metric)"
 
 
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """trpc-agent-go's ``PassAtK``: ``1 - C(n-c, k) / C(n, k)``; ValueError where it errs."""
-    if n < 0:
-        raise ValueError("n must be >= 0")
+def _check_counts(n: int, c: int, k: int) -> None:
+    """trpc-agent-go's checks both estimators share, in its order."""
     if k <= 0:
         raise ValueError("k must be >= 1")
     if c < 0:
         raise ValueError("c must be >= 0")
     if c > n:
         raise ValueError("c cannot exceed n")
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """trpc-agent-go's ``PassAtK``: ``1 - C(n-c, k) / C(n, k)``; ValueError where it errs."""
+    if n < 0:
+        raise ValueError("n must be >= 0")
+    _check_counts(n, c, k)
     if k > n:
         raise ValueError("k cannot exceed n")
     if c == 0:
@@ -66,12 +71,7 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     """trpc-agent-go's ``PassHatK``: ``(c / n) ** k``; ValueError where it errs."""
     if n <= 0:
         raise ValueError("n must be > 0")
-    if k <= 0:
-        raise ValueError("k must be >= 1")
-    if c < 0:
-        raise ValueError("c must be >= 0")
-    if c > n:
-        raise ValueError("c cannot exceed n")
+    _check_counts(n, c, k)
     if c == 0:
         return 0.0
     if c == n:
