@@ -424,6 +424,6 @@ def history_pages(cache: dict[Any, Any], url: str | None) -> dict[str, Markup]:
     return {
         # a link as it is (the page's name is of a safe alphabet, the site's quoted)
         i.key: Markup(f"{site}/{case_page(i.set_id, i.case_id)}")
-        for i in [*decision.blocking, *decision.not_blocking]
+        for i in [*decision.blocking, *decision.not_blocking, *decision.quarantined]
         if i.case_id
     }

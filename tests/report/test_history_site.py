@@ -330,3 +330,16 @@ def test_history_suggests_the_flaky_cases_for_quarantine_and_not_those_held(
     suggested = [e["case"] for e in tomllib.loads(written)["quarantine"]]
     assert suggested == ["s0:c1"]
     assert 'case = "s0:c1"' in done.stdout
+
+
+def test_a_quarantined_case_in_the_comment_links_to_its_history_page_too() -> None:
+    """The case held apart is the one whose flips a reviewer wants to see."""
+    from ci_eval.model.quarantine import Quarantine
+    from ci_eval.report.markdown import render_comment
+    from tests.factories import results
+
+    run = results({"berlin": "FAILED", "paris": "PASSED"})
+    run.settings.quarantine = [Quarantine("s:berlin", "flaky", "team", "2999-01-31")]
+    body = render_comment(run, "t", history="https://acme.github.io/shop/history/")
+    assert "Quarantined: 1" in body
+    assert f"[berlin](https://acme.github.io/shop/history/{case_page('s', 'berlin')})" in body
