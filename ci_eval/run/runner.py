@@ -35,6 +35,7 @@ from ci_eval.net.deadline import Cancellation, Deadline
 from ci_eval.results.file import CaseRecord, InvocationRecord, RunRecord, RunResults, SetRecord
 from ci_eval.run import selection as shard
 from ci_eval.run.early_stop import SameFailures
+from ci_eval.run.jobs import Job, Opener
 from ci_eval.run.progress import Progress
 from ci_eval.settings.parse import CaseFilter
 from ci_eval.simulate import NO_SIMULATOR, scenario_of
@@ -215,106 +216,14 @@ def _abandoned(partial: RunRecord, expected: list[Invocation], started: float) -
     return record
 
 
-@dataclass(eq=False)
-class _Job:
-    eval_set_id: str
-    case: EvalCase | None  # None once the job has finished: the runner needs it no more
-    case_record: CaseRecord
-    run: int
-    loaded: Any = None  # the LoadedEvalSet (dialect, eval config) the case comes from
-    # set when the job starts; filled in turn by turn; None again once its case holds it
-    record: RunRecord | None = None
-    started: float = 0.0
-    finished: bool = False
-    # its agent session, when opened ahead (_Opener): set once whoever claimed it has opened it
-    opened: threading.Event | None = None
-    session: AgentSession | None = None
-    open_error: Exception | None = None
-    simulated: bool = False  # a user simulator plays the user (worked out before it runs)
-
-    def __post_init__(self) -> None:
-        self.simulated = scenario_of(self.case, self.loaded.dialect) is not None
-
-
-class _Opener:
-    """Opens the agent sessions of the jobs next in line while the workers' turns are in
-    flight, on one thread, for a connector whose ``open`` is a request to the agent (``adk
-    api_server``: a session per case, ``opens_ahead = True``): a worker starts its case's first
-    turn at once instead of after that round trip, for every case it runs. It keeps at most
-    ``ahead`` sessions opened and not yet taken (the next wave), opens none after a stop
-    request, and the first wave is the workers' own. Each session is opened once, by whoever
-    claims its job first: a worker whose job is unclaimed opens it itself (a slow opener never
-    holds a worker up), one being opened waits for it."""
-
-    def __init__(self, jobs: list[_Job], connector: Connector, stop: threading.Event, ahead: int):
-        self.jobs, self.connector, self.stop, self.ahead = jobs, connector, stop, ahead
-        self.cond = threading.Condition()
-        self.taken = 0  # jobs the workers have taken, in queue order
-
-    def start(self) -> None:
-        threading.Thread(target=self._loop, name="ci-eval-opener", daemon=True).start()
-
-    def _claim(self, job: _Job) -> bool:
-        with self.cond:
-            if job.opened is not None:
-                return False
-            job.opened = threading.Event()
-            return True
-
-    def _open(self, job: _Job) -> None:
-        assert job.opened is not None and job.case is not None  # unfinished: claimed first
-        try:
-            job.session = self.connector.open(job.eval_set_id, job.case, job.run)
-        except Exception as exc:  # given to the worker, which reports it as its own
-            job.open_error = exc
-        job.opened.set()
-
-    def _loop(self) -> None:
-        for index in range(self.ahead, len(self.jobs)):
-            with self.cond:
-                while index >= self.taken + self.ahead and not self.stop.is_set():
-                    self.cond.wait(0.5)
-            if self.stop.is_set():
-                return
-            job = self.jobs[index]
-            if not job.simulated and self._claim(job):
-                self._open(job)
-
-    def took(self) -> None:
-        """A worker took the next job from the queue."""
-        with self.cond:
-            self.taken += 1
-            self.cond.notify()
-
-    def session(self, job: _Job) -> AgentSession:
-        """The job's session: opened ahead, being opened (wait for it), or opened now."""
-        if self._claim(job):
-            self._open(job)
-        assert job.opened is not None
-        job.opened.wait()
-        if job.open_error is not None:
-            raise job.open_error
-        assert job.session is not None
-        return job.session
-
-    def discard(self, job: _Job) -> None:
-        """A job that will not run: close the session opened for it, if one was."""
-        if not self._claim(job):
-            assert job.opened is not None
-            job.opened.wait()
-            if job.session is not None:
-                with contextlib.suppress(Exception):  # closing is best effort
-                    job.session.close()
-
-
 def _execute(
-    jobs: list[_Job],
+    jobs: list[Job],
     connector: Connector,
     options: RunOptions,
     stop: threading.Event,
     bar: Progress,
     t0: float,
-    finished: Callable[[_Job], None],
+    finished: Callable[[Job], None],
     same: SameFailures | None = None,
 ) -> None:
     """Run the jobs on daemon worker threads until all are done or the run is abandoned; then
@@ -323,15 +232,15 @@ def _execute(
     abandoned = getattr(stop, "abandoned", None) or threading.Event()
     # a replay makes no call: nothing of it counts against [budget]
     ceiling = options.ceiling if connector.kind != "replay" else None
-    pending: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+    pending: queue.SimpleQueue[Job] = queue.SimpleQueue()
     for job in jobs:
         pending.put(job)
     lock = threading.Lock()
-    ended: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+    ended: queue.SimpleQueue[Job] = queue.SimpleQueue()
     width = max(1, min(options.concurrency, len(jobs)))
-    opener = _Opener(jobs, connector, stop, width) if connector.opens_ahead else None
+    opener = Opener(jobs, connector, stop, width) if connector.opens_ahead else None
 
-    def finish(job: _Job, record: RunRecord) -> None:
+    def finish(job: Job, record: RunRecord) -> None:
         with lock:
             if job.finished:  # abandoned meanwhile: the main thread's record stands
                 return
@@ -346,6 +255,45 @@ def _execute(
     # ended runs wait in the workers' stead, not by the thousand in memory
     ahead = threading.Semaphore(2 * width + 16)
 
+    def play(job: Job) -> None:
+        """One job, start to end: its run, or the reason it was not run."""
+        if opener is not None:
+            opener.took()
+        case = job.case
+        assert case is not None  # a job is finished only once
+        closed = None
+        if not (stop.is_set() or (same is not None and same.reason)) and ceiling is not None:
+            closed = ceiling.closed()
+        if stop.is_set() or (same is not None and same.reason) or closed:
+            if opener is not None:
+                opener.discard(job)
+            why = (
+                "the run was interrupted" if stop.is_set() else closed or same.not_run  # type: ignore[union-attr]
+            )
+            record = RunRecord(run=job.run, error=f"not run: {why}")
+            record.invocations = _not_run(case.invocations())
+            finish(job, record)
+            return
+        with lock:
+            job.record, job.started = RunRecord(run=job.run), time.monotonic()
+        if job.simulated:
+            record = _run_simulated_job(connector, job.loaded, case, job.run, options)
+        else:
+            record = run_case(
+                connector,
+                job.eval_set_id,
+                case,
+                job.run,
+                options.timeout,
+                stop,
+                job.record,
+                None if opener is None else lambda job=job: opener.session(job),
+                ceiling,
+            )
+        if not record.replayed:  # when it ran, relative to the run's start: sets' wall time
+            record.started_s = job.started - t0
+        finish(job, record)
+
     def worker() -> None:
         while True:
             while not ahead.acquire(timeout=0.2):
@@ -356,72 +304,51 @@ def _execute(
             except queue.Empty:
                 ahead.release()
                 return
-            if opener is not None:
-                opener.took()
-            case = job.case
-            assert case is not None  # a job is finished only once
-            closed = None
-            if not (stop.is_set() or (same is not None and same.reason)) and ceiling is not None:
-                closed = ceiling.closed()
-            if stop.is_set() or (same is not None and same.reason) or closed:
-                if opener is not None:
-                    opener.discard(job)
-                why = (
-                    "the run was interrupted" if stop.is_set() else closed or same.not_run  # type: ignore[union-attr]
-                )
-                record = RunRecord(run=job.run, error=f"not run: {why}")
-                record.invocations = _not_run(case.invocations())
-                finish(job, record)
-                continue
-            with lock:
-                job.record, job.started = RunRecord(run=job.run), time.monotonic()
-            if job.simulated:
-                record = _run_simulated_job(connector, job.loaded, case, job.run, options)
-            else:
-                record = run_case(
-                    connector,
-                    job.eval_set_id,
-                    case,
-                    job.run,
-                    options.timeout,
-                    stop,
-                    job.record,
-                    None if opener is None else lambda job=job: opener.session(job),
-                    ceiling,
-                )
-            if not record.replayed:  # when it ran, relative to the run's start: sets' wall time
-                record.started_s = job.started - t0
-            finish(job, record)
+            play(job)
 
     if not jobs:
         return
-    workers = [
-        threading.Thread(target=worker, name=f"ci-eval-worker-{n}", daemon=True)
-        for n in range(width)
-    ]
-    for thread in workers:
-        thread.start()
-    if opener is not None:
-        opener.start()
     failure: Exception | None = None
-    if options.meanwhile is not None:
-        try:
-            options.meanwhile()
-        except Exception as exc:  # raised once every job has its record, not mid-run
-            failure = exc
-    # short waits, so the main thread runs the signal handlers promptly
-    seen = 0
-    while seen < len(jobs) and not abandoned.is_set():
-        try:
-            job = ended.get(timeout=0.2)
-        except queue.Empty:
-            continue
-        seen += 1
+
+    def hand_on(job: Job) -> None:
+        nonlocal failure
         if failure is None:
             try:
                 finished(job)
             except Exception as exc:  # raised once every job has its record, not mid-run
                 failure = exc
+
+    # a replay waits on nothing: on worker threads its runs would only take turns with the
+    # main thread's scoring for the interpreter's lock, and pay for every hand-over
+    inline = connector.kind == "replay" and opener is None
+    workers = [
+        threading.Thread(target=worker, name=f"ci-eval-worker-{n}", daemon=True)
+        for n in range(0 if inline else width)
+    ]
+    for thread in workers:
+        thread.start()
+    if opener is not None:
+        opener.start()
+    if options.meanwhile is not None:
+        try:
+            options.meanwhile()
+        except Exception as exc:  # raised once every job has its record, not mid-run
+            failure = exc
+    if inline:
+        for job in jobs:
+            if abandoned.is_set():
+                break
+            play(job)
+            hand_on(ended.get_nowait())
+    # short waits, so the main thread runs the signal handlers promptly
+    seen = 0
+    while not inline and seen < len(jobs) and not abandoned.is_set():
+        try:
+            job = ended.get(timeout=0.2)
+        except queue.Empty:
+            continue
+        seen += 1
+        hand_on(job)
         ahead.release()
     with lock:
         for job in jobs:
@@ -499,13 +426,13 @@ def run_sets(
         records.append(set_record)
 
     bar = Progress(len(runs_left), len(jobs), ceiling=options.ceiling)
-    work = [_Job(*job) for job in jobs]
+    work = [Job(*job) for job in jobs]
     del jobs
     if options.release_cases:
         for loaded in sets:  # the jobs hold what is left to run
             loaded.eval_set.eval_cases = []
 
-    def job_finished(job: _Job) -> None:
+    def job_finished(job: Job) -> None:
         case_record = job.case_record
         assert job.record is not None
         case_record.runs.append(job.record)
@@ -571,10 +498,10 @@ def rerun(
             none_left.append((set_id, case.eval_id))
             continue
         record.runs = list(record.runs)  # runs kept as text (spilled) become objects again
-        work.append(_Job(set_id, case, record, run, loaded))
+        work.append(Job(set_id, case, record, run, loaded))
     bar = Progress(len(work), what="confirmation reruns", ceiling=options.ceiling)
 
-    def finished(job: _Job) -> None:
+    def finished(job: Job) -> None:
         assert job.record is not None
         bar.case(Status.ERROR if job.record.error else None)
         job.record.confirmation = True
