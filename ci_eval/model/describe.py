@@ -3,8 +3,10 @@ actual tool calls and responses of its invocations. Pure functions over results.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from json.encoder import encode_basestring  # json's C escaper, as json.dumps uses
 from typing import Any
@@ -131,7 +133,31 @@ def _calls(calls: list[FunctionCall]) -> list[tuple[str | None, Any]]:
 
 
 def invocation_diffs(run: RunRecord) -> list[InvocationDiff]:
-    return [_diff(n, i) for n, i in enumerate(run.invocations, 1)]
+    kept = _KEPT.get()
+    if kept is None:
+        return [_diff(n, i) for n, i in enumerate(run.invocations, 1)]
+    found = kept.get(id(run))
+    if found is None or found[0] is not run:
+        found = kept[id(run)] = (run, [_diff(n, i) for n, i in enumerate(run.invocations, 1)])
+    return list(found[1])
+
+
+# while the reports render a run's results, scrubbed and no longer changing (see diffs_kept)
+_KEPT: ContextVar[dict[int, tuple[RunRecord, list[InvocationDiff]]] | None] = ContextVar(
+    "diffs_kept", default=None
+)
+
+
+@contextlib.contextmanager
+def diffs_kept() -> Iterator[None]:
+    """Each run's diffs worked out once while this lasts (the terminal's reason, JUnit's body and
+    the summary read the same failing runs): only around reports of results that no longer
+    change, redacted already. Held on the calling thread's context (a worker thread sees none)."""
+    token = _KEPT.set({})
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
 
 
 def shown_run(case: CaseRecord) -> RunRecord | None:

@@ -19,6 +19,7 @@ from ci_eval.errors import InputError
 from ci_eval.gate.items import Kind
 from ci_eval.gate.verdict import changed_of, verdict
 from ci_eval.io.files import write_json_atomic, write_parts_atomic, write_text_atomic
+from ci_eval.model.describe import diffs_kept
 from ci_eval.model.status import Status
 from ci_eval.net.deadline import Deadline
 from ci_eval.publish import github
@@ -167,23 +168,24 @@ def report(
     # unmatched prefix
     redact.current().add(settings.token)
     redact.current().scrub(results, units=(CaseRecord,))
-    lines = summary_lines(results)
-    if env.get("GITHUB_ACTIONS") == "true":
-        with workflow.untrusted():
+    with diffs_kept():  # redacted, and no longer changing
+        lines = summary_lines(results)
+        if env.get("GITHUB_ACTIONS") == "true":
+            with workflow.untrusted():
+                for line in lines:
+                    say(line)
+        else:
             for line in lines:
                 say(line)
-    else:
-        for line in lines:
-            say(line)
-    try:
-        for warning in publish(results, settings, env=env, workflow=workflow, scrubbed=True):
-            say(f"ci-eval: warning: {warning}", err=True)
-    except ReportsMissing as missing:
-        for warning in missing.warnings:
-            say(f"ci-eval: warning: {warning}", err=True)
-        for line in missing.lines:
-            say(f"ci-eval: error: {line}", err=True)
-        return not missing.asked
+        try:
+            for warning in publish(results, settings, env=env, workflow=workflow, scrubbed=True):
+                say(f"ci-eval: warning: {warning}", err=True)
+        except ReportsMissing as missing:
+            for warning in missing.warnings:
+                say(f"ci-eval: warning: {warning}", err=True)
+            for line in missing.lines:
+                say(f"ci-eval: error: {line}", err=True)
+            return not missing.asked
     return True
 
 

@@ -198,9 +198,10 @@ class UsageTotals:
     def top(self, by: str, n: int = TOP) -> list[CaseUsage]:
         """The cases spending most: ``by`` "tokens" (per run) or "latency" (p95 per turn)."""
         value = (lambda c: c.tokens_per_run) if by == "tokens" else (lambda c: c.p95_latency)
-        ranked = [c for c in self.cases if value(c) is not None]
-        ranked.sort(key=lambda c: -(value(c) or 0))
-        return ranked[:n]
+        # each case's value worked out once (a percentile sorts its turns), ranked stably
+        valued = [(v, c) for c in self.cases if (v := value(c)) is not None]
+        valued.sort(key=lambda vc: -vc[0])
+        return [c for _, c in valued[:n]]
 
 
 def totals(cases: Iterable[tuple[str, CaseRecord]]) -> UsageTotals:
