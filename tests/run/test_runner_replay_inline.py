@@ -5,6 +5,7 @@ A stop request still leaves every case with a record."""
 from __future__ import annotations
 
 import threading
+from typing import ClassVar
 
 from ci_eval.connectors.base import ActualTurn
 from ci_eval.model import Content, EvalCase, Part
@@ -18,7 +19,7 @@ class _Replay:
     """Answers each turn with its case id, noting the thread that played it."""
 
     kind = "replay"
-    recordings: dict[tuple[str, str], object] = {}
+    recordings: ClassVar[dict[tuple[str, str], object]] = {}
 
     def __init__(self, stop_after: int | None = None, stop: threading.Event | None = None):
         self.threads: list[threading.Thread] = []
