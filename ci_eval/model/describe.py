@@ -134,12 +134,13 @@ def _calls(calls: list[FunctionCall]) -> list[tuple[str | None, Any]]:
 
 def invocation_diffs(run: RunRecord) -> list[InvocationDiff]:
     kept = _KEPT.get()
-    if kept is None:
-        return [_diff(n, i) for n, i in enumerate(run.invocations, 1)]
-    found = kept.get(id(run))
-    if found is None or found[0] is not run:
-        found = kept[id(run)] = (run, [_diff(n, i) for n, i in enumerate(run.invocations, 1)])
-    return list(found[1])
+    found = kept.get(id(run)) if kept is not None else None
+    if found is not None and found[0] is run:
+        return list(found[1])
+    diffs = [_diff(n, i) for n, i in enumerate(run.invocations, 1)]
+    if kept is not None:
+        kept[id(run)] = (run, list(diffs))
+    return diffs
 
 
 # while the reports render a run's results, scrubbed and no longer changing (see diffs_kept)

@@ -1,4 +1,5 @@
-"""Replay eval cases against an agent: concurrent across cases, turns in order within one.
+"""Replay eval cases against an agent: concurrent across cases, turns in order within one (a
+replay of recorded runs, which waits on nothing, plays them one by one on the main thread).
 
 Every (case, run) gets a fresh agent session and every turn a wall-clock deadline. An agent
 failure makes that run ERROR with the reason and never stops the others. A stop request (the
@@ -226,9 +227,10 @@ def _execute(
     finished: Callable[[Job], None],
     same: SameFailures | None = None,
 ) -> None:
-    """Run the jobs on daemon worker threads until all are done or the run is abandoned; then
-    every job holds its final record. ``finished`` sees each job that ends before that, on
-    the main thread, as it ends. ``same`` stops a run whose first cases fail the same way."""
+    """Run the jobs on daemon worker threads (a replay's on the main thread, one by one) until
+    all are done or the run is abandoned; then every job holds its final record. ``finished``
+    sees each job that ends before that, on the main thread, as it ends. ``same`` stops a run
+    whose first cases fail the same way."""
     abandoned = getattr(stop, "abandoned", None) or threading.Event()
     # a replay makes no call: nothing of it counts against [budget]
     ceiling = options.ceiling if connector.kind != "replay" else None
