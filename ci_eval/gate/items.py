@@ -242,12 +242,14 @@ def _why_failed(case: CaseRecord, metrics: bool = True) -> str:
 def outcomes(case: CaseRecord) -> list[bool | None]:
     """Per run, did it pass (None: errored or not scored) — from the case's metrics' per-run
     scores where it has them, so its runs are not read back (a large run keeps them on disk)."""
-    per_metric = [
-        case_metric_fails(m)
-        for m in case.metrics
-        if not m.informational and m.threshold is not None and m.runs
-    ]
-    if per_metric and case.status != Status.ERROR:
+    gating = [m for m in case.metrics if not m.informational and m.threshold is not None and m.runs]
+    if gating and case.status != Status.ERROR:
+        if all(len(m.runs) == 1 and not m.run_fails for m in gating):
+            # one run, each verdict its score against the threshold (a large run's every case,
+            # asked for by each report): what run_fails works out, said directly
+            fails = [m.runs[0] < m.threshold for m in gating if m.runs[0] is not None]  # type: ignore[operator]
+            return [not any(fails) if fails else None]
+        per_metric = [case_metric_fails(m) for m in gating]
         return [None if fail is None else not fail for fail in run_fails(per_metric)]
     return [
         None if outcome == Status.ERROR else outcome == Status.PASSED

@@ -24,6 +24,7 @@ from ci_eval.model.results import (
     RunRecord,
     RunResults,
     SetRecord,
+    TextRuns,
 )
 from ci_eval.model.results_file import (
     SCHEMA_VERSION,
@@ -62,11 +63,31 @@ def write_results(path: Path, results: RunResults) -> None:
     """The results file, written case by case: a large run's data, as Python objects, never
     exists whole."""
     from ci_eval.io import jsonwrite
+    from ci_eval.text import redact
+
+    redactor = redact.current()
+
+    def line(case: CaseRecord) -> jsonwrite.Raw:
+        text = case_line(case)
+        if _written_whole(case):  # the report's scrub need not write it out again to search it
+            redactor.vouch(case, text)
+        return jsonwrite.Raw(text)
 
     def cases(records: list[CaseRecord]) -> jsonwrite.Lazy:
-        return jsonwrite.Lazy(jsonwrite.Raw(case_line(c)) for c in records)
+        return jsonwrite.Lazy(map(line, records))
 
     write_json_atomic(path, document(results, cases))
+
+
+def _written_whole(case: CaseRecord) -> bool:
+    """Whether the case's line holds every string of the case: its runs are text already, or
+    each invocation is (one still an object has dialect data the file does not keep)."""
+    runs = case.runs
+    return isinstance(runs, TextRuns) or all(
+        type(i.stored_expected) is str and (i.stored_actual is None or type(i.stored_actual) is str)
+        for r in runs
+        for i in r.invocations
+    )
 
 
 def from_json(data: dict[str, Any], consume: bool = False) -> RunResults:

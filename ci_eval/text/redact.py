@@ -238,6 +238,9 @@ class Redactor:
         # before such a one is stale (one that found nothing leaves every text as it was)
         self.scrubs = 0
         self._redacted = False
+        # what the next scrub need not search again (see :meth:`vouch`): by id, the object
+        # (held, so that no other object takes its id) and the generation it was searched under
+        self._vouched: dict[int, tuple[Any, int]] = {}
         self.add(*secrets)
 
     @property
@@ -289,6 +292,21 @@ class Redactor:
 
     __call__ = text
 
+    def vouch(self, obj: Any, text: str) -> None:
+        """``text`` is ``obj`` as JSON with every string it holds (a case's line in the
+        results file): when nothing in it is to redact, the next :meth:`scrub` takes ``obj`` as
+        searched, unless a secret is learnt meanwhile — a large run's cases are not written out
+        a second time to be searched once more. Text with U+FFFD (lone surrogates replaced on
+        the way) vouches for nothing: its strings are not quite the object's."""
+        if "\ufffd" in text or self._trigger.found(text.lower()):
+            return
+        with self._lock:
+            self._vouched[id(obj)] = (obj, self.generation)
+
+    def _searched(self, obj: Any) -> bool:
+        entry = self._vouched.get(id(obj))
+        return entry is not None and entry[0] is obj and entry[1] == self.generation
+
     def scrub(self, obj: Any, units: tuple[type, ...] = ()) -> Any:
         """Redact every string reachable from ``obj`` (dataclasses, pydantic models, dicts,
         lists) in place, and return it: run results are scrubbed once before any report is
@@ -300,7 +318,10 @@ class Redactor:
         character by character (escapes included) and every secret is searched for in its
         JSON-escaped forms too."""
         self._redacted = False
-        out = _scrub(self, obj, set(), units)
+        try:
+            out = _scrub(self, obj, set(), units)
+        finally:
+            self._vouched = {}  # once: what was vouched for is searched now
         if self._redacted:
             self.scrubs += 1
         return out
@@ -339,7 +360,7 @@ def _scrub(redactor: Redactor, obj: Any, seen: set[int], units: tuple[type, ...]
     if id(obj) in seen:
         return obj
     seen.add(id(obj))
-    if kind in units and redactor._clean(obj):
+    if kind in units and (redactor._searched(obj) or redactor._clean(obj)):
         return obj
     if kind is list:
         for i, item in enumerate(obj):
