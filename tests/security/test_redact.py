@@ -327,3 +327,74 @@ def test_a_scrub_that_redacts_nothing_keeps_what_was_computed_from_the_results()
         assert verdict(run) is not first
     finally:
         redact.install(previous)
+
+
+def _written_case(answer: str):
+    from ci_eval.model import Content, Invocation
+    from ci_eval.results.file import CaseRecord, InvocationRecord, RunRecord
+
+    expected = Invocation(user_content=Content.from_text("hi", "user"))
+    actual = Invocation(
+        user_content=Content.from_text("hi", "user"),
+        final_response=Content.from_text(answer, "model"),
+    )
+    run = RunRecord(1, [InvocationRecord(expected, actual)])
+    return CaseRecord("c", "f.json", 1, runs=[run]).compact()
+
+
+def _write(tmp_path: Path, case) -> None:
+    from ci_eval.results.file import write_results
+    from tests.factories import results
+
+    written = results({})
+    written.sets[0].cases.append(case)
+    write_results(tmp_path / "results.json", written)
+
+
+def test_a_case_the_results_file_searched_whole_is_not_searched_again(tmp_path: Path) -> None:
+    from ci_eval.results.file import CaseRecord
+
+    previous = redact.install(redact.Redactor(["s3cret-value"]))
+    try:
+        case = _written_case("nothing to hide")
+        _write(tmp_path, case)
+        searched = []
+        redact.current()._clean = lambda obj: searched.append(obj) or True  # type: ignore[method-assign]
+        redact.current().scrub(case, units=(CaseRecord,))
+        assert searched == []  # vouched for by the file's search of its line
+        redact.current().scrub(case, units=(CaseRecord,))
+        assert searched == [case]  # once: the next scrub searches it
+    finally:
+        redact.install(previous)
+
+
+def test_a_secret_learnt_after_the_results_file_was_written_is_still_redacted(
+    tmp_path: Path,
+) -> None:
+    from ci_eval.results.file import CaseRecord
+
+    previous = redact.install(redact.Redactor(["s3cret-value"]))
+    try:
+        case = _written_case("the token is ghx-learnt-later-0123")
+        _write(tmp_path, case)
+        redact.current().add("ghx-learnt-later-0123")  # a report's token, say
+        redact.current().scrub(case, units=(CaseRecord,))
+        shown = case.runs[0].invocations[0].actual.final_response.text()
+        assert "ghx-learnt-later-0123" not in shown and "***" in shown
+    finally:
+        redact.install(previous)
+
+
+def test_a_case_whose_line_holds_a_secret_is_walked_and_redacted(tmp_path: Path) -> None:
+    from ci_eval.results.file import CaseRecord
+
+    previous = redact.install(redact.Redactor(["s3cret-value"]))
+    try:
+        case = _written_case("leaked s3cret-value here")
+        _write(tmp_path, case)
+        assert "s3cret-value" not in (tmp_path / "results.json").read_text()
+        redact.current().scrub(case, units=(CaseRecord,))
+        shown = case.runs[0].invocations[0].actual.final_response.text()
+        assert "s3cret-value" not in shown
+    finally:
+        redact.install(previous)
