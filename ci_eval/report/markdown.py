@@ -177,10 +177,16 @@ def _render(
     # the comment is the short form: its lists and the sets' table, no case rows or details
     # (none are made for it, and its note does not count them)
     shown = SHORT if marker else KINDS
-    rendered: dict[tuple[int | None, ...], str] = {}  # by budget: the last probe is the report
+    # by budget, the last probe that fitted: the report is it. Only that one is kept: a probe
+    # of a large run's summary is a megabyte of text, held at four bytes a character once an
+    # icon is in it, and a search renders ten of them
+    rendered: dict[tuple[int | None, ...], str] = {}
+
+    def key_of(budget: Budget) -> tuple[int | None, ...]:
+        return tuple(getattr(budget, k) for k in KINDS)
 
     def attempt(budget: Budget) -> str:
-        key = tuple(getattr(budget, k) for k in KINDS)
+        key = key_of(budget)
         if key in rendered:
             return rendered[key]
         variables, counts, clip = context(results, budget, marker, where, cache)
@@ -194,11 +200,15 @@ def _render(
         text = templates.render(env, template, variables, timeout=limit_s)
         if template_dir is not None:
             text = _verdict_first(text, variables, marker)
-        rendered[key] = text
         return text
 
     def size_of(budget: Budget) -> int:
-        return size(attempt(budget))
+        text = attempt(budget)
+        found = size(text)
+        if found <= limit:
+            rendered.clear()
+            rendered[key_of(budget)] = text
+        return found
 
     # Grow from nothing rather than shrink from everything: a render costs what it shows, so
     # rendering all of a large run's cases (over and over, while bisecting) costs the most.

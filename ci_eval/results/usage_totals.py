@@ -36,7 +36,8 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
 
 
-@dataclass
+# slots, and no set of its own until a turn reports a count: a large run holds two per case
+@dataclass(slots=True)
 class Tally:
     """Counts over turns: each token count and model calls summed over the turns that reported
     it; ``unreported``: turns that reported nothing; latencies per turn and per run."""
@@ -48,7 +49,7 @@ class Tally:
     output_tokens: int = 0
     cached_tokens: int = 0
     model_calls: int = 0
-    reported: set[str] = field(default_factory=set)  # the counts some turn reported
+    reported: frozenset[str] = frozenset()  # the counts some turn reported
     turn_latency: list[float] = field(default_factory=list)
     run_latency: list[float] = field(default_factory=list)
 
@@ -71,7 +72,8 @@ class Tally:
                 value = getattr(usage, name)
                 if value is not None:
                     setattr(self, name, getattr(self, name) + value)
-                    self.reported.add(name)
+                    if name not in self.reported:
+                        self.reported |= {name}
             total = usage.total_tokens
             if total is not None:
                 tokens = (tokens or 0) + total
@@ -131,7 +133,7 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
-@dataclass
+@dataclass(slots=True)
 class CaseUsage:
     """One case's usage: its first runs' (``tally``) and its confirmation reruns' apart;
     ``tokens``: per first run, its total tokens (None: not reported), aligned with the runs."""
