@@ -262,14 +262,16 @@ def _calls_the_agent(sets: list[LoadedEvalSet], plan: Plan) -> bool:
 
 
 def prepare_after_run(settings: RunSettings, env: Mapping[str, str]) -> None:
-    """Import what the results file and the report stage use, while the agent's turns
+    """Import (and build) what the results file and the report stage use, while the agent's turns
     are in flight and the main thread would only wait (``RunOptions.meanwhile``): part of a
     run's start-up off its critical path. The Markdown renderer and jinja2 only when a summary
     or comment will be rendered."""
     import ci_eval.io.jsonwrite
     import ci_eval.publish
     import ci_eval.report.terminal
+    from ci_eval.model import results_file
 
+    results_file.warm()  # the results file's writers: the report stage reads results as well
     if settings.summary or settings.comment or env.get("GITHUB_STEP_SUMMARY"):
         import ci_eval.report.markdown  # noqa: F401
 

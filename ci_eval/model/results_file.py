@@ -49,6 +49,13 @@ def adapter(kind: type) -> TypeAdapter[Any]:
     return TypeAdapter(kind)
 
 
+def warm() -> None:
+    """Build the writer of each record the results file holds (tens of milliseconds of schema
+    building), so that it is done while a run waits on its agent rather than after."""
+    for kind in (RunResults, Comparison, SetRecord, CaseRecord, RunRecord, InvocationRecord):
+        adapter(kind).serializer  # noqa: B018 - built on first use
+
+
 # --- writing -----------------------------------------------------------------------------------
 
 
