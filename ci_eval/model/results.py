@@ -210,7 +210,9 @@ class InvocationRecord:
 
     @property
     def compacted(self) -> bool:
-        return type(self.stored_expected) is str
+        """Both invocations held as their JSON text (what :meth:`compact` leaves)."""
+        actual = self.stored_actual
+        return type(self.stored_expected) is str and (actual is None or type(actual) is str)
 
     def expected_json(self) -> str:
         value = self.stored_expected

@@ -83,11 +83,7 @@ def _written_whole(case: CaseRecord) -> bool:
     """Whether the case's line holds every string of the case: its runs are text already, or
     each invocation is (one still an object has dialect data the file does not keep)."""
     runs = case.runs
-    return isinstance(runs, TextRuns) or all(
-        type(i.stored_expected) is str and (i.stored_actual is None or type(i.stored_actual) is str)
-        for r in runs
-        for i in r.invocations
-    )
+    return isinstance(runs, TextRuns) or all(i.compacted for r in runs for i in r.invocations)
 
 
 def from_json(data: dict[str, Any], consume: bool = False) -> RunResults:
